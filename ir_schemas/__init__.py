@@ -1,0 +1,23 @@
+"""Versioned data formats of solar: the Affine Loop IR and the report.
+
+The pydantic models here are the source of truth; the committed ``*.schema.json`` files are
+generated from them (``python -m ir_schemas.export``) and a test keeps the two in sync.
+"""
+from ir_schemas.affine_loop_ir import (
+    IR_VERSION,
+    DType,
+    Kernel,
+    Loop,
+    Program,
+    Reshape,
+    Role,
+    Step,
+    TensorDecl,
+    Update,
+)
+from ir_schemas.report import REPORT_VERSION, ReportRow
+
+__all__ = [
+    "IR_VERSION", "DType", "Kernel", "Loop", "Program", "Reshape", "Role", "Step",
+    "TensorDecl", "Update", "REPORT_VERSION", "ReportRow",
+]

@@ -1,0 +1,107 @@
+"""The Affine Loop IR: a small, explicit, executable description of a workload.
+
+A program declares its tensors and runs a list of steps. A step is either a restricted
+kernel (a perfect loop nest with static trip counts and one assignment whose subscripts
+are affine in the loop variables) or a composition op for what a perfect nest cannot say.
+Index and value expressions are written in Python syntax so that a person or a language
+model can read and write them; ``solar_assets.ir`` parses, checks and prints them.
+"""
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
+
+IR_VERSION = "1"
+
+DType = Literal["float64", "float32", "float16", "bfloat16", "int64", "int32", "int8", "uint8", "bool"]
+Role = Literal["input", "weight", "output", "intermediate"]
+Update = Literal["=", "+=", "max=", "min=", "*="]
+IDENT = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TensorDecl(_Strict):
+    """A named dense tensor; ``binding`` says where the values of inputs and weights come from."""
+
+    name: str = Field(pattern=IDENT)
+    shape: tuple[NonNegativeInt, ...] = Field(description="Static extents, outermost first (row-major).")
+    dtype: DType
+    role: Role
+    binding: str | None = Field(
+        default=None,
+        description="For inputs 'input:<position>', for weights 'param:<qualified name>' or "
+        "'buffer:<qualified name>'; absent for outputs and intermediates.",
+    )
+    pad_value: float | None = Field(
+        default=None,
+        description="Value read at out-of-range subscripts (e.g. 0 for a zero-padded conv "
+        "input, -inf for max pooling). Absent: an out-of-range read is an error.",
+    )
+
+
+class Loop(_Strict):
+    """One loop of a perfect nest: ``for var in range(extent)``."""
+
+    var: str = Field(pattern=IDENT)
+    extent: NonNegativeInt
+
+
+class Kernel(_Strict):
+    """A restricted kernel: ``for loops: out update expr``.
+
+    ``out`` is ``T[i0, ...]`` with affine subscripts; ``expr`` is arithmetic over tensor
+    reads with affine subscripts, loop variables, numeric constants and the scalar functions
+    of ``solar_assets.ir.SCALAR_FUNCTIONS``. With an accumulating update and ``init`` equal
+    to ``identity``, the written region starts at the identity of the update (0 for ``+=``,
+    -inf for ``max=``, +inf for ``min=``, 1 for ``*=``); with ``keep`` it accumulates into
+    the values already there.
+    """
+
+    kind: Literal["kernel"] = "kernel"
+    name: str = Field(pattern=IDENT)
+    loops: tuple[Loop, ...]
+    out: str = Field(description="Output access, e.g. 'Y[n, k]'.")
+    update: Update
+    expr: str = Field(description="Value expression, e.g. 'X[n, c] * W[c, k]'.")
+    init: Literal["identity", "keep"] = "identity"
+
+
+class Reshape(_Strict):
+    """``out`` is ``src`` seen with another shape (same elements, row-major): no data moves."""
+
+    kind: Literal["reshape"] = "reshape"
+    name: str = Field(pattern=IDENT)
+    src: str = Field(pattern=IDENT)
+    out: str = Field(pattern=IDENT)
+
+
+Step = Annotated[Union[Kernel, Reshape], Field(discriminator="kind")]
+
+
+class Program(_Strict):
+    """A whole workload in Affine Loop IR."""
+
+    ir_version: Literal["1"] = IR_VERSION
+    name: str
+    tensors: tuple[TensorDecl, ...]
+    inputs: tuple[str, ...] = Field(description="Graph inputs in the workload's argument order.")
+    outputs: tuple[str, ...] = Field(description="Graph outputs in the workload's return order.")
+    steps: tuple[Step, ...]
+
+    def tensor(self, name: str) -> TensorDecl:
+        for t in self.tensors:
+            if t.name == name:
+                return t
+        raise KeyError(name)
+
+    def tensor_map(self) -> dict[str, TensorDecl]:
+        return {t.name: t for t in self.tensors}
+
+    def __str__(self) -> str:  # the readable form lives with the printer
+        from solar_assets.ir.printer import format_program
+
+        return format_program(self)

@@ -1,0 +1,1 @@
+"""solar: validated Speed-of-Light bounds."""

@@ -1,0 +1,15 @@
+"""Reading the Affine Loop IR: parse its expressions, check a program, print it."""
+from solar_assets.ir.expr import (
+    SCALAR_FUNCTIONS,
+    Access,
+    Affine,
+    ParsedKernel,
+    parse_kernel,
+)
+from solar_assets.ir.check import check_program
+from solar_assets.ir.printer import format_kernel, format_program
+
+__all__ = [
+    "SCALAR_FUNCTIONS", "Access", "Affine", "ParsedKernel", "parse_kernel",
+    "check_program", "format_kernel", "format_program",
+]
