@@ -1,0 +1,4 @@
+"""Golden outputs: the workload run by its own framework on seeded inputs."""
+from solar_assets.golden.golden import Golden, load_golden, make_golden, save_golden
+
+__all__ = ["Golden", "load_golden", "make_golden", "save_golden"]

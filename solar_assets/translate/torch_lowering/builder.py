@@ -1,0 +1,162 @@
+"""The program being built while the tracer walks an exported graph."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from ir_schemas import Kernel, Loop, Program, Reshape, TensorDecl
+from solar_assets.ir.expr import parse_kernel
+from solar_assets.translate.torch_lowering.symbolic import Lin, SymTensor, split_reshape, view_dim
+
+@dataclass
+class _Decl:
+    shape: tuple[int, ...]
+    dtype: str
+    role: str
+    binding: str | None = None
+    pad_value: float | None = None
+
+
+def loop_vars(prefix: str, n: int) -> list[str]:
+    return [f"{prefix}{i}" for i in range(n)]
+
+
+def lins(vars_: Sequence[str]) -> list[Lin]:
+    return [Lin.of(v) for v in vars_]
+
+
+def fmt_const(x: float | int | bool) -> str:
+    if isinstance(x, bool):
+        return "1" if x else "0"
+    if isinstance(x, int):
+        return str(x)
+    if x != x:
+        return "nan"
+    if x in (float("inf"), float("-inf")):
+        return "inf" if x > 0 else "-inf"
+    return repr(float(x))
+
+
+@dataclass
+class ProgramBuilder:
+    name: str
+    decls: dict[str, _Decl] = field(default_factory=dict)
+    steps: list[Kernel | Reshape] = field(default_factory=list)
+    inputs: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+    _used: dict[str, set[str]] = field(default_factory=lambda: {"tensor": set(), "step": set()})
+
+    def fresh(self, hint: str, space: str = "tensor") -> str:
+        """A unique identifier from ``hint`` (tensors and steps have separate name spaces)."""
+        base = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in hint) or "t"
+        if base[0].isdigit():
+            base = "t_" + base
+        name, i = base, 1
+        while name in self._used[space]:
+            name, i = f"{base}_{i}", i + 1
+        self._used[space].add(name)
+        return name
+
+    def declare(self, hint: str, shape: Sequence[int], dtype: str, role: str = "intermediate",
+                binding: str | None = None) -> SymTensor:
+        name = self.fresh(hint)
+        self.decls[name] = _Decl(tuple(int(s) for s in shape), dtype, role, binding)
+        if role == "input":
+            self.inputs.append(name)
+        return SymTensor.whole(name, shape, dtype)
+
+    def kernel(self, hint: str, loops: Sequence[tuple[str, int]], out: str, update: str, expr: str,
+               init: str = "identity") -> None:
+        self.steps.append(Kernel(
+            name=self.fresh(hint, "step"), loops=tuple(Loop(var=v, extent=int(e)) for v, e in loops),
+            out=out, update=update, expr=expr, init=init,
+        ))
+
+    def padded(self, x: SymTensor, pad_value: float, hint: str) -> SymTensor:
+        """``x`` on a base tensor whose out-of-range reads give ``pad_value``."""
+        decl = self.decls[x.base]
+        if x.per_dim_monotone() and decl.pad_value in (None, pad_value):
+            decl.pad_value = pad_value
+            return x
+        y = self.materialize(x, hint, force=True)
+        self.decls[y.base].pad_value = pad_value
+        return y
+
+    def materialize(self, x: SymTensor, hint: str, force: bool = False) -> SymTensor:
+        """A whole, contiguous tensor holding ``x`` (a copy kernel unless it already is one)."""
+        if not force and x.is_whole(self.decls[x.base].shape):
+            return x
+        y = self.declare(hint, x.shape, x.dtype)
+        v = loop_vars("i", len(x.shape))
+        self.kernel(hint, list(zip(v, x.shape)), y.access(lins(v)), "=", x.access(lins(v)))
+        return y
+
+    def reshape(self, x: SymTensor, shape: Sequence[int], hint: str) -> SymTensor:
+        """PyTorch view/reshape: lazy when it only splits dims, an alias of a contiguous
+        tensor otherwise, and a real copy first when the source is not contiguous (as torch does)."""
+        shape = tuple(int(s) for s in shape)
+        old_of_new = split_reshape(x.shape, shape)
+        if old_of_new is not None:
+            return x.reindex(shape, old_of_new)
+        src = self.materialize(x, hint + "_contig")
+        out = self.declare(hint, shape, x.dtype)
+        self.steps.append(Reshape(name=self.fresh(hint, "step"), src=src.base, out=out.base))
+        return out
+
+    def permute(self, x: SymTensor, dims: Sequence[int]) -> SymTensor:
+        dims = [d % len(x.shape) for d in dims]
+        old_of_new = [Lin() for _ in dims]
+        for new, old in enumerate(dims):
+            old_of_new[old] = Lin.of(view_dim(new))
+        return x.reindex([x.shape[d] for d in dims], old_of_new)
+
+    def expand(self, x: SymTensor, sizes: Sequence[int]) -> SymTensor:
+        offset = len(sizes) - len(x.shape)
+        new_shape = [x.shape[d - offset] if (s == -1 and d >= offset) else int(s) for d, s in enumerate(sizes)]
+        old_of_new = []
+        for j, old in enumerate(x.shape):
+            nd = j + offset
+            old_of_new.append(Lin.constant(0) if old == 1 and new_shape[nd] != 1 else Lin.of(view_dim(nd)))
+        return x.reindex(new_shape, old_of_new)
+
+    def broadcast_access(self, x: SymTensor, out_idx: Sequence[Lin], out_shape: Sequence[int]) -> str:
+        """Read ``x`` at the position of a broadcast output (numpy rules)."""
+        offset = len(out_shape) - len(x.shape)
+        idx = [Lin.constant(0) if (s == 1 and out_shape[d + offset] != 1) else out_idx[d + offset]
+               for d, s in enumerate(x.shape)]
+        return x.access(idx)
+
+    def set_output(self, x: SymTensor, hint: str) -> None:
+        """Make ``x`` a program output: relabel a whole intermediate, alias a split view of one
+        (both free, as in PyTorch), and copy anything else (a view of an input, a permuted view)."""
+        decl = self.decls[x.base]
+        if decl.role == "intermediate" and x.is_whole(decl.shape):
+            decl.role = "output"
+            self.outputs.append(x.base)
+            return
+        out = self.declare(hint, x.shape, x.dtype, role="output")
+        old_of_new = split_reshape(decl.shape, x.shape)
+        if decl.role == "intermediate" and old_of_new is not None and \
+                SymTensor.whole(x.base, decl.shape, x.dtype).reindex(x.shape, old_of_new) == x:
+            self.steps.append(Reshape(name=self.fresh(hint, "step"), src=x.base, out=out.base))
+        else:
+            v = loop_vars("i", len(x.shape))
+            self.kernel(hint + "_copy", list(zip(v, x.shape)), out.access(lins(v)), "=", x.access(lins(v)))
+        self.outputs.append(out.base)
+
+    def build(self) -> Program:
+        """The finished program, declaring only the tensors some step touches."""
+        used = set(self.inputs) | set(self.outputs)
+        for step in self.steps:
+            if isinstance(step, Reshape):
+                used |= {step.src, step.out}
+            else:
+                pk = parse_kernel(step)
+                used |= {pk.out.tensor} | {a.tensor for a in pk.reads}
+        tensors = tuple(
+            TensorDecl(name=n, shape=d.shape, dtype=d.dtype, role=d.role, binding=d.binding, pad_value=d.pad_value)
+            for n, d in self.decls.items() if n in used
+        )
+        return Program(name=self.name, tensors=tensors, inputs=tuple(self.inputs), outputs=tuple(self.outputs),
+                       steps=tuple(self.steps))
+

@@ -1,0 +1,94 @@
+"""Convolution and pooling: sliding-window subscripts ``p*stride + r*dilation - pad``."""
+from __future__ import annotations
+
+import torch
+
+from solar_assets.translate.torch_lowering.builder import lins, loop_vars
+from solar_assets.translate.torch_lowering.context import Ctx, LoweringGap
+from solar_assets.translate.torch_lowering.registry import lowers
+from solar_assets.translate.torch_lowering.symbolic import Lin, SymTensor
+
+aten = torch.ops.aten
+
+
+def _window(p: str, r: str, stride: int, dilation: int, pad: int) -> Lin:
+    return Lin.of(p, stride) + Lin.of(r, dilation) + Lin.constant(-pad)
+
+
+def _needs_pad(in_size: int, out_size: int, k: int, stride: int, dilation: int, pad: int) -> bool:
+    return pad > 0 or (out_size - 1) * stride + (k - 1) * dilation - pad >= in_size
+
+
+def _expand(v, n: int) -> list[int]:
+    v = list(v) if isinstance(v, (list, tuple)) else [v]
+    return v * n if len(v) == 1 else v
+
+
+@lowers(aten.convolution)
+def convolution_lowering(c: Ctx, x: SymTensor, w: SymTensor, bias, stride, padding, dilation,
+                         transposed: bool, output_padding, groups: int) -> SymTensor:
+    if transposed:
+        raise LoweringGap("transposed convolution")
+    nd = len(x.shape) - 2
+    stride, padding, dilation = _expand(stride, nd), _expand(padding, nd), _expand(dilation, nd)
+    shape = c.out_shape()
+    n_batch, kout, cin = x.shape[0], w.shape[0], x.shape[1]
+    kg, cg = kout // groups, cin // groups
+    pv, rv = loop_vars("p", nd), loop_vars("r", nd)
+    if any(_needs_pad(x.shape[2 + d], shape[2 + d], w.shape[2 + d], stride[d], dilation[d], padding[d])
+           for d in range(nd)):
+        x = c.b.padded(x, 0.0, c.name + "_in")
+    out = c.new_output()
+    if bias is not None:
+        v = loop_vars("i", len(shape))
+        c.b.kernel(c.name + "_bias", list(zip(v, shape)), out.access(lins(v)), "=",
+                   c.read(bias, [lins(v)[1]], [shape[1]]))
+    g_lin = [Lin.of("g", kg)] if groups > 1 else []
+    kk = Lin.of("k") + (g_lin[0] if g_lin else Lin())
+    cc = Lin.of("c") + (Lin.of("g", cg) if groups > 1 else Lin())
+    loops = [("n", n_batch)] + ([("g", groups)] if groups > 1 else []) + [("k", kg)]
+    loops += list(zip(pv, shape[2:])) + [("c", cg)] + list(zip(rv, w.shape[2:]))
+    x_idx = [Lin.of("n"), cc] + [_window(pv[d], rv[d], stride[d], dilation[d], padding[d]) for d in range(nd)]
+    w_idx = [kk, Lin.of("c")] + lins(rv)
+    y_idx = [Lin.of("n"), kk] + lins(pv)
+    c.b.kernel(c.name, loops, out.access(y_idx), "+=", f"{x.access(x_idx)} * {w.access(w_idx)}",
+               init="keep" if bias is not None else "identity")
+    return out
+
+
+def _pool(c: Ctx, x: SymTensor, kernel, stride, padding, dilation, update: str, pad_value: float,
+          scale: float | None) -> SymTensor:
+    nd = len(_expand(kernel, 1)) if isinstance(kernel, (list, tuple)) else 1
+    nd = max(nd, 1)
+    kernel = _expand(kernel, nd)
+    stride = _expand(stride, nd) if stride else list(kernel)
+    padding, dilation = _expand(padding, nd), _expand(dilation, nd)
+    shape = c.out_shape(0) if isinstance(c.meta(), (tuple, list)) else c.out_shape()
+    lead = len(x.shape) - nd
+    if any(_needs_pad(x.shape[lead + d], shape[lead + d], kernel[d], stride[d], dilation[d], padding[d])
+           for d in range(nd)):
+        x = c.b.padded(x, pad_value, c.name + "_in")
+    out = c.b.declare(c.name, shape, x.dtype)
+    lv, pv, rv = loop_vars("i", lead), loop_vars("p", nd), loop_vars("r", nd)
+    loops = list(zip(lv, shape[:lead])) + list(zip(pv, shape[lead:])) + list(zip(rv, kernel))
+    x_idx = lins(lv) + [_window(pv[d], rv[d], stride[d], dilation[d], padding[d]) for d in range(nd)]
+    read = x.access(x_idx)
+    c.b.kernel(c.name, loops, out.access(lins(lv) + lins(pv)), update,
+               read if scale is None else f"{read} * {scale!r}")
+    return out
+
+
+@lowers(aten.max_pool2d_with_indices, aten.max_pool3d_with_indices)
+def max_pool_lowering(c: Ctx, x, kernel, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return (_pool(c, x, kernel, stride, padding, dilation, "max=", float("-inf"), None), None)
+
+
+@lowers(aten.avg_pool2d, aten.avg_pool3d)
+def avg_pool_lowering(c: Ctx, x, kernel, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
+                      divisor_override=None):
+    nd = len(kernel)
+    pads = _expand(padding, nd)
+    if ceil_mode or (any(pads) and not count_include_pad):
+        raise LoweringGap("avg_pool with ceil_mode or count_include_pad=False (window-dependent divisor)")
+    count = divisor_override or int(torch.tensor(_expand(kernel, nd)).prod())
+    return _pool(c, x, kernel, stride, padding, 1, "+=", 0.0, 1.0 / count)

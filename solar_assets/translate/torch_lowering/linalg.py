@@ -1,0 +1,52 @@
+"""Matrix products: sum-of-products kernels (one MAC per iteration)."""
+from __future__ import annotations
+
+import torch
+
+from solar_assets.translate.torch_lowering.builder import lins, loop_vars
+from solar_assets.translate.torch_lowering.context import Ctx
+from solar_assets.translate.torch_lowering.registry import lowers
+from solar_assets.translate.torch_lowering.symbolic import Lin, SymTensor
+
+aten = torch.ops.aten
+
+
+def _scaled(expr: str, factor) -> str:
+    return expr if factor == 1 else f"{expr} * {float(factor)!r}"
+
+
+def _product(c: Ctx, a: SymTensor, b: SymTensor, batch: int, accumulate_into: SymTensor | None = None,
+             alpha=1) -> SymTensor:
+    """``out[batch..., m, n] (+)= Σ_k a[batch..., m, k] · b[batch..., k, n]``."""
+    shape = c.out_shape()
+    out = accumulate_into or c.new_output()
+    bv = loop_vars("b", batch)
+    m, n, k = a.shape[-2], b.shape[-1], a.shape[-1]
+    idx_b = lins(bv)
+    a_idx = idx_b + [Lin.of("m"), Lin.of("k")]
+    b_idx = idx_b + [Lin.of("k"), Lin.of("n")]
+    loops = list(zip(bv, shape[:batch])) + [("m", m), ("n", n), ("k", k)]
+    c.b.kernel(c.name, loops, out.access(idx_b + [Lin.of("m"), Lin.of("n")]), "+=",
+               _scaled(f"{a.access(a_idx)} * {b.access(b_idx)}", alpha),
+               init="keep" if accumulate_into is not None else "identity")
+    return out
+
+
+@lowers(aten.mm)
+def mm_lowering(c: Ctx, a: SymTensor, b: SymTensor) -> SymTensor:
+    return _product(c, a, b, batch=0)
+
+
+@lowers(aten.bmm)
+def bmm_lowering(c: Ctx, a: SymTensor, b: SymTensor) -> SymTensor:
+    return _product(c, a, b, batch=1)
+
+
+@lowers(aten.addmm)
+def addmm_lowering(c: Ctx, bias, a: SymTensor, b: SymTensor, beta=1, alpha=1) -> SymTensor:
+    shape = c.out_shape()
+    out = c.new_output()
+    v = loop_vars("i", 2)
+    c.b.kernel(c.name + "_bias", list(zip(v, shape)), out.access(lins(v)), "=",
+               _scaled(c.read(bias, lins(v), shape), beta))
+    return _product(c, a, b, batch=0, accumulate_into=out, alpha=alpha)

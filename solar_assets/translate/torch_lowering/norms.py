@@ -1,0 +1,131 @@
+"""Softmax and normalisations as chains of reductions and pointwise kernels."""
+from __future__ import annotations
+
+import torch
+
+from solar_assets.translate.torch_lowering.builder import lins, loop_vars
+from solar_assets.translate.torch_lowering.context import Ctx
+from solar_assets.translate.torch_lowering.registry import lowers
+from solar_assets.translate.torch_lowering.symbolic import Lin, SymTensor
+
+aten = torch.ops.aten
+
+
+def _split_axes(shape, dims) -> tuple[list[int], list[int]]:
+    dims = sorted(d % len(shape) for d in dims)
+    return [d for d in range(len(shape)) if d not in dims], dims
+
+
+def _row_stat(c: Ctx, x: SymTensor, dims, hint: str, update: str, expr_of_read, extra=()) -> tuple[SymTensor, list[int]]:
+    """A reduction of ``x`` over ``dims`` into a tensor over the kept dims."""
+    keep, red = _split_axes(x.shape, dims)
+    stat = c.b.declare(hint, [x.shape[d] for d in keep], x.dtype)
+    v = loop_vars("i", len(x.shape))
+    idx = lins(v)
+    c.b.kernel(hint, list(zip(v, x.shape)), stat.access([idx[d] for d in keep]), update,
+               expr_of_read(x.access(idx), stat, idx, keep, *extra))
+    return stat, keep
+
+
+def _at(stat: SymTensor, idx, keep) -> str:
+    return stat.access([idx[d] for d in keep])
+
+
+@lowers(aten._softmax, aten._log_softmax)
+def softmax_lowering(c: Ctx, x: SymTensor, dim: int, half_to_float: bool = False) -> SymTensor:
+    log = c.node.target.overloadpacket is aten._log_softmax
+    mx, keep = _row_stat(c, x, [dim], c.name + "_max", "max=", lambda r, *_: r)
+    total, _ = _row_stat(c, x, [dim], c.name + "_sum", "+=",
+                         lambda r, s, idx, k: f"exp({r} - {_at(mx, idx, k)})")
+    out = c.new_output()
+    v = loop_vars("i", len(x.shape))
+    idx = lins(v)
+    r, m, s = x.access(idx), _at(mx, idx, keep), _at(total, idx, keep)
+    expr = f"{r} - {m} - log({s})" if log else f"exp({r} - {m}) / {s}"
+    c.b.kernel(c.name, list(zip(v, x.shape)), out.access(idx), "=", expr)
+    return out
+
+
+@lowers(aten.native_layer_norm)
+def layer_norm_lowering(c: Ctx, x: SymTensor, normalized_shape, weight, bias, eps: float):
+    dims = list(range(len(x.shape) - len(normalized_shape), len(x.shape)))
+    count = 1
+    for d in normalized_shape:
+        count *= d
+    inv = 1.0 / count
+    mean, keep = _row_stat(c, x, dims, c.name + "_mean", "+=", lambda r, *_: f"{r} * {inv!r}")
+    var, _ = _row_stat(c, x, dims, c.name + "_var", "+=",
+                       lambda r, s, idx, k: f"({r} - {_at(mean, idx, k)}) ** 2 * {inv!r}")
+    out = c.new_output(0)
+    v = loop_vars("i", len(x.shape))
+    idx = lins(v)
+    norm_idx = idx[len(x.shape) - len(normalized_shape):]
+    expr = f"({x.access(idx)} - {_at(mean, idx, keep)}) * rsqrt({_at(var, idx, keep)} + {eps!r})"
+    if weight is not None:
+        expr += f" * {weight.access(norm_idx)}"
+    if bias is not None:
+        expr += f" + {bias.access(norm_idx)}"
+    c.b.kernel(c.name, list(zip(v, x.shape)), out.access(idx), "=", expr)
+
+    def rstd() -> SymTensor:
+        r = c.b.declare(c.name + "_rstd", var.shape, var.dtype)
+        u = loop_vars("i", len(var.shape))
+        c.b.kernel(c.name + "_rstd", list(zip(u, var.shape)), r.access(lins(u)), "=",
+                   f"rsqrt({var.access(lins(u))} + {eps!r})")
+        return c.b.reshape(r, c.out_shape(2), c.name + "_rstd_view")
+
+    return (out, c.b.reshape(mean, c.out_shape(1), c.name + "_mean_view"), rstd)
+
+
+@lowers(aten._native_batch_norm_legit_no_training)
+def batch_norm_eval_lowering(c: Ctx, x: SymTensor, weight, bias, running_mean, running_var, momentum, eps):
+    out = c.new_output(0)
+    v = loop_vars("i", len(x.shape))
+    idx = lins(v)
+    ch = [idx[1]]
+    expr = f"({x.access(idx)} - {running_mean.access(ch)}) * rsqrt({running_var.access(ch)} + {eps!r})"
+    if weight is not None:
+        expr += f" * {weight.access(ch)}"
+    if bias is not None:
+        expr += f" + {bias.access(ch)}"
+    c.b.kernel(c.name, list(zip(v, x.shape)), out.access(idx), "=", expr)
+    return (out, None, None)
+
+
+def _reduce(c: Ctx, x: SymTensor, dims, keepdim: bool, update: str, scale: float | None) -> SymTensor:
+    if dims is None or len(dims) == 0:
+        dims = list(range(len(x.shape)))
+    keep, red = _split_axes(x.shape, dims)
+    out = c.new_output()
+    v = loop_vars("i", len(x.shape))
+    idx = lins(v)
+    out_idx = [Lin.constant(0) if (d in red) else idx[d] for d in range(len(x.shape))] if keepdim \
+        else [idx[d] for d in keep]
+    read = x.access(idx)
+    c.b.kernel(c.name, list(zip(v, x.shape)), out.access(out_idx), update,
+               read if scale is None else f"{read} * {scale!r}")
+    return out
+
+
+@lowers(aten.sum)
+def sum_lowering(c: Ctx, x: SymTensor, dims=None, keepdim: bool = False, **_) -> SymTensor:
+    return _reduce(c, x, dims, keepdim, "+=", None)
+
+
+@lowers(aten.mean)
+def mean_lowering(c: Ctx, x: SymTensor, dims=None, keepdim: bool = False, **_) -> SymTensor:
+    red = range(len(x.shape)) if not dims else [d % len(x.shape) for d in dims]
+    count = 1
+    for d in red:
+        count *= x.shape[d]
+    return _reduce(c, x, dims, keepdim, "+=", 1.0 / count)
+
+
+@lowers(aten.amax)
+def amax_lowering(c: Ctx, x: SymTensor, dims=(), keepdim: bool = False) -> SymTensor:
+    return _reduce(c, x, dims, keepdim, "max=", None)
+
+
+@lowers(aten.amin)
+def amin_lowering(c: Ctx, x: SymTensor, dims=(), keepdim: bool = False) -> SymTensor:
+    return _reduce(c, x, dims, keepdim, "min=", None)

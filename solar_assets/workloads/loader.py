@@ -1,0 +1,70 @@
+"""Load a KernelBench-style problem file: ``Model``, ``get_inputs()``, ``get_init_inputs()``.
+
+The module is executed as a fresh, uniquely named module each time, with torch seeded
+before the model is built and again before the inputs are drawn, so the same file always
+gives the same weights and inputs (the golden outputs depend on it).
+"""
+from __future__ import annotations
+
+import importlib.util
+import sys
+import types
+from dataclasses import dataclass
+from typing import Any
+
+from solar_assets.errors import SolarError
+from solar_assets.workloads.source import WorkloadSource
+
+SEED = 0
+
+
+class WorkloadError(SolarError):
+    """A workload file that cannot be loaded or run; the message names the file."""
+
+
+@dataclass
+class TorchWorkload:
+    source: WorkloadSource
+    module: types.ModuleType
+    model: Any  # torch.nn.Module, in eval mode
+    inputs: list[Any]  # what get_inputs() returned
+
+
+def _exec_module(src: WorkloadSource, constants: dict[str, int] | None) -> types.ModuleType:
+    name = f"solar_workload_{src.name}_{src.short_hash}"
+    spec = importlib.util.spec_from_file_location(name, src.path)
+    if spec is None or spec.loader is None:
+        raise WorkloadError(f"{src.path}: not a Python module")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:
+        raise WorkloadError(f"{src.path}: executing the file failed: {type(e).__name__}: {e}") from e
+    for key, value in (constants or {}).items():
+        setattr(module, key, value)
+    sys.modules.pop(name, None)
+    return module
+
+
+def load_torch_workload(src: WorkloadSource, constants: dict[str, int] | None = None) -> TorchWorkload:
+    """Build the model and its inputs; ``constants`` rebinds module-level sizes before building."""
+    import torch
+
+    module = _exec_module(src, constants)
+    missing = [n for n in ("Model", "get_inputs", "get_init_inputs") if not hasattr(module, n)]
+    if missing:
+        raise WorkloadError(
+            f"{src.path}: missing {', '.join(missing)}; a workload defines class Model(nn.Module), "
+            "get_inputs() and get_init_inputs()"
+        )
+    try:
+        torch.manual_seed(SEED)
+        model = module.Model(*module.get_init_inputs())
+        torch.manual_seed(SEED + 1)
+        inputs = list(module.get_inputs())
+    except Exception as e:
+        raise WorkloadError(f"{src.path}: building the model or its inputs failed: {type(e).__name__}: {e}") from e
+    if not isinstance(model, torch.nn.Module):
+        raise WorkloadError(f"{src.path}: Model(...) is a {type(model).__name__}, not a torch.nn.Module")
+    model.eval()
+    return TorchWorkload(source=src, module=module, model=model, inputs=inputs)
