@@ -1,0 +1,316 @@
+"""The einsum graph: each step of a checked program as one extended einsum with exact costs.
+
+A restricted kernel lifts to one node whose ranks are its loop variables, whose operands are
+its affine accesses, and whose costs are counted exactly: MACs (for a sum of products), FLOPs
+(iterations × arithmetic ops per iteration, so 2 per MAC) and the bytes of every operand's
+footprint (``solar_assets.graph.footprint``). A reshape is a zero-cost node: it re-views
+storage and moves nothing.
+
+Edges run from the step that last defined a name (a kernel writing it, or the reshape creating
+the view) to each later step reading it; every edge names the tensors it carries and the
+storage they resolve to through reshapes, so ``A -> reshape -> B`` shows the view while
+``storage`` says which bytes actually flow.
+
+Choices worth knowing (a speed-of-light bound must never overcount bytes):
+
+* all reads of one storage in one kernel (directly or through reshape views) are one operand
+  whose footprint is the union of the accesses: exact when small enough to enumerate, else the
+  largest single footprint, a lower bound (``Operand.exact`` is False then);
+* the written region is read as well only when ``init == 'keep'`` (it accumulates into values
+  already there); an accumulation from the identity starts on chip;
+* ``io_bytes`` (the fused bound's DRAM traffic) counts each graph input, weight and output
+  storage once, by the union of the elements any step touches in it, which is its declared
+  size whenever the program reads (or writes) all of it. A tensor the program never touches
+  costs nothing, and an output that is a reshape of an input is one storage, counted once.
+  ``io_bytes_declared`` is the plain sum of declared sizes, for reference.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import networkx as nx
+
+from ir_schemas import Kernel, Program, Reshape
+from solar_assets.graph.footprint import Footprint, footprint_of, union_footprint
+from solar_assets.ir import check_program, format_kernel
+from solar_assets.ir.expr import Access, ParsedKernel
+
+CODE_VERSION = "1"
+"""Bump when the counting rules change: it is the Dagster code version of ``einsum_graph``."""
+
+BYTES_PER_ELEMENT: dict[str, int] = {
+    "float64": 8, "float32": 4, "float16": 2, "bfloat16": 2,
+    "int64": 8, "int32": 4, "int8": 1, "uint8": 1, "bool": 1,
+}
+FLOAT_DTYPES = ("float64", "float32", "bfloat16", "float16")
+
+
+@dataclass(frozen=True)
+class Operand:
+    """One tensor's traffic in a node: distinct elements touched and their bytes."""
+
+    tensor: str
+    elements: int
+    bytes: int
+    exact: bool = True  # False: elements is a proven lower bound (see footprint.py)
+
+
+@dataclass(frozen=True)
+class EinsumNode:
+    """One step as an extended einsum. Costs are exact integers (bytes per the tensors' dtypes)."""
+
+    name: str
+    kind: Literal["kernel", "reshape"]
+    text: str
+    ranks: dict[str, int]
+    macs: int
+    flops: int
+    reads: dict[str, Operand]
+    write: Operand | None  # None for a reshape
+    bytes: int
+    inputs: tuple[str, ...] = ()  # names the step reads (a reshape: its source)
+    output: str = ""  # the name it writes (a reshape: the new view)
+    update: str | None = None
+    parsed: ParsedKernel | None = field(default=None, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class EinsumGraph:
+    """A program's einsum nodes in program order and their producer -> consumer DAG."""
+
+    program: Program
+    nx: nx.DiGraph
+    nodes: tuple[EinsumNode, ...]
+    storage_of: dict[str, str]
+    """Every tensor name -> the tensor that owns its storage (itself unless it is a reshape view)."""
+    io: dict[str, Operand]
+    """Graph input, weight and output storages -> the elements the program touches in them."""
+
+    @property
+    def macs(self) -> int:
+        return sum(n.macs for n in self.nodes)
+
+    @property
+    def flops(self) -> int:
+        return sum(n.flops for n in self.nodes)
+
+    @property
+    def bytes_unfused(self) -> int:
+        """Every node's operands and output through DRAM: Σ node bytes."""
+        return sum(n.bytes for n in self.nodes)
+
+    @property
+    def io_bytes(self) -> int:
+        """Inputs, weights and outputs through DRAM once each (the fused bound's traffic)."""
+        return sum(op.bytes for op in self.io.values())
+
+    @property
+    def io_bytes_declared(self) -> int:
+        """Declared sizes of the input, weight and output storages, each once."""
+        tensors = self.program.tensor_map()
+        return sum(_numel(tensors[s].shape) * BYTES_PER_ELEMENT[tensors[s].dtype] for s in self.io)
+
+    @property
+    def dtype(self) -> str:
+        """The float dtype that moves the most bytes through the nodes (the compute peak to use).
+
+        Falls back to declared tensor sizes when no node moves data, to the dominant non-float
+        dtype when the program has no float tensors, and to float32 for an empty program.
+        """
+        tensors = self.program.tensor_map()
+        traffic: dict[str, int] = {}
+        for node in self.nodes:
+            for op in [*node.reads.values(), *([node.write] if node.write else [])]:
+                dt = tensors[op.tensor].dtype
+                traffic[dt] = traffic.get(dt, 0) + op.bytes
+        declared: dict[str, int] = {}
+        for t in tensors.values():
+            declared[t.dtype] = declared.get(t.dtype, 0) + _numel(t.shape) * BYTES_PER_ELEMENT[t.dtype]
+        for weights, kinds in ((traffic, FLOAT_DTYPES), (declared, FLOAT_DTYPES),
+                               (traffic, tuple(BYTES_PER_ELEMENT)), (declared, tuple(BYTES_PER_ELEMENT))):
+            present = [dt for dt in kinds if weights.get(dt, 0) > 0]
+            if present:  # ties go to the wider dtype (kinds are listed widest first)
+                return max(present, key=lambda dt: (weights[dt], -kinds.index(dt)))
+        return "float32"
+
+    def node(self, name: str) -> EinsumNode:
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        raise KeyError(name)
+
+    def digest(self) -> str:
+        """sha256 of the canonical program JSON: the data version of this graph."""
+        return program_digest(self.program)
+
+    def to_dot(self) -> str:
+        """The DAG in Graphviz DOT: one box per step with its einsum and costs."""
+        lines = [f"digraph {_dot_quote(self.program.name)} {{",
+                 '  rankdir=TB; node [shape=box, fontname="monospace", fontsize=10];']
+        for n in self.nodes:
+            label = f"{n.name}\\n{_dot_escape(n.text)}\\n{_cost_line(n)}"
+            style = ', style="dashed"' if n.kind == "reshape" else ""
+            lines.append(f"  {_dot_quote(n.name)} [label=\"{label}\"{style}];")
+        for a, b, data in self.nx.edges(data=True):
+            lines.append(f"  {_dot_quote(a)} -> {_dot_quote(b)} [label={_dot_quote(', '.join(data['tensors']))}];")
+        lines.append("}")
+        return "\n".join(lines) + "\n"
+
+    def draw_png(self, path: str | Path) -> Path:
+        """Draw the DAG (layered by topological generation) to a PNG with matplotlib's Agg canvas."""
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        path = Path(path)
+        g = self.nx
+        pos: dict[str, tuple[float, float]] = {}
+        generations = list(nx.topological_generations(g)) if g.number_of_nodes() else []
+        for depth, gen in enumerate(generations):
+            ordered = sorted(gen, key=[n.name for n in self.nodes].index)
+            for j, name in enumerate(ordered):
+                pos[name] = (j - (len(ordered) - 1) / 2, -depth)
+        width = max([len(gen) for gen in generations] + [1])
+        fig = Figure(figsize=(min(4 + 2.5 * width, 40), min(2 + 1.2 * len(generations), 60)), dpi=100)
+        FigureCanvasAgg(fig)
+        ax = fig.add_subplot(1, 1, 1)
+        ax.set_axis_off()
+        ax.set_title(f"{self.program.name}: {self.macs:,} MACs, {self.bytes_unfused:,} B unfused, "
+                     f"{self.io_bytes:,} B I/O", fontsize=9)
+        if pos:
+            colors = ["#cfe3f7" if g.nodes[n]["kind"] == "kernel" else "#eeeeee" for n in g.nodes]
+            nx.draw_networkx_nodes(g, pos, ax=ax, node_color=colors, node_shape="s", node_size=1800)
+            nx.draw_networkx_edges(g, pos, ax=ax, arrows=True, node_size=1800)
+            labels = {n.name: f"{n.name}\n{_short(n.macs)} MAC\n{_short(n.bytes)} B" for n in self.nodes}
+            nx.draw_networkx_labels(g, pos, labels=labels, ax=ax, font_size=7, font_family="monospace")
+            edge_labels = {(a, b): ", ".join(d["tensors"]) for a, b, d in g.edges(data=True)}
+            nx.draw_networkx_edge_labels(g, pos, edge_labels=edge_labels, ax=ax, font_size=6)
+        fig.savefig(path, format="png", bbox_inches="tight")
+        return path
+
+
+def program_digest(program: Program) -> str:
+    """sha256 of the program as canonical JSON (sorted keys, no spaces; inf and nan spelled out)."""
+    text = json.dumps(program.model_dump(), sort_keys=True, separators=(",", ":"), allow_nan=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def build_einsum_graph(program: Program, source: str = "<program>") -> EinsumGraph:
+    """Check ``program`` and lift every step to an einsum node with exact costs."""
+    parsed = check_program(program, source)
+    tensors = program.tensor_map()
+    storage_of = {t.name: t.name for t in program.tensors}
+    for step in program.steps:
+        if isinstance(step, Reshape):
+            storage_of[step.out] = storage_of[step.src]
+
+    g = nx.DiGraph(name=program.name)
+    nodes: list[EinsumNode] = []
+    defined_by: dict[str, str] = {}  # name -> the step that last defined it
+    for step, pk in zip(program.steps, parsed):
+        if isinstance(step, Reshape):
+            node = EinsumNode(
+                name=step.name, kind="reshape", text=f"{step.out} = reshape({step.src})", ranks={},
+                macs=0, flops=0, reads={}, write=None, bytes=0, inputs=(step.src,), output=step.out,
+            )
+        else:
+            assert pk is not None
+            node = _kernel_node(step, pk, program, storage_of)
+        nodes.append(node)
+        g.add_node(node.name, kind=node.kind, macs=node.macs, flops=node.flops, bytes=node.bytes,
+                   text=node.text, node=node)
+        for name in node.inputs:
+            producer = defined_by.get(name)
+            if producer is None:
+                continue  # a graph input or weight
+            if g.has_edge(producer, node.name):
+                data = g.edges[producer, node.name]
+                if name not in data["tensors"]:
+                    data["tensors"] += (name,)
+                    data["storages"] += (storage_of[name],)
+            else:
+                g.add_edge(producer, node.name, tensors=(name,), storages=(storage_of[name],))
+        if node.kind == "reshape":
+            defined_by[node.output] = node.name
+        else:  # a write through one view redefines every view of that storage
+            written = storage_of[node.output]
+            for name, st in storage_of.items():
+                if st == written:
+                    defined_by[name] = node.name
+    return EinsumGraph(program=program, nx=g, nodes=tuple(nodes), storage_of=storage_of,
+                       io=_io_operands(program, parsed, storage_of))
+
+
+def _kernel_node(k: Kernel, pk: ParsedKernel, program: Program, storage_of: dict[str, str]) -> EinsumNode:
+    tensors = program.tensor_map()
+    extents = pk.extents
+    read_accesses = list(pk.reads)
+    if k.init == "keep" and k.update != "=":
+        read_accesses.append(pk.out)
+    by_storage: dict[str, list[Access]] = {}
+    for acc in read_accesses:
+        by_storage.setdefault(storage_of[acc.tensor], []).append(acc)
+    reads: dict[str, Operand] = {}
+    for st, accs in by_storage.items():
+        names = {a.tensor for a in accs}
+        key = next(iter(names)) if len(names) == 1 else st
+        fp = union_footprint([(a, extents, tensors[a.tensor].shape) for a in accs])
+        reads[key] = _operand(key, fp, tensors[key].dtype)
+    out_fp = footprint_of(pk.out, extents, tensors[pk.out.tensor].shape)
+    write = _operand(pk.out.tensor, out_fp, tensors[pk.out.tensor].dtype)
+    inputs = tuple(dict.fromkeys(a.tensor for a in read_accesses))
+    return EinsumNode(
+        name=k.name, kind="kernel", text=format_kernel(k), ranks=dict(extents),
+        macs=pk.iterations if pk.is_sum_of_products else 0,
+        flops=pk.iterations * pk.ops_per_iteration,
+        reads=reads, write=write, bytes=sum(op.bytes for op in reads.values()) + write.bytes,
+        inputs=inputs, output=pk.out.tensor, update=k.update, parsed=pk,
+    )
+
+
+def _io_operands(program: Program, parsed: list[ParsedKernel | None],
+                 storage_of: dict[str, str]) -> dict[str, Operand]:
+    """Per graph input / weight / output storage: the union of what every step touches in it."""
+    tensors = program.tensor_map()
+    io_names = [t.name for t in program.tensors if t.role in ("input", "weight")] + list(program.outputs)
+    io_storages = list(dict.fromkeys(storage_of[n] for n in io_names))
+    touching: dict[str, list[tuple[Access, dict[str, int], tuple[int, ...]]]] = {s: [] for s in io_storages}
+    for pk in parsed:
+        if pk is None:
+            continue
+        for acc in (*pk.reads, pk.out):
+            st = storage_of[acc.tensor]
+            if st in touching:
+                touching[st].append((acc, pk.extents, tensors[acc.tensor].shape))
+    return {st: _operand(st, union_footprint(accs), tensors[st].dtype) for st, accs in touching.items()}
+
+
+def _operand(tensor: str, fp: Footprint, dtype: str) -> Operand:
+    return Operand(tensor, fp.elements, fp.elements * BYTES_PER_ELEMENT[dtype], fp.exact)
+
+
+def _numel(shape: tuple[int, ...]) -> int:
+    return math.prod(shape)
+
+
+def _short(x: int) -> str:
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if x >= scale:
+            return f"{x / scale:.3g}{unit}"
+    return str(x)
+
+
+def _cost_line(n: EinsumNode) -> str:
+    return f"MACs {n.macs:,}  FLOPs {n.flops:,}  bytes {n.bytes:,}"
+
+
+def _dot_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _dot_quote(text: str) -> str:
+    return '"' + _dot_escape(text) + '"'
