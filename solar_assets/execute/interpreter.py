@@ -1,0 +1,197 @@
+"""Execute an Affine Loop IR program: kernels through numba (or einsum), views in NumPy."""
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from ir_schemas import Kernel, Program, Reshape, TensorDecl
+from solar_assets.errors import SolarError
+from solar_assets.execute.cache import load_kernel
+from solar_assets.execute.codegen import dtype_kind, plan_kernel
+from solar_assets.execute.einsum_path import plan_einsum, run_einsum
+from solar_assets.ir import ParsedKernel, check_program, format_kernel
+
+
+class ExecutionError(SolarError):
+    """A program that passed the checker but cannot run (missing binding, wrong shape, …)."""
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """How one step ran: for timings and for tests of the compile cache."""
+
+    name: str
+    path: Literal["numba", "einsum", "reshape", "empty"]
+    seconds: float
+    kernel_from: str = ""  # numba only: memory | compiled | disk (numba's on-disk cache)
+
+
+def numpy_dtype(dtype: str) -> np.dtype:
+    """The NumPy dtype of an IR dtype name (bfloat16 via ml_dtypes, float32 without it)."""
+    if dtype == "bfloat16":
+        try:
+            import ml_dtypes
+        except ImportError:  # pragma: no cover - ml_dtypes ships with jax
+            return np.dtype(np.float32)
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(dtype)
+
+
+class ProgramInterpreter:
+    """Walk a checked Program in order; subclasses decide what each step means."""
+
+    def __init__(self, program: Program, source: str = "<program>"):
+        self.program = program
+        self.source = source
+        self.parsed = check_program(program, source)
+
+    def run(self, env: dict[str, Any]) -> dict[str, Any]:
+        for i, (step, pk) in enumerate(zip(self.program.steps, self.parsed)):
+            try:
+                if isinstance(step, Reshape):
+                    self.reshape(step, env)
+                else:
+                    assert pk is not None
+                    self.kernel(step, pk, env)
+            except SolarError:
+                raise
+            except Exception as e:
+                text = format_kernel(step) if isinstance(step, Kernel) else f"{step.out} = reshape({step.src})"
+                raise ExecutionError(
+                    f"{self.source}: while executing step {i} {step.name!r}: {text}\n  {type(e).__name__}: {e}"
+                ) from e
+        return env
+
+    def reshape(self, step: Reshape, env: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def kernel(self, step: Kernel, pk: ParsedKernel, env: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+
+class Executor(ProgramInterpreter):
+    """Runs kernels on NumPy arrays: float tensors in ``dtype``, integers as int64, bools as bool."""
+
+    def __init__(self, program: Program, dtype: Any = np.float64, *, einsum: bool = True,
+                 source: str = "<program>"):
+        super().__init__(program, source)
+        self.dtype = np.dtype(dtype)
+        if self.dtype not in (np.float64, np.float32):
+            raise ValueError(f"execute dtype must be float64 or float32, not {self.dtype}")
+        self.einsum = einsum
+        self.tensors = program.tensor_map()
+        self.records: list[StepRecord] = []
+
+    def storage_dtype(self, t: TensorDecl) -> np.dtype:
+        kind = dtype_kind(t.dtype)
+        return self.dtype if kind == "f" else np.dtype(np.int64 if kind == "i" else np.bool_)
+
+    def bind(self, bindings: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        env: dict[str, np.ndarray] = {}
+        for t in self.program.tensors:
+            if t.role not in ("input", "weight"):
+                continue
+            if t.binding not in bindings:
+                known = ", ".join(sorted(bindings)[:12]) or "none"
+                raise ExecutionError(
+                    f"{self.source}: {t.role} {t.name!r} is bound to {t.binding!r}, which the bindings "
+                    f"lack (they have: {known})"
+                )
+            value = np.asarray(bindings[t.binding])
+            if tuple(value.shape) != tuple(t.shape):
+                raise ExecutionError(
+                    f"{self.source}: {t.role} {t.name!r} ({t.binding}) is declared {tuple(t.shape)} "
+                    f"but the binding has shape {tuple(value.shape)}"
+                )
+            # a copy: kernels may write through a reshape of an input's memory
+            env[t.name] = np.array(value, dtype=self.storage_dtype(t), order="C", copy=True)
+        return env
+
+    def reshape(self, step: Reshape, env: dict[str, Any]) -> None:
+        start = time.perf_counter()
+        env[step.out] = np.reshape(env[step.src], self.tensors[step.out].shape)
+        self.records.append(StepRecord(step.name, "reshape", time.perf_counter() - start))
+
+    def _array(self, name: str, env: dict[str, Any]) -> np.ndarray:
+        if name not in env:  # first write: allocate (zeros, so nothing reads garbage)
+            t = self.tensors[name]
+            env[name] = np.zeros(t.shape, dtype=self.storage_dtype(t))
+        return env[name]
+
+    def kernel(self, step: Kernel, pk: ParsedKernel, env: dict[str, Any]) -> None:
+        start = time.perf_counter()
+        out = self._array(pk.out.tensor, env)
+        reads = {a.tensor: env[a.tensor] for a in pk.reads if a.tensor != pk.out.tensor}
+        aliased = pk.out.tensor in {a.tensor for a in pk.reads} or any(
+            np.may_share_memory(out, arr) for arr in reads.values())
+        if pk.iterations == 0 and not self._empty_nest_writes(pk):
+            self.records.append(StepRecord(step.name, "empty", time.perf_counter() - start))
+            return
+        if self.einsum and not aliased:
+            plan = plan_einsum(pk, self.tensors)
+            if plan is not None:
+                run_einsum(plan, pk, out, reads)
+                self.records.append(StepRecord(step.name, "einsum", time.perf_counter() - start))
+                return
+        plan = plan_kernel(pk, self.tensors, literal=aliased)
+        fn, origin = load_kernel(plan)
+        target = out
+        if plan.accumulates_in_memory and out.dtype == np.float32 and not aliased:
+            target = out.astype(np.float64)  # accumulate in float64, store float32
+        args = [target, *(reads[t] for t in plan.params[1:]), *plan.extents]
+        n_signatures = len(fn.signatures)
+        fn(*args)
+        if len(fn.signatures) > n_signatures:
+            origin = "disk" if sum(fn.stats.cache_hits.values()) else "compiled"
+        if target is not out:
+            out[...] = target
+        self.records.append(StepRecord(step.name, "numba", time.perf_counter() - start, origin))
+
+    def _empty_nest_writes(self, pk: ParsedKernel) -> bool:
+        """A nest with no iterations still resets its written region when it reduces over an
+        empty loop with init 'identity' (a sum over nothing is 0); check that region's bounds,
+        which the checker skips for empty nests."""
+        k = pk.kernel
+        ext = pk.extents
+        out_vars = {v for a in pk.out.index for v in a.vars}
+        if k.update == "=" or k.init != "identity" or any(ext[v] == 0 for v in out_vars):
+            return False
+        shape = self.tensors[pk.out.tensor].shape
+        for d, (a, size) in enumerate(zip(pk.out.index, shape)):
+            lo, hi = a.range(ext)
+            if lo < 0 or hi >= size:
+                raise ExecutionError(
+                    f"{self.source}: kernel {k.name!r} reduces over an empty loop, and its output "
+                    f"subscript {d} ranges over [{lo}, {hi}] outside extent {size}\n  in: {format_kernel(k)}"
+                )
+        return True
+
+    def outputs(self, env: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+        """The program's outputs; float32 runs are cast to the declared dtypes, float64 runs keep
+        float64 (the strong check) and cast only integer outputs."""
+        result = []
+        for name in self.program.outputs:
+            t = self.tensors[name]
+            arr = env[name]
+            if dtype_kind(t.dtype) != "f" or self.dtype == np.float32:
+                arr = arr.astype(numpy_dtype(t.dtype), copy=False)
+            result.append(arr)
+        return result
+
+
+def execute_program(program: Program, bindings: Mapping[str, np.ndarray], dtype: Any = np.float64, *,
+                    einsum: bool = True, source: str = "<program>") -> list[np.ndarray]:
+    """Run ``program`` on ``bindings`` (keyed by the tensors' binding strings) and return its
+    outputs in ``program.outputs`` order.
+
+    ``dtype`` (float64 or float32) is the storage of every float tensor. Numba kernels compute
+    and accumulate in float64 either way; the einsum fast path (sums of products) runs BLAS in
+    the storage dtype. ``einsum=False`` runs every kernel through numba (the literal check).
+    """
+    executor = Executor(program, dtype, einsum=einsum, source=source)
+    env = executor.run(executor.bind(bindings))
+    return executor.outputs(env)

@@ -1,0 +1,246 @@
+"""Compare IR outputs with golden outputs: per output, dtype-aware tolerances, clear messages.
+
+An output passes when every element satisfies ``|got - ref| <= atol_scale·max|ref| + rtol·|ref|``
+(non-finite values must sit at the same places with the same values); integer and bool outputs
+must match exactly. The float comparison is one compiled pass over the arrays (``np.allclose`` on
+big arrays costs seconds).
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numba
+import numpy as np
+
+from ir_schemas import Program
+
+TINY = float(np.finfo(np.float64).tiny)
+
+# dtype -> (rtol, atol_scale). float64 is the strong check: IR and reference both in float64.
+TOLERANCES: dict[str, tuple[float, float]] = {
+    "float64": (1e-9, 1e-9),
+    "float32": (1e-4, 1e-4),
+    "float16": (1e-2, 1e-2),
+    "bfloat16": (1e-2, 1e-2),
+}
+
+
+@dataclass(frozen=True)
+class OutputCheck:
+    """One output compared with its golden value."""
+
+    name: str
+    shape: tuple[int, ...]
+    golden_shape: tuple[int, ...]
+    dtype: str  # the precision compared at: 'float64' for the strong check, else the declared dtype
+    max_abs_error: float
+    max_rel_error: float  # max|got - ref| / max|ref|
+    tolerance_abs: float  # atol_scale · max|ref|, the absolute part of the tolerance
+    ok: bool
+    message: str
+    rtol: float = 0.0
+    reference: str = "outputs"  # which golden list: 'outputs' (framework) or 'outputs64'
+
+
+@dataclass(frozen=True)
+class ValidationResult:
+    """The verdict on one program: ok only if every check passed."""
+
+    ok: bool
+    checks: list[OutputCheck]
+    max_abs_error: float
+    max_rel_error: float
+    seconds: float
+    notes: list[str] = field(default_factory=list)
+
+    def failures(self) -> list[str]:
+        return [c.message for c in self.checks if not c.ok]
+
+    def __str__(self) -> str:
+        head = (f"validation {'passed' if self.ok else 'FAILED'}: max abs error {self.max_abs_error:.3g}, "
+                f"max rel error {self.max_rel_error:.3g} ({len(self.checks)} checks, {self.seconds:.2f} s)")
+        return "\n".join([head, *("  " + m for m in self.failures()), *("  note: " + n for n in self.notes)])
+
+
+class GoldenLike(Protocol):
+    outputs: list[np.ndarray]
+    outputs64: list[np.ndarray] | None
+
+    def bindings(self, dtype: Any = ...) -> dict[str, np.ndarray]: ...
+
+
+def _category(dtype: np.dtype | str) -> str:
+    kind = np.dtype(dtype).kind if not str(dtype).startswith("bfloat") else "f"
+    return {"f": "float", "c": "complex", "b": "bool", "i": "integer", "u": "integer"}.get(kind, str(dtype))
+
+
+def tolerance_for(*dtypes: str) -> tuple[float, float]:
+    """(rtol, atol_scale) of the loosest float dtype among ``dtypes``; (0, 0) when none is a float."""
+    known = [TOLERANCES[d] for d in dtypes if d in TOLERANCES]
+    if not known:
+        return 0.0, 0.0
+    return max(t[0] for t in known), max(t[1] for t in known)
+
+
+@numba.njit(cache=True, nogil=True)
+def _float_errors(got, ref, rtol, atol_scale):  # pragma: no cover - compiled
+    """One pass for max|ref|, one for the errors. Returns (max|ref|, max abs error, its index,
+    elements outside tolerance, first such index, non-finite mismatches, first such index)."""
+    max_ref = 0.0
+    n_nonfinite = 0
+    first_nonfinite = -1
+    for i in range(ref.size):
+        r, g = ref[i], got[i]
+        if np.isfinite(r):
+            if abs(r) > max_ref:
+                max_ref = abs(r)
+            if not np.isfinite(g):
+                n_nonfinite += 1
+                if first_nonfinite < 0:
+                    first_nonfinite = i
+        elif not (r == g or (r != r and g != g)):
+            n_nonfinite += 1
+            if first_nonfinite < 0:
+                first_nonfinite = i
+    atol = atol_scale * max_ref
+    max_err = 0.0
+    worst = -1
+    n_bad = 0
+    first_bad = -1
+    for i in range(ref.size):
+        r, g = ref[i], got[i]
+        if not (np.isfinite(r) and np.isfinite(g)):
+            continue
+        err = abs(g - r)
+        if err > max_err or worst < 0:
+            max_err = err
+            worst = i
+        if err > atol + rtol * abs(r):
+            n_bad += 1
+            if first_bad < 0:
+                first_bad = i
+    return max_ref, max_err, worst, n_bad, first_bad, n_nonfinite, first_nonfinite
+
+
+def _at(flat_index: int, shape: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(int(i) for i in np.unravel_index(flat_index, shape)) if shape else ()
+
+
+def _check_one(name: str, got: np.ndarray, ref: np.ndarray, dtype: str, rtol: float | None,
+               atol_scale: float | None, reference: str) -> OutputCheck:
+    label = f"output {name!r} ({dtype} check against {reference})"
+    shape, golden_shape = tuple(got.shape), tuple(ref.shape)
+    cat_got, cat_ref = _category(dtype), _category(ref.dtype)
+    if shape != golden_shape:
+        return OutputCheck(name, shape, golden_shape, dtype, float("inf"), float("inf"), float("nan"), False,
+                           f"{label}: shape {shape} but golden has shape {golden_shape}", 0.0, reference)
+    if cat_got != cat_ref or _category(got.dtype) != cat_ref:
+        return OutputCheck(name, shape, golden_shape, dtype, float("inf"), float("inf"), float("nan"), False,
+                           f"{label}: the IR output is {dtype} ({got.dtype}) but golden is {ref.dtype}", 0.0,
+                           reference)
+    if cat_ref != "float":  # integers and bools: exactly equal
+        diff = got != ref
+        n_bad = int(np.count_nonzero(diff))
+        max_abs = float(np.max(np.abs(got.astype(np.float64) - ref.astype(np.float64)))) if got.size else 0.0
+        max_ref = float(np.max(np.abs(ref.astype(np.float64)))) if ref.size else 0.0
+        if n_bad == 0:
+            return OutputCheck(name, shape, golden_shape, dtype, 0.0, 0.0, 0.0, True,
+                               f"{label}: exact match, shape {shape}", 0.0, reference)
+        at = _at(int(np.flatnonzero(diff)[0]), shape)
+        return OutputCheck(name, shape, golden_shape, dtype, max_abs, max_abs / max(max_ref, TINY), 0.0, False,
+                           f"{label}: {n_bad} of {got.size} elements differ (integers must match exactly; "
+                           f"first at {at}: got {got[at]}, golden {ref[at]}), max abs error {max_abs:.6g}, "
+                           f"shape {shape}", 0.0, reference)
+    if rtol is None or atol_scale is None:
+        default = tolerance_for(dtype, str(ref.dtype))
+        rtol = default[0] if rtol is None else rtol
+        atol_scale = default[1] if atol_scale is None else atol_scale
+    g = np.ascontiguousarray(got, dtype=np.float64).reshape(-1)
+    r = np.ascontiguousarray(ref, dtype=np.float64).reshape(-1)
+    max_ref, max_abs, worst, n_bad, first_bad, n_nonfinite, first_nonfinite = _float_errors(g, r, rtol, atol_scale)
+    max_rel = max_abs / max(max_ref, TINY)
+    tol_abs = atol_scale * max_ref
+    tolerance = f"|got-ref| <= {atol_scale:g}*max|ref| (= {tol_abs:.3g}) + {rtol:g}*|ref|"
+    errors = f"max abs error {max_abs:.6g}"
+    if worst >= 0:
+        at = _at(worst, shape)
+        errors += f" at {at} (got {g[worst]:.9g}, golden {r[worst]:.9g})"
+    errors += f", max rel error {max_rel:.3g} (max|ref| {max_ref:.3g})"
+    if n_nonfinite:
+        at = _at(first_nonfinite, shape)
+        return OutputCheck(name, shape, golden_shape, dtype, float(max_abs), float(max_rel), tol_abs, False,
+                           f"{label}: {n_nonfinite} of {g.size} elements are NaN/inf where golden is not "
+                           f"(or the reverse); first at {at}: got {g[first_nonfinite]}, golden "
+                           f"{r[first_nonfinite]}; {errors}; shape {shape}", rtol, reference)
+    if n_bad:
+        at = _at(first_bad, shape)
+        return OutputCheck(name, shape, golden_shape, dtype, float(max_abs), float(max_rel), tol_abs, False,
+                           f"{label}: {errors}; {n_bad} of {g.size} elements outside {tolerance} "
+                           f"(first at {at}); shape {shape}", rtol, reference)
+    return OutputCheck(name, shape, golden_shape, dtype, float(max_abs), float(max_rel), tol_abs, True,
+                       f"{label}: ok, {errors}; tolerance {tolerance}; shape {shape}", rtol, reference)
+
+
+def compare_outputs(names: Sequence[str], got: Sequence[np.ndarray], golden: Sequence[np.ndarray],
+                    rtol: float | None = None, atol_scale: float | None = None, *,
+                    dtypes: Sequence[str] | None = None, reference: str = "outputs") -> list[OutputCheck]:
+    """One check per output. ``rtol`` / ``atol_scale`` default to the tolerance of the looser of
+    the declared dtype (``dtypes``, else the array's) and the golden array's dtype."""
+    got = [np.asarray(a) for a in got]
+    golden = [np.asarray(a) for a in golden]
+    dtypes = list(dtypes) if dtypes is not None else [str(a.dtype) for a in got]
+    checks = [_check_one(n, g, r, d, rtol, atol_scale, reference)
+              for n, g, r, d in zip(names, got, golden, dtypes)]
+    for i in range(len(golden), len(got)):
+        checks.append(OutputCheck(names[i], tuple(got[i].shape), (), dtypes[i], float("inf"), float("inf"),
+                                  float("nan"), False, f"output {names[i]!r}: the IR returns it but golden "
+                                  f"{reference} has only {len(golden)} outputs", 0.0, reference))
+    for i in range(len(got), len(golden)):
+        checks.append(OutputCheck(f"golden[{i}]", (), tuple(golden[i].shape), str(golden[i].dtype), float("inf"),
+                                  float("inf"), float("nan"), False, f"golden {reference} output {i} (shape "
+                                  f"{tuple(golden[i].shape)}) has no IR output: the IR returns {len(got)}",
+                                  0.0, reference))
+    return checks
+
+
+def _stored_like(a: np.ndarray, ref: Any) -> np.ndarray:
+    """The IR's float64 result rounded to the golden array's float dtype (float32, normally)."""
+    ref = np.asarray(ref)
+    if _category(a.dtype) == "float" and _category(ref.dtype) == "float":
+        return a.astype(ref.dtype)
+    return a
+
+
+def validate_program(program: Program, golden: GoldenLike, *, source: str = "<program>",
+                     einsum: bool = True) -> ValidationResult:
+    """Run ``program`` in float64 on the golden inputs and compare: with ``golden.outputs64`` at
+    1e-9·max|ref| (the strong check, when present) and, cast to float32, with ``golden.outputs``
+    at the declared dtype's tolerance. IR errors (checker, missing bindings) raise."""
+    from solar_assets.execute import execute_program
+
+    start = time.perf_counter()
+    names = list(program.outputs)
+    declared = [program.tensor(n).dtype for n in names]
+    got64 = execute_program(program, golden.bindings(np.float64), np.float64, einsum=einsum, source=source)
+    checks: list[OutputCheck] = []
+    notes: list[str] = []
+    if golden.outputs64 is not None:
+        rtol, atol_scale = TOLERANCES["float64"]
+        checks += compare_outputs(names, got64, golden.outputs64, rtol, atol_scale,
+                                  dtypes=["float64" if _category(d) == "float" else d for d in declared],
+                                  reference="outputs64")
+    else:
+        notes.append("no float64 golden outputs: only the float32 comparison ran")
+    stored = [_stored_like(a, r) for a, r in zip(got64, golden.outputs)] + got64[len(golden.outputs):]
+    checks += compare_outputs(names, stored, golden.outputs, dtypes=declared, reference="outputs")
+    return ValidationResult(
+        ok=bool(checks) and all(c.ok for c in checks),
+        checks=checks,
+        max_abs_error=max((c.max_abs_error for c in checks), default=0.0),
+        max_rel_error=max((c.max_rel_error for c in checks), default=0.0),
+        seconds=time.perf_counter() - start,
+        notes=notes,
+    )

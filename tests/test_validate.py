@@ -1,0 +1,163 @@
+"""Validation: the IR run on golden inputs, compared per output with messages a translator can act on."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from ir_schemas import Kernel, Loop, Program, TensorDecl
+from solar_assets.validate import TOLERANCES, compare_outputs, tolerance_for, validate_program
+
+RNG = np.random.default_rng(7)
+
+
+@dataclass
+class StandInGolden:
+    """What validate_program needs of solar_assets.golden.Golden."""
+
+    values: dict[str, np.ndarray]  # keyed by binding string
+    outputs: list[np.ndarray]
+    outputs64: list[np.ndarray] | None = None
+
+    def bindings(self, dtype=np.float64) -> dict[str, np.ndarray]:
+        return {k: v.astype(dtype) if v.dtype.kind == "f" else v for k, v in self.values.items()}
+
+
+def layer_norm_program(eps: str = "1e-05", out_shape=(4, 8)) -> Program:
+    def k(name, loops, out, update, expr):
+        return Kernel(name=name, loops=tuple(Loop(var=v, extent=e) for v, e in loops), out=out, update=update,
+                      expr=expr)
+    rows = [("i", 4), ("j", 8)]
+    return Program(
+        name="layer_norm",
+        tensors=(
+            TensorDecl(name="X", shape=(4, 8), dtype="float32", role="input", binding="input:0"),
+            TensorDecl(name="G", shape=(8,), dtype="float32", role="weight", binding="param:ln.weight"),
+            TensorDecl(name="Mu", shape=(4,), dtype="float32", role="intermediate"),
+            TensorDecl(name="Var", shape=(4,), dtype="float32", role="intermediate"),
+            TensorDecl(name="Y", shape=out_shape, dtype="float32", role="output"),
+        ),
+        inputs=("X",),
+        outputs=("Y",),
+        steps=(
+            k("mean", rows, "Mu[i]", "+=", "X[i, j] / 8"),
+            k("var", rows, "Var[i]", "+=", "(X[i, j] - Mu[i]) ** 2 / 8"),
+            k("norm", rows, "Y[i, j]", "=", f"(X[i, j] - Mu[i]) * rsqrt(Var[i] + {eps}) * G[j]"),
+        ),
+    )
+
+
+def layer_norm_golden() -> StandInGolden:
+    x, g = RNG.standard_normal((4, 8)), RNG.standard_normal(8)
+
+    def reference(x, g, dtype):
+        x, g = x.astype(dtype), g.astype(dtype)
+        mu, var = x.mean(1, keepdims=True), x.var(1, keepdims=True)
+        return (x - mu) / np.sqrt(var + dtype(1e-5)) * g
+
+    return StandInGolden(values={"input:0": x.astype(np.float32), "param:ln.weight": g.astype(np.float32)},
+                         outputs=[reference(x.astype(np.float32), g.astype(np.float32), np.float32)],
+                         outputs64=[reference(x.astype(np.float32), g.astype(np.float32), np.float64)])
+
+
+GOLDEN = layer_norm_golden()
+
+
+def test_a_correct_program_passes_both_checks():
+    result = validate_program(layer_norm_program(), GOLDEN)
+    assert result.ok, str(result)
+    assert [(c.name, c.dtype, c.reference) for c in result.checks] == [
+        ("Y", "float64", "outputs64"), ("Y", "float32", "outputs")]
+    strong, framework = result.checks
+    assert strong.max_rel_error < 1e-12 and framework.max_rel_error < 1e-5
+    assert result.max_abs_error == framework.max_abs_error and result.seconds > 0
+    assert "ok" in strong.message and "1e-09*max|ref|" in strong.message
+
+
+def test_a_slightly_wrong_constant_fails_only_the_float64_check():
+    result = validate_program(layer_norm_program(eps="1.01e-05"), GOLDEN)
+    strong, framework = result.checks
+    assert not result.ok and not strong.ok and framework.ok
+    assert strong.max_abs_error > strong.tolerance_abs
+    assert strong.message.startswith("output 'Y' (float64 check against outputs64): max abs error ")
+    for words in ("max rel error", "elements outside |got-ref| <= 1e-09*max|ref|", "shape (4, 8)"):
+        assert words in strong.message
+    assert result.failures() == [strong.message] and "FAILED" in str(result)
+
+
+def test_an_off_by_one_subscript_fails_with_the_worst_element_named():
+    def conv(shift):
+        return Program(
+            name="conv1d",
+            tensors=(TensorDecl(name="X", shape=(12,), dtype="float32", role="input", binding="input:0"),
+                     TensorDecl(name="W", shape=(3,), dtype="float32", role="weight", binding="param:w"),
+                     TensorDecl(name="Y", shape=(9,), dtype="float32", role="output")),
+            inputs=("X",), outputs=("Y",),
+            steps=(Kernel(name="conv", loops=(Loop(var="i", extent=9), Loop(var="r", extent=3)), out="Y[i]",
+                          update="+=", expr=f"X[i + r + {shift}] * W[r]"),),
+        )
+    x, w = RNG.standard_normal(12).astype(np.float32), RNG.standard_normal(3).astype(np.float32)
+    ref = np.array([sum(float(x[i + r]) * float(w[r]) for r in range(3)) for i in range(9)])
+    golden = StandInGolden({"input:0": x, "param:w": w}, [ref.astype(np.float32)], [ref])
+    assert validate_program(conv(0), golden).ok
+    bad = validate_program(conv(1), golden)
+    assert not bad.ok and not any(c.ok for c in bad.checks)
+    message = bad.checks[1].message
+    assert message.startswith("output 'Y' (float32 check against outputs): max abs error")
+    assert " at (" in message and "golden" in message and "9 of 9 elements outside" in message
+
+
+def test_a_shape_mismatch_says_both_shapes():
+    result = validate_program(layer_norm_program(), StandInGolden(
+        GOLDEN.values, [np.zeros((4, 9), np.float32)], None))
+    (check,) = result.checks
+    assert not result.ok and check.golden_shape == (4, 9)
+    assert check.message == "output 'Y' (float32 check against outputs): shape (4, 8) but golden has shape (4, 9)"
+    assert result.notes == ["no float64 golden outputs: only the float32 comparison ran"]
+
+
+def test_nan_where_golden_has_none_fails():
+    ref = np.arange(6, dtype=np.float32).reshape(2, 3)
+    got = ref.copy()
+    got[1, 2] = np.nan
+    (check,) = compare_outputs(["out"], [got], [ref])
+    assert not check.ok and "1 of 6 elements are NaN/inf where golden is not" in check.message
+    assert "first at (1, 2)" in check.message
+    same_nan = ref.copy()
+    same_nan[0, 0] = np.nan
+    (check,) = compare_outputs(["out"], [same_nan], [same_nan.copy()])
+    assert check.ok
+
+
+def test_errors_and_tolerances_are_defined_as_documented():
+    ref = np.array([10.0, -20.0, 0.0], np.float32)
+    got = ref + np.array([1e-3, -2e-3, 1e-3], np.float32)
+    (check,) = compare_outputs(["y"], [got], [ref])  # float32 default: 1e-4 * 20 + 1e-4 * |ref|
+    assert check.tolerance_abs == pytest.approx(2e-3) and check.rtol == 1e-4
+    assert check.max_abs_error == pytest.approx(2e-3, rel=1e-3)
+    assert check.max_rel_error == pytest.approx(2e-3 / 20, rel=1e-3)
+    assert check.ok  # 2e-3 <= 2e-3 + 1e-4 * 20
+    (check,) = compare_outputs(["y"], [got * 1.001], [ref])
+    assert not check.ok
+    (loose,) = compare_outputs(["y"], [got * 1.001], [ref], dtypes=["float16"])
+    assert loose.ok and loose.rtol == 1e-2
+    assert tolerance_for("float64", "float32") == TOLERANCES["float32"]
+    assert tolerance_for("int64") == (0.0, 0.0)
+
+
+def test_integers_must_match_exactly_and_kinds_must_agree():
+    ref = np.array([1, 2, 3])
+    (ok,) = compare_outputs(["idx"], [ref.copy()], [ref])
+    (off,) = compare_outputs(["idx"], [ref + np.array([0, 1, 0])], [ref])
+    (kind,) = compare_outputs(["idx"], [ref.astype(np.float32)], [ref])
+    assert ok.ok and not off.ok and not kind.ok
+    assert "1 of 3 elements differ (integers must match exactly; first at (1,): got 3, golden 2)" in off.message
+    assert "the IR output is float32 (float32) but golden is int64" in kind.message
+
+
+def test_output_count_mismatch_is_a_failed_check():
+    ref = np.ones(3, np.float32)
+    checks = compare_outputs(["a"], [ref], [ref, ref])
+    assert [c.ok for c in checks] == [True, False]
+    assert checks[1].message == "golden outputs output 1 (shape (3,)) has no IR output: the IR returns 1"
