@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export SOLAR_HOME ?= $(CURDIR)/data/solar_home
 
-.PHONY: setup demo test bench clean
+.PHONY: setup demo test bench ui clean
 
 setup: $(STAMP)
 
@@ -26,6 +26,9 @@ test: setup
 
 bench: setup
 	$(BIN)/python bench/stage_times.py
+
+ui: setup
+	$(BIN)/solar ui
 
 clean:
 	rm -rf $(VENV) data/solar_home

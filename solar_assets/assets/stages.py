@@ -1,0 +1,315 @@
+"""The pipeline's assets: nouns for what is stored, each a thin call into ``solar_assets.pipeline``.
+
+Every asset returns ``dg.Output`` with a content-hash data version (so staleness follows the
+data, not the clock), a ``code_version`` (the stage's ``CODE_VERSION``, or the hash of its
+sources where it declares none), and metadata a person reads in the UI. A user-facing stage error becomes a ``dg.Failure`` whose
+description is the one-line message naming the file; the validation failure also carries the
+per-output error table.
+"""
+# no `from __future__ import annotations`: Dagster reads the annotations at runtime
+
+import base64
+import contextlib
+import hashlib
+import importlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import numpy as np
+
+from ir_schemas import ReportRow
+from solar_assets import pipeline
+from solar_assets.assets.partitions import hardware_partitions, workload_on_hardware, workload_partitions
+from solar_assets.assets.resources import SolarConfig
+from solar_assets.errors import SolarError
+from solar_assets.pipeline import BoundsRow, ValidatedIR
+
+IR_TEXT_MAX_LINES = 400
+PNG_EMBED_MAX_BYTES = 1 << 20  # larger pictures are linked by path, not embedded in the event log
+
+
+def _code_version(*packages: str) -> str:
+    """The stage's own ``CODE_VERSION`` where it declares one (bumped by its authors when an
+    algorithm changes), else the hash of its sources; one part per package."""
+    parts = []
+    for package in packages:
+        try:
+            declared = getattr(importlib.import_module(package), "CODE_VERSION", None)
+        except ModuleNotFoundError:
+            declared = None
+        parts.append(f"v{declared}" if declared is not None else pipeline.package_fingerprint(package))
+    return "+".join(parts)
+
+
+def _digest(*parts: str | bytes) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part.encode() if isinstance(part, str) else part)
+    return h.hexdigest()[:16]
+
+
+@contextlib.contextmanager
+def _user_errors() -> Iterator[None]:
+    """A SolarError fails the step with its message on one line (it already names the file);
+    a failed validation also carries its per-output table."""
+    try:
+        yield
+    except pipeline.ValidationFailed as e:
+        raise dg.Failure(description=pipeline.one_line(str(e)), metadata=_validation_metadata(e.result),
+                         allow_retries=False) from e
+    except SolarError as e:
+        raise dg.Failure(description=pipeline.one_line(str(e)), allow_retries=False) from e
+
+
+def _code_md(text: str, language: str = "") -> dg.MetadataValue:
+    lines = text.splitlines()
+    if len(lines) > IR_TEXT_MAX_LINES:
+        lines = lines[:IR_TEXT_MAX_LINES] + [f"... ({len(lines) - IR_TEXT_MAX_LINES} more lines)"]
+    return dg.MetadataValue.md(f"```{language}\n" + "\n".join(lines) + "\n```")
+
+
+def _png_md(path: Path, title: str) -> dg.MetadataValue:
+    data = path.read_bytes()
+    if len(data) > PNG_EMBED_MAX_BYTES:
+        return dg.MetadataValue.md(f"{title}: {len(data) / 2**20:.1f} MiB, see `{path}`")
+    return dg.MetadataValue.md(f"![{title}](data:image/png;base64,{base64.b64encode(data).decode()})")
+
+
+# ---------------------------------------------------------------------------- per workload
+@dg.asset(partitions_def=workload_partitions, code_version=_code_version("solar_assets.workloads"),
+          group_name="workload", kinds={"python"})
+def workload_source(context: dg.AssetExecutionContext, solar: SolarConfig) -> dg.Output:
+    """The workload file (KernelBench convention), its content hash and framework."""
+    path = solar.workload_path(context.partition_key)
+    with _user_errors():
+        src = pipeline.read_source(path)
+    return dg.Output(src, data_version=dg.DataVersion(src.sha256[:16]), metadata={
+        "file": dg.MetadataValue.path(src.path),
+        "sha256": src.sha256,
+        "framework": src.framework,
+        "source": _code_md(Path(src.path).read_text(encoding="utf-8", errors="replace"), "python"),
+    })
+
+
+@dg.asset(partitions_def=workload_partitions, code_version=_code_version("solar_assets.golden"),
+          group_name="workload", kinds={"pytorch", "numpy"})
+def golden_outputs(workload_source: Any, solar: SolarConfig) -> dg.Output:
+    """The workload run by PyTorch on seeded inputs (float32 as written, and float64)."""
+    with _user_errors():
+        golden = pipeline.golden_for(workload_source, solar.cache_dir)
+    arrays = [*golden.inputs, *golden.outputs, *(golden.outputs64 or [])]
+    version = _digest(*(np.ascontiguousarray(a).tobytes() for a in arrays))
+    shapes = lambda xs: ", ".join(f"{a.dtype}{list(a.shape)}" for a in xs)  # noqa: E731
+    return dg.Output(golden, data_version=dg.DataVersion(version), metadata={
+        "inputs": shapes(golden.inputs),
+        "outputs": shapes(golden.outputs),
+        "parameters": len(golden.params),
+        "seconds": round(golden.seconds, 4),
+    })
+
+
+@dg.asset(partitions_def=workload_partitions, code_version=_code_version("solar_assets.translate"),
+          group_name="workload", kinds={"pytorch"})
+def ir_translation(workload_source: Any, solar: SolarConfig) -> dg.Output:
+    """Affine Loop IR of the workload, with its provenance (translator, model, attempts)."""
+    with _user_errors():
+        translation = pipeline.translate_source(workload_source, solar.cache_dir)
+    program = translation.program
+    kernels = sum(1 for s in program.steps if s.kind == "kernel")
+    return dg.Output(translation, data_version=dg.DataVersion(_digest(program.model_dump_json())), metadata={
+        "translator": translation.translator,
+        "model": translation.model or "",
+        "attempts": translation.attempts,
+        "seconds": round(translation.seconds, 4),
+        "kernels": kernels,
+        "steps": len(program.steps),
+        "tensors": len(program.tensors),
+        "diagnostics": dg.MetadataValue.text("\n".join(translation.diagnostics) or "none"),
+        "IR": _code_md(str(program)),
+    })
+
+
+def _validation_metadata(result: Any) -> dict[str, Any]:
+    if result is None:
+        return {}
+    columns = [dg.TableColumn(name, kind) for name, kind in (
+        ("output", "string"), ("ok", "bool"), ("shape", "string"), ("golden_shape", "string"),
+        ("dtype", "string"), ("max_abs_error", "float"), ("max_rel_error", "float"),
+        ("tolerance_abs", "float"), ("message", "string"))]
+    records = [dg.TableRecord({
+        "output": c.name, "ok": bool(c.ok), "shape": str(c.shape), "golden_shape": str(c.golden_shape),
+        "dtype": str(c.dtype), "max_abs_error": float(c.max_abs_error), "max_rel_error": float(c.max_rel_error),
+        "tolerance_abs": float(c.tolerance_abs), "message": c.message or ""}) for c in result.checks]
+    return {
+        "verdict": "pass" if result.ok else "FAIL",
+        "max_abs_error": float(result.max_abs_error),
+        "max_rel_error": float(result.max_rel_error),
+        "checks": dg.MetadataValue.table(records, schema=dg.TableSchema(columns)),
+    }
+
+
+@dg.asset(partitions_def=workload_partitions,
+          code_version=_code_version("solar_assets.validate", "solar_assets.execute"),
+          group_name="workload", kinds={"numba"})
+def ir_validation(workload_source: Any, ir_translation: Any, golden_outputs: Any) -> dg.Output:
+    """The IR run on the golden inputs and compared per output; a failure stops everything downstream."""
+    with _user_errors():
+        validated = pipeline.validate_translation(workload_source, ir_translation, golden_outputs)
+    result = validated.result
+    version = _digest(ir_translation.program.model_dump_json(), "pass")
+    return dg.Output(validated, data_version=dg.DataVersion(version),
+                     metadata={**_validation_metadata(result), "seconds": round(result.seconds, 4)})
+
+
+@dg.asset(partitions_def=workload_partitions, code_version=_code_version("solar_assets.graph"),
+          group_name="workload", kinds={"networkx"})
+def einsum_graph(workload_source: Any, ir_validation: ValidatedIR, solar: SolarConfig) -> dg.Output:
+    """Extended einsums with exact MACs, FLOPs and bytes per node."""
+    with _user_errors():
+        graph = pipeline.lift_graph(workload_source, ir_validation)
+    metadata: dict[str, Any] = {
+        "MACs": int(graph.macs),
+        "FLOPs": int(graph.flops),
+        "bytes unfused": int(graph.bytes_unfused),
+        "bytes fused (graph I/O)": int(graph.io_bytes),
+        "dtype": str(graph.dtype),
+        "einsums": sum(1 for n in graph.nodes if n.kind != "reshape"),
+    }
+    picture = Path(solar.home) / "graphs" / f"{workload_source.name}.png"
+    try:
+        picture.parent.mkdir(parents=True, exist_ok=True)
+        graph.draw_png(picture)
+        metadata["graph"] = _png_md(picture, f"einsum graph of {workload_source.name}")
+    except Exception as e:  # a picture is a nicety: record why it is missing, keep the graph
+        metadata["graph"] = dg.MetadataValue.text(f"no picture: {type(e).__name__}: {e}")
+    return dg.Output(graph, data_version=dg.DataVersion(str(graph.digest())), metadata=metadata)
+
+
+# ---------------------------------------------------------------------------- per hardware
+@dg.asset(partitions_def=hardware_partitions, code_version=_code_version("solar_assets.hardware"),
+          group_name="hardware", kinds={"yaml"})
+def hardware_spec(context: dg.AssetExecutionContext, solar: SolarConfig) -> dg.Output:
+    """One accelerator's validated spec; its data version is the hash of its figures, so editing a
+    figure makes exactly that hardware's bounds stale."""
+    with _user_errors():
+        spec = pipeline.load_spec(context.partition_key, solar.hardware_dir)
+    return dg.Output(spec, data_version=dg.DataVersion(spec.digest()), metadata={
+        "vendor": spec.vendor,
+        "peak FLOP/s": dg.MetadataValue.json({k: float(v) for k, v in spec.peak_flop_per_s.items()}),
+        "DRAM bytes/s": float(spec.dram_bytes_per_s),
+        "on-chip buffer bytes": int(spec.onchip_buffer_bytes),
+        "sources": dg.MetadataValue.md("\n".join(f"- {s}" for s in spec.sources)),
+    })
+
+
+# ---------------------------------------------------------------------------- per workload × hardware
+def _bound_md(bound: Any) -> str:
+    from solar_assets.report import format_bytes, format_count, format_seconds
+
+    proven = "" if getattr(bound, "proven_optimal", True) else " (not proven optimal)"
+    return (f"| {bound.mode} | {format_seconds(bound.time_s)} | {bound.limiter} | {format_count(bound.flops)} "
+            f"| {format_bytes(bound.bytes)} | {bound.intensity_flop_per_byte:.3g}{proven} |")
+
+
+@dg.asset(partitions_def=workload_on_hardware,
+          code_version=_code_version("solar_assets.bounds", "solar_assets.report"),
+          group_name="bounds", kinds={"pyomo"})
+def sol_bounds(workload_source: Any, ir_validation: ValidatedIR, einsum_graph: Any, hardware_spec: Any) -> dg.Output:
+    """Unfused and fused SOL bounds of the workload on the hardware, each naming its limiter."""
+    from solar_assets.report import report_row
+
+    with _user_errors():
+        bounds = pipeline.bound_graph(workload_source, einsum_graph, hardware_spec)
+        row = report_row(workload_source, ir_validation.translation, ir_validation.result, einsum_graph,
+                         bounds, hardware_spec)
+    table = "\n".join(["| mode | time | limiter | FLOPs | DRAM bytes | FLOP/byte |", "|---|---:|---|---:|---:|---:|",
+                       *(_bound_md(b) for b in (bounds.unfused, bounds.unfused_graph, bounds.fused))])
+    return dg.Output(BoundsRow(bounds=bounds, row=row), data_version=dg.DataVersion(_digest(row.model_dump_json())),
+                     metadata={
+                         "sol_unfused_s": row.sol_unfused_s,
+                         "sol_fused_s": row.sol_fused_s,
+                         "bound_unfused": row.bound_unfused,
+                         "bound_fused": row.bound_fused,
+                         "dtype": row.dtype,
+                         "peak FLOP/s": row.peak_flop_per_s,
+                         "DRAM bytes/s": row.dram_bytes_per_s,
+                         "bounds": dg.MetadataValue.md(table),
+                     })
+
+
+@dg.asset(partitions_def=workload_on_hardware,
+          code_version=_code_version("solar_assets.bounds"), group_name="bounds", kinds={"python"})
+def inverse_roofline(workload_source: Any, einsum_graph: Any, hardware_spec: Any, solar: SolarConfig) -> dg.Output:
+    """The peak FLOP/s and DRAM bandwidth needed to meet ``SolarConfig.target_latency_s``
+    (None, with a note, when no target is configured)."""
+    target = solar.target_latency_s
+    with _user_errors():
+        inverse = pipeline.inverse_for(workload_source, einsum_graph, hardware_spec, target)
+    if inverse is None:
+        return dg.Output(None, data_version=dg.DataVersion("no-target"),
+                         metadata={"note": "no target latency: set SolarConfig.target_latency_s"})
+    metadata: dict[str, Any] = {"target_latency_s": float(target)}
+    for mode in ("fused", "unfused_graph"):
+        part = getattr(inverse, mode)
+        metadata[f"min FLOP/s ({mode})"] = float(part.min_flop_per_s)
+        metadata[f"min DRAM bytes/s ({mode})"] = float(part.min_bytes_per_s)
+        metadata[f"× peak ({mode})"] = float(part.compute_factor)
+        metadata[f"× bandwidth ({mode})"] = float(part.bandwidth_factor)
+    return dg.Output(inverse, data_version=dg.DataVersion(_digest(repr(inverse))), metadata=metadata)
+
+
+# ---------------------------------------------------------------------------- across everything
+class HeadroomConfig(dg.Config):
+    """Which rows the report shows; None (the default): every materialised workload × hardware."""
+
+    workloads: list[str] | None = None
+    hardware: list[str] | None = None
+    failures: list[str] = []
+    """One-line errors of workloads that failed, listed in the report (the CLI passes them)."""
+
+
+@dg.asset(
+    ins={
+        "sol_bounds": dg.AssetIn(metadata={"allow_missing_partitions": True}),
+        "inverse_roofline": dg.AssetIn(metadata={"allow_missing_partitions": True}),
+    },
+    code_version=_code_version("solar_assets.report"), group_name="report", kinds={"pandas"},
+)
+def headroom_report(config: HeadroomConfig, sol_bounds: dict[str, BoundsRow], inverse_roofline: dict[str, Any],
+                    solar: SolarConfig) -> dg.Output:
+    """One table across workloads and hardware, written as CSV / JSON / Markdown / roofline PNG
+    under ``$SOLAR_HOME/reports``."""
+    from solar_assets.report import add_inverse, format_table, write_report
+
+    order_w = {w: i for i, w in enumerate(config.workloads or [])}
+    order_h = {h: i for i, h in enumerate(config.hardware or [])}
+    rows: list[ReportRow] = []
+    for key, bounds_row in sol_bounds.items():
+        row = bounds_row.row
+        if (config.workloads is not None and row.workload not in order_w) or \
+                (config.hardware is not None and row.hardware not in order_h):
+            continue
+        inverse = inverse_roofline.get(key)
+        if inverse is not None and solar.target_latency_s is not None and \
+                float(inverse.target_latency_s) == float(solar.target_latency_s):
+            row = add_inverse(row, inverse, solar.target_latency_s)
+        rows.append(row)
+    rows.sort(key=lambda r: (order_w.get(r.workload, len(order_w)), r.workload,
+                             order_h.get(r.hardware, len(order_h)), r.hardware))
+    paths = write_report(rows, solar.reports_dir, errors=config.failures)
+    payload = json.dumps([r.model_dump(mode="json") for r in rows], sort_keys=True)
+    return dg.Output(rows, data_version=dg.DataVersion(_digest(payload, *config.failures)), metadata={
+        "rows": len(rows),
+        "failed": len(config.failures),
+        "report": dg.MetadataValue.md(format_table(rows, markdown=True) if rows else "no rows"),
+        "roofline": _png_md(paths["roofline"], "roofline"),
+        **{f"{kind} file": dg.MetadataValue.path(str(p)) for kind, p in paths.items()},
+    })
+
+
+WORKLOAD_ASSETS = (workload_source, golden_outputs, ir_translation, ir_validation, einsum_graph)
+BOUND_ASSETS = (sol_bounds, inverse_roofline)
+ASSETS = (*WORKLOAD_ASSETS, hardware_spec, *BOUND_ASSETS, headroom_report)

@@ -1,0 +1,218 @@
+"""``solar``: analyse workloads into SOL bounds, inspect hardware specs, open the Dagster UI.
+
+    solar analyze PATH... [--hardware NAME ...] [--target-latency S] [--json] [--home DIR] [--no-dagster]
+    solar hardware list | show NAME
+    solar ui
+
+Output contract: stdout carries the result (a table, or with ``--json`` only a JSON list of
+report rows); progress, warnings and errors go to stderr. Exit status 0 when every workload
+produced bounds, 1 when any failed (the others still complete), 2 for a usage error.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from solar_assets import pipeline
+from solar_assets.errors import SolarError
+
+logger = logging.getLogger("solar")
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class Progress:
+    """``[3/6] multihead_attention: validate…`` on stderr; redrawn in place on a terminal."""
+
+    def __init__(self, names: Sequence[str], stream=None, enabled: bool = True):
+        self.index = {name: i + 1 for i, name in enumerate(names)}
+        self.total = len(names)
+        self.stream = stream or sys.stderr
+        self.enabled = enabled
+        self.tty = enabled and self.stream.isatty()
+
+    def __call__(self, workload: str, stage: str) -> None:
+        if not self.enabled:
+            return
+        line = f"[{self.index.get(workload, '?')}/{self.total}] {workload}: {stage}…"
+        if self.tty:
+            self.stream.write("\r\033[K" + line)
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def done(self) -> None:
+        if self.tty:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="solar", description="Validated Speed-of-Light bounds for PyTorch workloads.")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (-vv: debug)")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    analyze = commands.add_parser("analyze", help="trace, validate and bound workloads on hardware targets")
+    analyze.add_argument("paths", nargs="+", metavar="PATH", help="workload files or directories of them")
+    analyze.add_argument("--hardware", nargs="+", action="extend", metavar="NAME",
+                         help=f"hardware spec names (default {pipeline.DEFAULT_HARDWARE[0]}); see `solar hardware list`")
+    analyze.add_argument("--target-latency", type=float, metavar="SECONDS",
+                         help="also compute the inverse roofline: peak FLOP/s and bandwidth needed for this latency")
+    analyze.add_argument("--json", action="store_true", help="print only a JSON list of report rows on stdout")
+    analyze.add_argument("--home", metavar="DIR", help="SOLAR_HOME (default $SOLAR_HOME or <repo>/data/solar_home)")
+    analyze.add_argument("--no-dagster", action="store_true",
+                         help="run the stages directly, without Dagster (same output; for debugging)")
+    analyze.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
+
+    hardware = commands.add_parser("hardware", help="the hardware specs under hardware/")
+    hw_commands = hardware.add_subparsers(dest="hw_command", required=True)
+    hw_commands.add_parser("list", help="one line per spec")
+    show = hw_commands.add_parser("show", help="every field of one spec")
+    show.add_argument("name")
+
+    ui = commands.add_parser("ui", help="the Dagster UI on solar's assets (dagster dev)")
+    ui.add_argument("--home", metavar="DIR", help="SOLAR_HOME")
+    ui.add_argument("--port", type=int, default=3000)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s",
+                        level={0: logging.WARNING, 1: logging.INFO}.get(args.verbose, logging.DEBUG))
+    try:
+        if args.command == "analyze":
+            return analyze(args)
+        if args.command == "hardware":
+            return hardware(args)
+        return ui(args)
+    except SolarError as e:
+        print(f"solar: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+# ---------------------------------------------------------------------------- analyze
+def _use_home(home_arg: str | None) -> Path:
+    """Resolve SOLAR_HOME and export it (and DAGSTER_HOME under it) for everything this run starts."""
+    home = pipeline.solar_home(home_arg)
+    os.environ["SOLAR_HOME"] = str(home)
+    os.environ["DAGSTER_HOME"] = str(home / "dagster")
+    return home
+
+
+def _workload_paths(args_paths: Sequence[str]) -> tuple[list[Path], list[str]]:
+    """Expand directories into ``*.py`` files. A missing path, a file that is not ``.py`` or a
+    second file with a stem already seen (stems are partition keys) is an error for that path."""
+    from solar_assets.workloads import discover_workloads
+
+    paths, errors, seen = [], [], {}
+    for raw in args_paths:
+        if not Path(raw).exists():
+            errors.append(f"{raw}: no such file or directory")
+            continue
+        found = discover_workloads(raw)
+        if Path(raw).is_dir() and not found:
+            errors.append(f"{raw}: no workload files (*.py) in this directory")
+        for path in found:
+            if path.suffix != ".py":
+                errors.append(f"{path}: not a Python file; a workload is a .py file defining Model, "
+                              "get_inputs() and get_init_inputs()")
+            elif path.stem in seen:
+                errors.append(f"{path}: workload name {path.stem!r} is already taken by {seen[path.stem]}; "
+                              "workloads are named by file stem")
+            else:
+                seen[path.stem] = path
+                paths.append(path)
+    return paths, errors
+
+
+def analyze(args: argparse.Namespace) -> int:
+    from solar_assets.hardware import load_hardware
+    from solar_assets.report import format_table, write_report
+
+    home = _use_home(args.home)
+    hardware_names = list(dict.fromkeys(args.hardware or pipeline.DEFAULT_HARDWARE))
+    for name in hardware_names:
+        load_hardware(name)  # a bad name or spec is a usage error, before any work
+    if args.target_latency is not None and not args.target_latency > 0:
+        raise SolarError(f"--target-latency must be positive seconds, got {args.target_latency}")
+    paths, input_errors = _workload_paths(args.paths)
+    progress = Progress([p.stem for p in paths], enabled=not args.no_progress)
+    with pipeline.progress_listener(progress):
+        if args.no_dagster:
+            results = [pipeline.analyze_workload(p, hardware_names, target_latency_s=args.target_latency,
+                                                 cache_dir=home / "cache") for p in paths]
+            rows = [row for r in results for row in r.rows]
+            write_report(rows, pipeline.reports_dir(home), errors=input_errors + [r.error for r in results if r.error])
+        else:
+            from solar_assets.assets.runner import analyze_with_dagster
+
+            results, rows = analyze_with_dagster(paths, hardware_names, args.target_latency, home,
+                                                 failures=input_errors)
+    progress.done()
+    errors = input_errors + [r.error for r in results if r.error]
+    for error in errors:
+        print(f"solar: error: {error}", file=sys.stderr)
+    if args.json:
+        from solar_assets.report.writers import rows_as_json
+
+        sys.stdout.write(rows_as_json(rows))
+    else:
+        bounded = sum(1 for r in results if r.ok)
+        print(format_table(rows) if rows else "no workload produced bounds")
+        print(f"\n{bounded}/{bounded + len(errors)} workloads bounded on {', '.join(hardware_names)}; "
+              f"report: {pipeline.reports_dir(home)}/{{report.csv, report.json, report.md, report_roofline.png}}")
+    return EXIT_FAILED if errors else EXIT_OK
+
+
+# ---------------------------------------------------------------------------- hardware, ui
+def hardware(args: argparse.Namespace) -> int:
+    from solar_assets.hardware import list_hardware, load_hardware
+    from solar_assets.report import format_bytes, format_count
+
+    if args.hw_command == "list":
+        specs = [load_hardware(name) for name in list_hardware()]
+        rows = [("name", "vendor", "fp32", "bf16", "DRAM bw", "on-chip buffer")]
+        for s in specs:
+            peak = lambda d: format_count(s.peak_flop_per_s[d], "FLOP/s") if d in s.peak_flop_per_s else "-"  # noqa: E731
+            rows.append((s.name, s.vendor, peak("fp32"), peak("bf16"), format_count(s.dram_bytes_per_s, "B/s"),
+                         format_bytes(s.onchip_buffer_bytes)))
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        for r in rows:
+            print("  ".join(f"{c:<{w}}" for c, w in zip(r, widths)).rstrip())
+        return EXIT_OK
+    spec = load_hardware(args.name)
+    print(f"{spec.name} ({spec.vendor}), digest {spec.digest()}")
+    print(f"  {spec.description}")
+    for dtype, peak in spec.peak_flop_per_s.items():
+        print(f"  peak {dtype:<5} {peak:.4g} FLOP/s")
+    print(f"  DRAM bandwidth      {spec.dram_bytes_per_s:.4g} bytes/s")
+    print(f"  DRAM capacity       {spec.dram_capacity_bytes} bytes ({format_bytes(spec.dram_capacity_bytes)})")
+    print(f"  on-chip buffer      {spec.onchip_buffer_bytes} bytes ({format_bytes(spec.onchip_buffer_bytes)})")
+    if spec.onchip_bytes_per_s:
+        print(f"  on-chip bandwidth   {spec.onchip_bytes_per_s:.4g} bytes/s")
+    if spec.clock_hz:
+        print(f"  clock               {spec.clock_hz:.4g} Hz")
+    print("  sources:")
+    for source in spec.sources:
+        print(f"    - {source}")
+    return EXIT_OK
+
+
+def ui(args: argparse.Namespace) -> int:
+    """``dagster dev`` on workspace.yaml with DAGSTER_HOME under SOLAR_HOME (replaces this process)."""
+    from solar_assets.assets.runner import dagster_home
+
+    home = _use_home(args.home)
+    dagster_home(home)
+    dagster = Path(sys.executable).with_name("dagster")
+    workspace = pipeline.REPO_ROOT / "workspace.yaml"
+    os.execv(str(dagster), [str(dagster), "dev", "-w", str(workspace), "-p", str(args.port)])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,340 @@
+"""One workload through every stage, as plain Python: the assets, the CLI and the bench share it.
+
+Each stage is one small function over the stage packages' plain data (``read_source``,
+``golden_for``, ``translate_source``, ``validate_translation``, ``lift_graph``,
+``bound_graph``, ``inverse_for``); the Dagster assets call the same functions, so the two
+paths cannot drift. ``analyze_workload`` chains them and never raises on bad input: a
+workload that fails any stage comes back with ``error`` naming the file and the problem.
+
+The validation verdict gates everything downstream: an IR that does not reproduce the
+golden outputs gets no bounds (``ValidationFailed``), because a bound of a wrong program
+bounds nothing.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import json
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ir_schemas import ReportRow
+from solar_assets.errors import SolarError
+
+if TYPE_CHECKING:  # the stage packages import torch / numba / pyomo: load them when used
+    from solar_assets.golden import Golden
+    from solar_assets.hardware import HardwareSpec
+    from solar_assets.translate import Translation
+    from solar_assets.workloads import WorkloadSource
+
+logger = logging.getLogger(__name__)
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_HARDWARE = ("H100_SXM",)
+# Stage names as timed and shown in progress lines, in pipeline order.
+STAGES = ("load+golden", "trace", "validate", "graph", "bounds")
+
+
+class ValidationFailed(SolarError):
+    """The IR did not reproduce the golden outputs; the message names the file and the output."""
+
+    def __init__(self, message: str, result: Any = None):
+        super().__init__(message)
+        self.result = result  # the ValidationResult, for its per-output table
+
+
+# ---------------------------------------------------------------------------- where things live
+def solar_home(override: str | Path | None = None) -> Path:
+    """``override``, else ``$SOLAR_HOME``, else ``<repo>/data/solar_home``."""
+    if override is not None:
+        return Path(override).expanduser().resolve()
+    env = os.environ.get("SOLAR_HOME")
+    return Path(env).expanduser().resolve() if env else REPO_ROOT / "data" / "solar_home"
+
+
+def default_cache_dir() -> Path:
+    return solar_home() / "cache"
+
+
+def reports_dir(home: Path | None = None) -> Path:
+    return (home or solar_home()) / "reports"
+
+
+def package_fingerprint(package: str) -> str:
+    """Hash of a package's ``.py`` sources, without importing it: a code version that changes
+    exactly when the stage's code does (used for Dagster ``code_version`` and cache keys)."""
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):  # a parent that does not import, or a module without a spec
+        spec = None
+    if spec is None or not spec.submodule_search_locations:
+        origin = spec.origin if spec else None
+        files = [Path(origin)] if origin else []
+    else:
+        files = sorted(f for d in spec.submodule_search_locations for f in Path(d).rglob("*.py"))
+    digest = hashlib.sha256()
+    for f in files:
+        digest.update(f.name.encode())
+        digest.update(f.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+# ---------------------------------------------------------------------------- progress
+_listeners: list[Callable[[str, str], None]] = []
+
+
+@contextlib.contextmanager
+def progress_listener(callback: Callable[[str, str], None]) -> Iterator[None]:
+    """Call ``callback(workload, stage)`` when a stage starts (in this process, Dagster or not)."""
+    _listeners.append(callback)
+    try:
+        yield
+    finally:
+        _listeners.remove(callback)
+
+
+def _starting(workload: str, stage: str) -> None:
+    logger.debug("%s: %s", workload, stage)
+    for callback in list(_listeners):
+        callback(workload, stage)
+
+
+# ---------------------------------------------------------------------------- stage steps
+@dataclass(frozen=True)
+class ValidatedIR:
+    """An IR program that passed validation, with where it came from and how well it matched."""
+
+    translation: Translation
+    result: Any  # solar_assets.validate.ValidationResult
+
+    @property
+    def program(self):
+        return self.translation.program
+
+
+def read_source(path: str | Path) -> WorkloadSource:
+    from solar_assets.workloads import read_workload_source
+
+    src = read_workload_source(path)
+    if src.framework != "torch":
+        raise SolarError(f"{src.path}: not a PyTorch workload (no 'torch' import found); "
+                         "a workload defines class Model(nn.Module), get_inputs() and get_init_inputs()")
+    return src
+
+
+def golden_for(src: WorkloadSource, cache_dir: Path | None = None) -> Golden:
+    """The workload's golden outputs, from ``cache_dir`` when this source and code made them before."""
+    from solar_assets.golden import load_golden, make_golden, save_golden
+
+    _starting(src.name, "golden")
+    cached = _cache_path(cache_dir, "golden", src, ("solar_assets.golden", "solar_assets.workloads"), ".npz")
+    if cached is not None and cached.is_file():
+        logger.debug("%s: golden outputs from cache %s", src.name, cached)
+        return load_golden(cached)
+    golden = make_golden(src)
+    if cached is not None:
+        save_golden(golden, cached)
+    return golden
+
+
+def translate_source(src: WorkloadSource, cache_dir: Path | None = None) -> Translation:
+    """The tracer's IR for the workload (cached by source hash and translator code)."""
+    from ir_schemas import Program
+    from solar_assets.translate import Translation, trace_torch
+
+    _starting(src.name, "trace")
+    cached = _cache_path(cache_dir, "ir", src, ("solar_assets.translate", "solar_assets.ir", "ir_schemas"), ".json")
+    if cached is not None and cached.is_file():
+        logger.debug("%s: IR from cache %s", src.name, cached)
+        data = json.loads(cached.read_text())
+        return Translation(program=Program.model_validate(data["program"]), translator=data["translator"],
+                           source_sha256=data["source_sha256"], seconds=data["seconds"], model=data["model"],
+                           attempts=data["attempts"], diagnostics=tuple(data["diagnostics"]))
+    translation = trace_torch(src)
+    if cached is not None:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        cached.write_text(json.dumps({
+            "program": translation.program.model_dump(mode="json"), "translator": translation.translator,
+            "source_sha256": translation.source_sha256, "seconds": translation.seconds,
+            "model": translation.model, "attempts": translation.attempts,
+            "diagnostics": list(translation.diagnostics)}))
+    return translation
+
+
+def validate_translation(src: WorkloadSource, translation: Translation, golden: Golden) -> ValidatedIR:
+    """Run the IR on the golden inputs; raise ``ValidationFailed`` unless every output matches."""
+    from solar_assets.validate import validate_program
+
+    _starting(src.name, "validate")
+    result = validate_program(translation.program, golden, source=str(src.path))
+    if not result.ok:
+        raise ValidationFailed(f"{src.path}: the {translation.translator} IR failed validation: "
+                               + validation_summary(result), result)
+    return ValidatedIR(translation=translation, result=result)
+
+
+def validation_summary(result: Any) -> str:
+    """The failing outputs, one clause each: ``out0: max abs error 3.1 > 1e-4 (...)``."""
+    bad = [c for c in result.checks if not c.ok]
+    if not bad:
+        return f"max abs error {result.max_abs_error:.3g}, max rel error {result.max_rel_error:.3g}"
+    return "; ".join(f"{c.name}: {c.message}" for c in bad)
+
+
+def lift_graph(src: WorkloadSource, validated: ValidatedIR):
+    from solar_assets.graph import build_einsum_graph
+
+    _starting(src.name, "graph")
+    return build_einsum_graph(validated.program)
+
+
+def load_spec(name: str, hardware_dir: str | Path | None = None) -> HardwareSpec:
+    from solar_assets.hardware import load_hardware
+
+    return load_hardware(name, hardware_dir) if hardware_dir else load_hardware(name)
+
+
+def bound_graph(src: WorkloadSource, graph: Any, hw: HardwareSpec):
+    from solar_assets.bounds import sol_bounds
+
+    _starting(src.name, f"bounds {hw.name}")
+    return sol_bounds(graph, hw)
+
+
+def inverse_for(src: WorkloadSource, graph: Any, hw: HardwareSpec, target_latency_s: float | None):
+    """The inverse roofline at ``target_latency_s`` (None when no target was asked for)."""
+    if target_latency_s is None:
+        return None
+    if not target_latency_s > 0:
+        raise SolarError(f"target latency must be positive seconds, got {target_latency_s!r}")
+    from solar_assets.bounds import inverse_roofline
+
+    _starting(src.name, f"inverse roofline {hw.name}")
+    return inverse_roofline(graph, hw, target_latency_s)
+
+
+def _cache_path(cache_dir: Path | None, kind: str, src: WorkloadSource, packages: tuple[str, ...],
+                suffix: str) -> Path | None:
+    """A cache file keyed by the source's hash, the producing packages' sources and torch's version."""
+    if cache_dir is None:
+        return None
+    code = ":".join(package_fingerprint(p) for p in packages)
+    key = hashlib.sha256(f"{src.sha256}:{code}:{_torch_version()}".encode()).hexdigest()
+    return Path(cache_dir) / kind / f"{src.name}-{key[:16]}{suffix}"
+
+
+def _torch_version() -> str:
+    import torch
+
+    return torch.__version__
+
+
+@dataclass(frozen=True)
+class BoundsRow:
+    """The bounds of one workload on one hardware and the report row made from them."""
+
+    bounds: Any  # solar_assets.bounds.SolBounds
+    row: ReportRow
+
+
+# ---------------------------------------------------------------------------- the whole chain
+@dataclass
+class WorkloadResult:
+    """What one workload gave: a row per hardware, or the error that stopped it."""
+
+    workload: str
+    path: str
+    rows: list[ReportRow] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)  # by stage (analyze_workload: STAGES)
+    error: str | None = None
+    failed_stage: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def total_s(self) -> float:
+        return sum(self.seconds.values())
+
+
+def analyze_workload(
+    path: str | Path,
+    hardware_names: Sequence[str] = DEFAULT_HARDWARE,
+    target_latency_s: float | None = None,
+    cache_dir: str | Path | None = None,
+    hardware_dir: str | Path | None = None,
+) -> WorkloadResult:
+    """Source → golden → IR → validation → einsum graph → bounds on each hardware.
+
+    Never raises for a bad workload or spec: the result's ``error`` names the file and the
+    problem, and ``failed_stage`` which stage stopped. ``cache_dir=None`` recomputes all.
+    """
+    from solar_assets.report import report_row
+
+    path = Path(path)
+    result = WorkloadResult(workload=path.stem, path=str(path))
+    cache = Path(cache_dir) if cache_dir is not None else None
+    stage = "load+golden"
+    try:
+        with _timed(result, stage):
+            src = read_source(path)
+            specs = [load_spec(name, hardware_dir) for name in hardware_names]
+            golden = golden_for(src, cache)
+        stage = "trace"
+        with _timed(result, stage):
+            translation = translate_source(src, cache)
+        stage = "validate"
+        with _timed(result, stage):
+            validated = validate_translation(src, translation, golden)
+        stage = "graph"
+        with _timed(result, stage):
+            graph = lift_graph(src, validated)
+        stage = "bounds"
+        with _timed(result, stage):
+            for hw in specs:
+                bounds = bound_graph(src, graph, hw)
+                inverse = inverse_for(src, graph, hw, target_latency_s)
+                result.rows.append(report_row(src, validated.translation, validated.result, graph, bounds, hw,
+                                              inverse=inverse, target_latency_s=target_latency_s))
+    except SolarError as e:
+        result.error, result.failed_stage, result.rows = with_path(str(e), path), stage, []
+    except Exception as e:  # a stage bug must not take the other workloads down; say where it was
+        logger.debug("%s: %s failed", path, stage, exc_info=True)
+        result.error = f"{path}: {stage} failed unexpectedly: {type(e).__name__}: {e}"
+        result.failed_stage, result.rows = stage, []
+    return result
+
+
+def analyze_workloads(paths: Sequence[str | Path], hardware_names: Sequence[str] = DEFAULT_HARDWARE,
+                      **kwargs: Any) -> list[WorkloadResult]:
+    """``analyze_workload`` over files and directories (``discover_workloads`` expands them)."""
+    from solar_assets.workloads import discover_workloads
+
+    return [analyze_workload(p, hardware_names, **kwargs) for p in discover_workloads(*paths)]
+
+
+def one_line(message: str) -> str:
+    """A multi-line message (one fault per line) as one line, faults separated by '; '."""
+    return "; ".join(" ".join(line.split()) for line in message.splitlines() if line.strip())
+
+
+def with_path(message: str, path: str | Path) -> str:
+    """The message on one line, prefixed by the file when it does not name it already."""
+    text = one_line(message)
+    return text if str(path) in text or Path(path).name in text else f"{path}: {text}"
+
+
+@contextlib.contextmanager
+def _timed(result: WorkloadResult, stage: str) -> Iterator[None]:
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        result.seconds[stage] = result.seconds.get(stage, 0.0) + time.perf_counter() - start

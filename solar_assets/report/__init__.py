@@ -1,0 +1,21 @@
+"""The report: one ``ReportRow`` per workload × hardware, as a table, files and a roofline plot.
+
+Plain functions over ``ir_schemas.ReportRow``; the CLI, the bench and the ``headroom_report``
+asset all go through them, so every place shows the same numbers.
+"""
+from solar_assets.report.roofline import plot_roofline
+from solar_assets.report.rows import add_inverse, report_row, rows_to_frame
+from solar_assets.report.table import format_bytes, format_count, format_seconds, format_table
+from solar_assets.report.writers import (
+    REPORT_STEM,
+    write_csv,
+    write_json,
+    write_markdown,
+    write_report,
+)
+
+__all__ = [
+    "REPORT_STEM", "add_inverse", "format_bytes", "format_count", "format_seconds", "format_table",
+    "plot_roofline", "report_row", "rows_to_frame", "write_csv", "write_json", "write_markdown",
+    "write_report",
+]

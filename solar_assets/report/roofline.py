@@ -1,0 +1,69 @@
+"""A roofline plot of the report: each workload at its fused and unfused arithmetic intensity.
+
+One panel per hardware: the roof ``min(peak, bandwidth × intensity)`` and, per workload, the
+FLOP/s it would attain at its SOL bound (total FLOPs / bound time) in each mode. Fusion moves
+a point right (fewer DRAM bytes for the same FLOPs); a point below the roof in unfused mode
+shows the per-einsum sum costs more than the whole-graph roofline would say.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from ir_schemas import ReportRow
+
+
+def _attained(flops: int, seconds: float) -> float:
+    return flops / seconds if seconds > 0 else 0.0
+
+
+def plot_roofline(rows: Sequence[ReportRow], path: str | Path) -> Path:
+    """Draw the plot to ``path`` (PNG, Agg backend: no display needed) and return the path."""
+    hardware = list(dict.fromkeys(r.hardware for r in rows)) or ["(no bounds)"]
+    ncols = min(len(hardware), 3)
+    nrows = math.ceil(len(hardware) / ncols)
+    fig = Figure(figsize=(6.4 * ncols, 4.8 * nrows), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    for i, hw in enumerate(hardware):
+        ax = fig.add_subplot(nrows, ncols, i + 1)
+        _panel(ax, hw, [r for r in rows if r.hardware == hw])
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    return path
+
+
+def _panel(ax, hardware: str, rows: Sequence[ReportRow]) -> None:
+    ax.set_title(f"SOL roofline: {hardware}")
+    ax.set_xlabel("arithmetic intensity (FLOP/byte)")
+    ax.set_ylabel("attained at SOL (FLOP/s)")
+    if not rows:
+        ax.text(0.5, 0.5, "no workload produced bounds", ha="center", va="center", transform=ax.transAxes)
+        return
+    roofs = {(r.peak_flop_per_s, r.dram_bytes_per_s): r.dtype for r in rows}  # one per dtype's peak
+    ridges = [peak / bandwidth for peak, bandwidth in roofs]
+    intensities = [x for r in rows for x in (r.intensity_fused_flop_per_byte, r.intensity_unfused_flop_per_byte)
+                   if 0 < x < math.inf]
+    lo = min(intensities + ridges) / 8
+    hi = max(intensities + ridges) * 8
+    xs = [lo * (hi / lo) ** (k / 200) for k in range(201)]
+    for (peak, bandwidth), dtype in roofs.items():
+        ax.loglog(xs, [min(peak, bandwidth * x) for x in xs], color="black", lw=1.5,
+                  label=f"roof {dtype}: {peak / 1e12:.3g} TFLOP/s, {bandwidth / 1e12:.3g} TB/s")
+        ax.axvline(peak / bandwidth, color="grey", ls=":", lw=1)
+    colors = [f"C{k % 10}" for k in range(len(rows))]
+    for row, color in zip(rows, colors):
+        unfused = (row.intensity_unfused_flop_per_byte, _attained(row.flops, row.sol_unfused_s))
+        fused = (row.intensity_fused_flop_per_byte, _attained(row.flops, row.sol_fused_s))
+        if min(*unfused, *fused) <= 0 or max(unfused[0], fused[0]) == math.inf:
+            continue  # no FLOPs or no bytes: nothing to place on a log axis
+        ax.plot(*zip(unfused, fused), color=color, lw=1, alpha=0.6)
+        ax.plot(*unfused, marker="o", mfc="white", mec=color, ls="none")
+        ax.plot(*fused, marker="o", color=color, ls="none", label=row.workload)
+    ax.plot([], [], marker="o", mfc="white", mec="grey", ls="none", label="(hollow: unfused)")
+    ax.legend(fontsize="small", loc="lower right")
+    ax.grid(True, which="both", alpha=0.2)

@@ -1,0 +1,70 @@
+"""Build report rows from the stages' results, and turn rows into a DataFrame."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from ir_schemas import ReportRow
+
+
+def report_row(source: Any, translation: Any, validation: Any, graph: Any, bounds: Any, hardware: Any,
+               inverse: Any = None, target_latency_s: float | None = None) -> ReportRow:
+    """One row: a validated workload's counts and its SOL bounds on one hardware.
+
+    ``source`` a WorkloadSource, ``translation`` a Translation, ``validation`` a ValidationResult,
+    ``graph`` an EinsumGraph, ``bounds`` a SolBounds, ``hardware`` a HardwareSpec,
+    ``inverse`` an InverseRoofline or None.
+    """
+    unfused, fused = bounds.unfused, bounds.fused
+    # the report's errors are those of the float32 comparison with the framework's own outputs
+    # (the float64 strong check is far tighter and lives in the validation table)
+    as_written = [c for c in validation.checks if c.reference == "outputs"] or list(validation.checks)
+    row = ReportRow(
+        workload=source.name,
+        source=str(source.path),
+        hardware=hardware.name,
+        dtype=str(bounds.dtype),
+        translator=translation.translator,
+        validated=bool(validation.ok),
+        max_abs_error=max((float(c.max_abs_error) for c in as_written), default=0.0),
+        max_rel_error=max((float(c.max_rel_error) for c in as_written), default=0.0),
+        macs=int(graph.macs),
+        flops=int(graph.flops),
+        bytes_unfused=int(graph.bytes_unfused),
+        bytes_fused=int(graph.io_bytes),
+        sol_unfused_s=float(unfused.time_s),
+        sol_fused_s=float(fused.time_s),
+        bound_unfused=unfused.limiter,
+        bound_fused=fused.limiter,
+        sol_unfused_graph_s=float(bounds.unfused_graph.time_s),
+        intensity_unfused_flop_per_byte=float(unfused.intensity_flop_per_byte),
+        intensity_fused_flop_per_byte=float(fused.intensity_flop_per_byte),
+        peak_flop_per_s=float(bounds.peak_flop_per_s),
+        dram_bytes_per_s=float(bounds.dram_bytes_per_s),
+        einsums=sum(1 for n in graph.nodes if n.kind != "reshape"),  # a reshape is a view: no data moves
+    )
+    return add_inverse(row, inverse, target_latency_s) if inverse is not None else row
+
+
+def add_inverse(row: ReportRow, inverse: Any, target_latency_s: float | None = None) -> ReportRow:
+    """The row with the inverse-roofline columns filled from an ``InverseRoofline``."""
+    if inverse is None:
+        return row
+    fused, unfused = inverse.fused, inverse.unfused_graph  # the unfused inverse is of the whole-graph form
+    return row.model_copy(update={
+        "target_latency_s": float(target_latency_s if target_latency_s is not None else inverse.target_latency_s),
+        "min_flop_per_s_fused": float(fused.min_flop_per_s),
+        "min_bytes_per_s_fused": float(fused.min_bytes_per_s),
+        "min_flop_per_s_unfused": float(unfused.min_flop_per_s),
+        "min_bytes_per_s_unfused": float(unfused.min_bytes_per_s),
+        "compute_factor_fused": float(fused.compute_factor),
+        "bandwidth_factor_fused": float(fused.bandwidth_factor),
+    })
+
+
+def rows_to_frame(rows: Sequence[ReportRow]) -> pd.DataFrame:
+    """A DataFrame with one column per ReportRow field, in the model's field order."""
+    columns = list(ReportRow.model_fields)
+    return pd.DataFrame([r.model_dump() for r in rows], columns=columns)

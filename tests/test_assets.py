@@ -1,0 +1,109 @@
+"""The Dagster layer: the definitions load, and one workload × H100_SXM materialises end to end."""
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from solar_assets.assets.partitions import WORKLOAD_PARTITIONS_NAME, workload_hardware_key
+from solar_assets.assets.resources import SolarConfig
+from solar_assets.assets.runner import QUIET_LOGGERS, solar_instance
+from solar_assets.assets.stages import ASSETS, BOUND_ASSETS, WORKLOAD_ASSETS, hardware_spec, headroom_report
+
+REPO = Path(__file__).resolve().parents[1]
+GEMM = REPO / "data" / "workloads" / "gemm.py"
+
+
+def test_definitions_load():
+    from solar_assets.definitions import defs
+
+    dg.Definitions.validate_loadable(defs)
+    keys = {key.to_user_string() for key in defs.resolve_asset_graph().get_all_asset_keys()}
+    assert {"workload_source", "golden_outputs", "ir_translation", "ir_validation", "einsum_graph",
+            "hardware_spec", "sol_bounds", "inverse_roofline", "headroom_report"} <= keys
+
+
+def _materialize(instance, config, selection, partition_key=None, run_config=None):
+    from solar_assets.definitions import resources_for
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dg.BetaWarning)
+        return dg.materialize(list(ASSETS), selection=list(selection), partition_key=partition_key,
+                              instance=instance, resources=resources_for(config),
+                              run_config={**QUIET_LOGGERS, **(run_config or {})}, raise_on_error=False)
+
+
+def test_gemm_on_h100_materialises_to_bounds(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOLAR_HOME", str(tmp_path))
+    config = SolarConfig.default(tmp_path, workload_dir=GEMM.parent, target_latency_s=1e-3)
+    with solar_instance(tmp_path) as instance:
+        instance.add_dynamic_partitions(WORKLOAD_PARTITIONS_NAME, ["gemm"])
+        assert _materialize(instance, config, [hardware_spec], "H100_SXM").success
+        run = _materialize(instance, config, WORKLOAD_ASSETS, "gemm")
+        assert run.success, run.get_step_failure_events()
+        ir_meta = run.asset_materializations_for_node("ir_translation")[0].metadata
+        assert "gemm" in ir_meta["IR"].value and ir_meta["translator"].value == "tracer"
+        graph_meta = run.asset_materializations_for_node("einsum_graph")[0].metadata
+        assert graph_meta["MACs"].value == 1024**3
+
+        run = _materialize(instance, config, BOUND_ASSETS, workload_hardware_key("gemm", "H100_SXM"))
+        assert run.success, run.get_step_failure_events()
+        row = run.output_for_node("sol_bounds").row
+        assert (row.workload, row.hardware, row.macs, row.flops) == ("gemm", "H100_SXM", 1024**3, 2 * 1024**3)
+        assert row.bytes_fused == 3 * 1024 * 1024 * 4
+        assert row.bound_fused == "compute"
+        assert row.sol_fused_s == pytest.approx(2 * 1024**3 / 67e12)
+        bounds_meta = run.asset_materializations_for_node("sol_bounds")[0].metadata
+        assert bounds_meta["bound_fused"].value == "compute" and "| fused |" in bounds_meta["bounds"].value
+        inverse = run.output_for_node("inverse_roofline")
+        assert inverse.fused.min_flop_per_s == pytest.approx(2 * 1024**3 / 1e-3)
+
+        report_config = {"workloads": ["gemm"], "hardware": ["H100_SXM"], "failures": []}
+        run = _materialize(instance, config, [headroom_report],
+                           run_config={"ops": {"headroom_report": {"config": report_config}}})
+        assert run.success, run.get_step_failure_events()
+        (report_row,) = run.output_for_node("headroom_report")
+        assert report_row.sol_fused_s == row.sol_fused_s and report_row.target_latency_s == 1e-3
+    assert (tmp_path / "reports" / "report.json").is_file()
+    assert (tmp_path / "reports" / "report_roofline.png").is_file()
+
+
+def test_bad_workload_fails_its_run_with_a_message_naming_the_file(tmp_path):
+    from solar_assets.assets.runner import failure_message
+
+    (tmp_path / "broken.py").write_text("import torch\nraise RuntimeError('no')\n")
+    config = SolarConfig.default(tmp_path, workload_dir=tmp_path)
+    with solar_instance(tmp_path) as instance:
+        instance.add_dynamic_partitions(WORKLOAD_PARTITIONS_NAME, ["broken"])
+        run = _materialize(instance, config, WORKLOAD_ASSETS, "broken")
+        assert not run.success
+        message = failure_message(run, tmp_path / "broken.py")
+    assert str(tmp_path / "broken.py") in message and "RuntimeError: no" in message
+
+
+def test_failed_validation_fails_ir_validation_with_its_table_and_stops_downstream(tmp_path, monkeypatch):
+    import dataclasses
+
+    import solar_assets.validate as validate
+
+    real = validate.validate_program
+
+    def wrong(program, golden, **kwargs):
+        result = real(program, golden, **kwargs)
+        bad = dataclasses.replace(result.checks[0], ok=False, max_abs_error=3.0, message="max abs error 3 > 1e-4")
+        return dataclasses.replace(result, ok=False, checks=[bad, *result.checks[1:]])
+
+    monkeypatch.setattr(validate, "validate_program", wrong)
+    config = SolarConfig.default(tmp_path, workload_dir=GEMM.parent)
+    with solar_instance(tmp_path) as instance:
+        instance.add_dynamic_partitions(WORKLOAD_PARTITIONS_NAME, ["gemm"])
+        run = _materialize(instance, config, WORKLOAD_ASSETS, "gemm")
+    assert not run.success
+    (failure,) = run.get_step_failure_events()
+    assert failure.step_key == "ir_validation"
+    user = failure.step_failure_data.user_failure_data
+    assert "gemm.py" in user.description and "failed validation" in user.description
+    assert user.metadata["verdict"].value == "FAIL" and user.metadata["checks"].value.records
+    assert run.is_node_success("ir_translation") and not run.is_node_success("einsum_graph")
