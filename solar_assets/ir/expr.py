@@ -65,7 +65,7 @@ class Access:
     index: tuple[Affine, ...]
 
     def __str__(self) -> str:
-        return f"{self.tensor}[{', '.join(map(str, self.index))}]"
+        return f"{self.tensor}[{', '.join(map(str, self.index)) or '()'}]"
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ class ParsedKernel:
     reads: tuple[Access, ...]
     expr: ast.expr = field(compare=False)
     ops_per_iteration: int  # arithmetic ops in expr, plus one for an accumulating update
-    is_sum_of_products: bool  # `+=` of a product: each iteration is one MAC
+    is_sum_of_products: bool  # `+=` of a product of two or more reads: each iteration is one MAC
 
     @property
     def extents(self) -> dict[str, int]:
@@ -180,8 +180,15 @@ def _walk_expr(node: ast.expr, loop_vars: set[str], where: str, reads: list[Acce
     raise IRError(f"{where}: {type(node).__name__} {ast.unparse(node)!r} is not allowed in a kernel expression")
 
 
+def _product_factors(node: ast.expr) -> list[ast.expr]:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return _product_factors(node.left) + _product_factors(node.right)
+    return [node]
+
+
 def _is_product(node: ast.expr) -> bool:
-    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)
+    """A product of at least two tensor reads (scaling one read by a constant is no MAC)."""
+    return sum(isinstance(f, ast.Subscript) for f in _product_factors(node)) >= 2
 
 
 @lru_cache(maxsize=65536)

@@ -214,6 +214,30 @@ def _stored_like(a: np.ndarray, ref: Any) -> np.ndarray:
     return a
 
 
+def _framework_precision_checks(names: list[str], stored: list[np.ndarray], golden: GoldenLike,
+                                declared: list[str], notes: list[str]) -> list[OutputCheck]:
+    """The float32 comparison with the framework's own outputs. Where the framework's float32
+    result is itself further from its float64 result than the dtype tolerance (long float32
+    sums drift), the allowed error grows to twice that drift: the IR cannot be asked to
+    reproduce the framework's rounding, and the float64 check above still pins the meaning."""
+    checks: list[OutputCheck] = []
+    for i, name in enumerate(names):
+        rtol, atol_scale = tolerance_for(declared[i], str(np.asarray(golden.outputs[i]).dtype)) \
+            if i < len(golden.outputs) else (None, None)
+        if golden.outputs64 is not None and i < len(golden.outputs) and _category(declared[i]) == "float":
+            ref, ref64 = np.asarray(golden.outputs[i], np.float64), np.asarray(golden.outputs64[i], np.float64)
+            if ref.shape == ref64.shape and ref.size:
+                drift = float(np.nanmax(np.abs(ref - ref64)))
+                scale = float(np.nanmax(np.abs(ref))) or 1.0
+                if 2 * drift / scale > atol_scale:
+                    notes.append(f"output {name!r}: the framework's float32 result drifts {drift:.3g} from its "
+                                 f"float64 result; float32 tolerance widened to twice that")
+                    atol_scale = 2 * drift / scale
+        checks += compare_outputs([name], stored[i:i + 1], golden.outputs[i:i + 1], rtol, atol_scale,
+                                  dtypes=declared[i:i + 1], reference="outputs")
+    return checks
+
+
 def validate_program(program: Program, golden: GoldenLike, *, source: str = "<program>",
                      einsum: bool = True) -> ValidationResult:
     """Run ``program`` in float64 on the golden inputs and compare: with ``golden.outputs64`` at
@@ -235,7 +259,7 @@ def validate_program(program: Program, golden: GoldenLike, *, source: str = "<pr
     else:
         notes.append("no float64 golden outputs: only the float32 comparison ran")
     stored = [_stored_like(a, r) for a, r in zip(got64, golden.outputs)] + got64[len(golden.outputs):]
-    checks += compare_outputs(names, stored, golden.outputs, dtypes=declared, reference="outputs")
+    checks += _framework_precision_checks(names, stored, golden, declared, notes)
     return ValidationResult(
         ok=bool(checks) and all(c.ok for c in checks),
         checks=checks,

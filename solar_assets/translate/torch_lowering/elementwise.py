@@ -106,3 +106,21 @@ def leaky_relu_lowering(c: Ctx, x, slope: float = 0.01):
 @lowers(aten.where)
 def where_lowering(c: Ctx, cond, x, y):
     return c.elementwise("select({0}, {1}, {2})", cond, x, y)
+
+
+@lowers(aten.elu)
+def elu_lowering(c: Ctx, x, alpha=1.0, scale=1.0, input_scale=1.0):
+    return c.elementwise("select({0} > 0.0, {0} * {2}, (exp({0} * {3}) - 1.0) * {1} * {2})",
+                         x, float(alpha), float(scale), float(input_scale))
+
+
+@lowers(aten.full, aten.scalar_tensor)
+def full_lowering(c: Ctx, *args, **kwargs):
+    value = args[1] if c.node.target.overloadpacket is aten.full else args[0]
+    return c.elementwise("{0}", value)
+
+
+@lowers(aten.arange)
+def arange_lowering(c: Ctx, *args, **kwargs):
+    start, step = (args[0], args[2] if len(args) > 2 else 1) if len(args) >= 2 else (0, 1)
+    return c.elementwise(f"{{0}} + {{1}} * i0", start, step)

@@ -92,17 +92,23 @@ def batch_norm_eval_lowering(c: Ctx, x: SymTensor, weight, bias, running_mean, r
     return (out, None, None)
 
 
-def _reduce(c: Ctx, x: SymTensor, dims, keepdim: bool, update: str, scale: float | None) -> SymTensor:
+def _reduce(c: Ctx, x: SymTensor, dims, keepdim: bool, update: str, scale: float | None,
+            expr=None, hint: str | None = None, out_index=None) -> SymTensor:
+    """``out[kept dims] (update)= expr(x[...])`` over every element of ``x``."""
     if dims is None or len(dims) == 0:
         dims = list(range(len(x.shape)))
     keep, red = _split_axes(x.shape, dims)
-    out = c.new_output()
+    if hint is None:
+        out = c.new_output(out_index)
+    else:
+        shape = [1 if d in red else s for d, s in enumerate(x.shape)] if keepdim else [x.shape[d] for d in keep]
+        out = c.b.declare(hint, shape, x.dtype)
     v = loop_vars("i", len(x.shape))
     idx = lins(v)
     out_idx = [Lin.constant(0) if (d in red) else idx[d] for d in range(len(x.shape))] if keepdim \
         else [idx[d] for d in keep]
-    read = x.access(idx)
-    c.b.kernel(c.name, list(zip(v, x.shape)), out.access(out_idx), update,
+    read = x.access(idx) if expr is None else expr(x.access(idx), idx)
+    c.b.kernel(hint or c.name, list(zip(v, x.shape)), out.access(out_idx), update,
                read if scale is None else f"{read} * {scale!r}")
     return out
 
@@ -129,3 +135,116 @@ def amax_lowering(c: Ctx, x: SymTensor, dims=(), keepdim: bool = False) -> SymTe
 @lowers(aten.amin)
 def amin_lowering(c: Ctx, x: SymTensor, dims=(), keepdim: bool = False) -> SymTensor:
     return _reduce(c, x, dims, keepdim, "min=", None)
+
+
+def _count(shape, dims) -> int:
+    n = 1
+    for d in dims:
+        n *= shape[d]
+    return n
+
+
+def _normalize(c: Ctx, x: SymTensor, dims, eps: float, affine_at, weight, bias, out: SymTensor):
+    """(x - mean) * rsqrt(var + eps) [* w + b] over ``dims`` into ``out``; returns (out, mean, var)."""
+    inv = 1.0 / _count(x.shape, dims)
+    mean, keep = _row_stat(c, x, dims, c.name + "_mean", "+=", lambda r, *_: f"{r} * {inv!r}")
+    var, _ = _row_stat(c, x, dims, c.name + "_var", "+=",
+                       lambda r, s, idx, k: f"({r} - {_at(mean, idx, k)}) ** 2 * {inv!r}")
+    v = loop_vars("i", len(x.shape))
+    idx = lins(v)
+    expr = f"({x.access(idx)} - {_at(mean, idx, keep)}) * rsqrt({_at(var, idx, keep)} + {eps!r})"
+    if weight is not None:
+        expr += f" * {weight.access(affine_at(idx))}"
+    if bias is not None:
+        expr += f" + {bias.access(affine_at(idx))}"
+    c.b.kernel(c.name, list(zip(v, x.shape)), out.access(idx), "=", expr)
+    return out, mean, var
+
+
+@lowers(aten.native_group_norm)
+def group_norm_lowering(c: Ctx, x: SymTensor, weight, bias, n: int, channels: int, hw: int, groups: int, eps: float):
+    """Viewed as [N, G, C/G, spatial...] so each group is a set of trailing dims."""
+    cg = channels // groups
+    grouped = c.b.reshape(x, [x.shape[0], groups, cg, *x.shape[2:]], c.name + "_grouped")
+    dims = list(range(2, len(grouped.shape)))
+    inner = c.b.declare(c.name + "_grouped_out", grouped.shape, x.dtype)
+
+    def channel(idx):
+        return [idx[1].scale(cg) + idx[2]]
+
+    out, _, _ = _normalize(c, grouped, dims, eps, channel, weight, bias, inner)
+    return (c.b.reshape(out, c.out_shape(0), c.name), None, None)
+
+
+@lowers(aten._native_batch_norm_legit)
+def batch_norm_no_stats_lowering(c: Ctx, x: SymTensor, weight, bias, *rest):
+    """Normalise over every dim but the channel (training-mode batch norm, instance norm)."""
+    eps = rest[-1]
+    dims = [0] + list(range(2, len(x.shape)))
+    out, _, _ = _normalize(c, x, dims, eps, lambda idx: [idx[1]], weight, bias, c.new_output(0))
+    return (out, None, None)
+
+
+@lowers(aten.var)
+def var_lowering(c: Ctx, x: SymTensor, dims=None, *, correction=1, keepdim: bool = False) -> SymTensor:
+    dims = list(range(len(x.shape))) if not dims else [d % len(x.shape) for d in dims]
+    n = _count(x.shape, dims)
+    inv = 1.0 / n
+    mean, keep = _row_stat(c, x, dims, c.name + "_mean", "+=", lambda r, *_: f"{r} * {inv!r}")
+    denominator = n - (1 if correction is None else correction)
+    scale = 1.0 / denominator if denominator > 0 else float("inf")
+    return _reduce(c, x, dims, keepdim, "+=", None,
+                   expr=lambda r, idx: f"({r} - {_at(mean, idx, keep)}) ** 2 * {scale!r}")
+
+
+@lowers(aten.linalg_vector_norm)
+def vector_norm_lowering(c: Ctx, x: SymTensor, ord=2, dims=None, keepdim: bool = False, **_) -> SymTensor:
+    if ord in (float("inf"), float("-inf")):
+        return _reduce(c, x, dims, keepdim, "max=" if ord > 0 else "min=", None, expr=lambda r, idx: f"abs({r})")
+    if ord == 1:
+        return _reduce(c, x, dims, keepdim, "+=", None, expr=lambda r, idx: f"abs({r})")
+    total = _reduce(c, x, dims, keepdim, "+=", None,
+                    expr=lambda r, idx: f"{r} * {r}" if ord == 2 else f"abs({r}) ** {float(ord)!r}", hint=c.name + "_pow")
+    root = "sqrt({0})" if ord == 2 else f"{{0}} ** {1.0 / ord!r}"
+    return c.elementwise(root, total)
+
+
+@lowers(aten.prod)
+def prod_lowering(c: Ctx, x: SymTensor, dim=None, keepdim: bool = False, **_) -> SymTensor:
+    return _reduce(c, x, None if dim is None else [dim], keepdim, "*=", None)
+
+
+def _arg_reduce(c: Ctx, x: SymTensor, dim, keepdim: bool, update: str, out_index=None) -> SymTensor:
+    """First index of the max (min): the extreme, then the smallest position that attains it."""
+    if dim is None:
+        flat = c.b.reshape(x, [_count(x.shape, range(len(x.shape)))], c.name + "_flat")
+        x, dim = flat, 0
+    dim %= len(x.shape)
+    best, keep = _row_stat(c, x, [dim], c.name + "_best", update, lambda r, *_: r)
+    shape = c.out_shape(out_index)
+    out = c.b.declare(c.name, shape, "int64")
+    v = loop_vars("i", len(x.shape))
+    idx = lins(v)
+    out_idx = [Lin.constant(0) if d == dim else idx[d] for d in range(len(x.shape))] if keepdim \
+        else [idx[d] for d in keep]
+    n = x.shape[dim]
+    c.b.kernel(c.name, list(zip(v, x.shape)), out.access(out_idx), "min=",
+               f"select({x.access(idx)} == {_at(best, idx, keep)}, {v[dim]}, {n})")
+    return out
+
+
+@lowers(aten.argmax)
+def argmax_lowering(c: Ctx, x: SymTensor, dim=None, keepdim: bool = False) -> SymTensor:
+    return _arg_reduce(c, x, dim, keepdim, "max=")
+
+
+@lowers(aten.argmin)
+def argmin_lowering(c: Ctx, x: SymTensor, dim=None, keepdim: bool = False) -> SymTensor:
+    return _arg_reduce(c, x, dim, keepdim, "min=")
+
+
+@lowers(aten.max.dim, aten.min.dim)
+def max_dim_lowering(c: Ctx, x: SymTensor, dim: int, keepdim: bool = False):
+    update = "max=" if c.node.target is aten.max.dim else "min="
+    values = _reduce(c, x, [dim], keepdim, update, None, out_index=0)
+    return (values, lambda: _arg_reduce(c, x, dim, keepdim, update, out_index=1))

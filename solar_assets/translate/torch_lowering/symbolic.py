@@ -82,6 +82,8 @@ class SymTensor:
     def access(self, idx: Sequence[Lin]) -> str:
         """``base[...]`` read at view position ``idx`` (affine forms over loop variables)."""
         env = {view_dim(d): lin for d, lin in enumerate(idx)}
+        if not self.index:
+            return f"{self.base}[()]"  # a rank-0 tensor
         return f"{self.base}[{', '.join(lin.subst(env).render() for lin in self.index)}]"
 
     def per_dim_monotone(self) -> bool:

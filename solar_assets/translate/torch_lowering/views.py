@@ -114,3 +114,56 @@ def getitem_lowering(c: Ctx, values, i: int):
     if value is None:
         raise LoweringGap(f"output {i} of {c.node.args[0].target} is not lowered (only its main output is)")
     return value
+
+
+@lowers(aten.split_with_sizes, aten.split)
+def split_lowering(c: Ctx, x: SymTensor, sizes, dim: int = 0):
+    dim %= len(x.shape)
+    if isinstance(sizes, int):
+        sizes = [min(sizes, x.shape[dim] - s) for s in range(0, x.shape[dim], sizes)]
+    parts, start = [], 0
+    for size in sizes:
+        old_of_new = [Lin.of(view_dim(d)) for d in range(len(x.shape))]
+        old_of_new[dim] = Lin.constant(start) + Lin.of(view_dim(dim))
+        shape = list(x.shape)
+        shape[dim] = size
+        parts.append(x.reindex(shape, old_of_new))
+        start += size
+    return parts
+
+
+@lowers(aten.flip)
+def flip_lowering(c: Ctx, x: SymTensor, dims) -> SymTensor:
+    flipped = {d % len(x.shape) for d in dims}
+    old_of_new = [Lin.constant(x.shape[d] - 1) + Lin.of(view_dim(d), -1) if d in flipped else Lin.of(view_dim(d))
+                  for d in range(len(x.shape))]
+    return x.reindex(x.shape, old_of_new)
+
+
+@lowers(aten.repeat)
+def repeat_lowering(c: Ctx, x: SymTensor, repeats) -> SymTensor:
+    """``out[r*n + i] = x[i]``: one copy kernel with an affine output subscript."""
+    out = c.new_output()
+    offset = len(repeats) - len(x.shape)
+    src_shape = [1] * offset + list(x.shape)
+    rv, iv = loop_vars("r", len(repeats)), loop_vars("i", len(repeats))
+    loops = list(zip(rv, repeats)) + list(zip(iv, src_shape))
+    dst = [Lin.of(rv[d], src_shape[d]) + Lin.of(iv[d]) for d in range(len(repeats))]
+    c.b.kernel(c.name, loops, out.access(dst), "=", x.access(lins(iv[offset:])))
+    return out
+
+
+@lowers(aten.constant_pad_nd)
+def constant_pad_lowering(c: Ctx, x: SymTensor, pad, value: float = 0.0) -> SymTensor:
+    """F.pad: pairs (before, after) from the last dim backwards; negative pads crop."""
+    shape = c.out_shape()
+    before = [0] * len(x.shape)
+    for j in range(len(pad) // 2):
+        before[len(x.shape) - 1 - j] = pad[2 * j]
+    if any(p > 0 for p in pad):
+        x = c.b.padded(x, float(value), c.name + "_in")
+    out = c.new_output()
+    v = loop_vars("i", len(shape))
+    src = [Lin.of(v[d]) + Lin.constant(-before[d]) for d in range(len(shape))]
+    c.b.kernel(c.name, list(zip(v, shape)), out.access(lins(v)), "=", x.access(src))
+    return out
