@@ -107,3 +107,11 @@ def test_parse_kernel_counts_ops():
     k = _k("gelu", [("i", 8)], "Y[i]", "=", "0.5 * X[i] * (1.0 + erf(X[i] * 0.7071))")
     pk = parse_kernel(k)
     assert pk.ops_per_iteration == 5 and not pk.is_sum_of_products and pk.iterations == 8
+
+
+def test_scaling_a_single_read_is_not_a_mac_and_rank0_reads_parse():
+    k = _k("mean", [("i", 8)], "M[()]", "+=", "X[i] * 0.125")
+    pk = parse_kernel(k)
+    assert not pk.is_sum_of_products and str(pk.out) == "M[()]"
+    dot = parse_kernel(_k("dot", [("i", 8)], "M[()]", "+=", "X[i] * Y[i] * 0.5"))
+    assert dot.is_sum_of_products and dot.ops_per_iteration == 3

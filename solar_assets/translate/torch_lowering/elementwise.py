@@ -31,6 +31,9 @@ UNARY_TEMPLATES = {
     aten.expm1: "expm1({0})",
     aten.floor: "floor({0})",
     aten.ceil: "ceil({0})",
+    aten.isnan: "{0} != {0}",
+    aten.logical_not: "not {0}",
+    aten.bitwise_not: "not {0}",
 }
 BINARY_TEMPLATES = {
     aten.mul: "{0} * {1}",
@@ -44,6 +47,10 @@ BINARY_TEMPLATES = {
     aten.le: "{0} <= {1}",
     aten.gt: "{0} > {1}",
     aten.ge: "{0} >= {1}",
+    aten.logical_and: "{0} and {1}",
+    aten.logical_or: "{0} or {1}",
+    aten.bitwise_and: "{0} and {1}",
+    aten.bitwise_or: "{0} or {1}",
 }
 
 
@@ -114,10 +121,15 @@ def elu_lowering(c: Ctx, x, alpha=1.0, scale=1.0, input_scale=1.0):
                          x, float(alpha), float(scale), float(input_scale))
 
 
-@lowers(aten.full, aten.scalar_tensor)
+@lowers(aten.full, aten.full_like, aten.scalar_tensor)
 def full_lowering(c: Ctx, *args, **kwargs):
-    value = args[1] if c.node.target.overloadpacket is aten.full else args[0]
+    value = args[0] if c.node.target.overloadpacket is aten.scalar_tensor else args[1]
     return c.elementwise("{0}", value)
+
+
+@lowers(aten.zeros_like, aten.ones_like)
+def zeros_like_lowering(c: Ctx, *args, **kwargs):
+    return c.elementwise("{0}", 0 if c.node.target.overloadpacket is aten.zeros_like else 1)
 
 
 @lowers(aten.arange)
