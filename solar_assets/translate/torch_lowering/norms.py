@@ -48,24 +48,9 @@ def softmax_lowering(c: Ctx, x: SymTensor, dim: int, half_to_float: bool = False
 
 @lowers(aten.native_layer_norm)
 def layer_norm_lowering(c: Ctx, x: SymTensor, normalized_shape, weight, bias, eps: float):
-    dims = list(range(len(x.shape) - len(normalized_shape), len(x.shape)))
-    count = 1
-    for d in normalized_shape:
-        count *= d
-    inv = 1.0 / count
-    mean, keep = _row_stat(c, x, dims, c.name + "_mean", "+=", lambda r, *_: f"{r} * {inv!r}")
-    var, _ = _row_stat(c, x, dims, c.name + "_var", "+=",
-                       lambda r, s, idx, k: f"({r} - {_at(mean, idx, k)}) ** 2 * {inv!r}")
-    out = c.new_output(0)
-    v = loop_vars("i", len(x.shape))
-    idx = lins(v)
-    norm_idx = idx[len(x.shape) - len(normalized_shape):]
-    expr = f"({x.access(idx)} - {_at(mean, idx, keep)}) * rsqrt({_at(var, idx, keep)} + {eps!r})"
-    if weight is not None:
-        expr += f" * {weight.access(norm_idx)}"
-    if bias is not None:
-        expr += f" + {bias.access(norm_idx)}"
-    c.b.kernel(c.name, list(zip(v, x.shape)), out.access(idx), "=", expr)
+    first = len(x.shape) - len(normalized_shape)
+    out, mean, var = _normalize(c, x, list(range(first, len(x.shape))), eps, lambda idx: idx[first:],
+                                weight, bias, c.new_output(0))
 
     def rstd() -> SymTensor:
         r = c.b.declare(c.name + "_rstd", var.shape, var.dtype)

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
+from solar_assets.ir.expr import Affine
+
 
 @dataclass(frozen=True)
 class Lin:
@@ -41,14 +43,7 @@ class Lin:
         return out
 
     def render(self) -> str:
-        parts: list[str] = []
-        for s, c in self.terms:
-            term = s if abs(c) == 1 else f"{s}*{abs(c)}"
-            parts.append(("- " if c < 0 else "+ ") + term)
-        if self.const or not parts:
-            parts.append(("- " if self.const < 0 else "+ ") + str(abs(self.const)))
-        text = " ".join(parts)
-        return text[2:] if text.startswith("+ ") else "-" + text[2:]
+        return str(Affine(self.terms, self.const))
 
 
 def view_dim(i: int) -> str:
