@@ -6,50 +6,12 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from ir_schemas import Kernel, Loop, Program, Reshape, TensorDecl
+from ir_schemas import Reshape
 from solar_assets.bounds import BoundsError, SolBounds, inverse_roofline, sol_bounds
 from solar_assets.graph import build_einsum_graph
 
 
-def tensor(name, shape, role="intermediate", dtype="float32", pos=0):
-    binding = {"input": f"input:{pos}", "weight": f"param:{name}"}.get(role)
-    return TensorDecl(name=name, shape=tuple(shape), dtype=dtype, role=role, binding=binding)
-
-
-def kernel(name, loops, out, update, expr, **kw):
-    return Kernel(name=name, loops=tuple(Loop(var=v, extent=e) for v, e in loops), out=out,
-                  update=update, expr=expr, **kw)
-
-
-def program(steps, tensors, name="p"):
-    inputs = tuple(t.name for t in tensors if t.role == "input")
-    outputs = tuple(t.name for t in tensors if t.role == "output")
-    return Program(name=name, tensors=tuple(tensors), inputs=inputs, outputs=outputs, steps=tuple(steps))
-
-
-def gemm(M, N, K, dtype="float32"):
-    return program(
-        [kernel("mm", [("m", M), ("n", N), ("k", K)], "C[m, n]", "+=", "A[m, k] * B[k, n]")],
-        [tensor("A", (M, K), "input", dtype, 0), tensor("B", (K, N), "input", dtype, 1),
-         tensor("C", (M, N), "output", dtype)], name="gemm")
-
-
-def attention(B, H, L, D):
-    """QK^T, a softmax chain (max, exp, sum, divide), then PV: six nodes."""
-    bh = [("b", B), ("h", H)]
-    return program(
-        [
-            kernel("qk", [*bh, ("i", L), ("j", L), ("d", D)], "S[b, h, i, j]", "+=", "Q[b, h, i, d] * K[b, h, j, d]"),
-            kernel("rowmax", [*bh, ("i", L), ("j", L)], "m[b, h, i]", "max=", "S[b, h, i, j]"),
-            kernel("expo", [*bh, ("i", L), ("j", L)], "E[b, h, i, j]", "=", "exp(S[b, h, i, j] * 0.5 - m[b, h, i])"),
-            kernel("rowsum", [*bh, ("i", L), ("j", L)], "l[b, h, i]", "+=", "E[b, h, i, j]"),
-            kernel("norm", [*bh, ("i", L), ("j", L)], "P[b, h, i, j]", "=", "E[b, h, i, j] / l[b, h, i]"),
-            kernel("pv", [*bh, ("i", L), ("d", D), ("j", L)], "O[b, h, i, d]", "+=", "P[b, h, i, j] * V[b, h, j, d]"),
-        ],
-        [tensor("Q", (B, H, L, D), "input", pos=0), tensor("K", (B, H, L, D), "input", pos=1),
-         tensor("V", (B, H, L, D), "input", pos=2), tensor("S", (B, H, L, L)), tensor("m", (B, H, L)),
-         tensor("E", (B, H, L, L)), tensor("l", (B, H, L)), tensor("P", (B, H, L, L)),
-         tensor("O", (B, H, L, D), "output")], name="attention")
+from ir_programs import attention, gemm, kernel, program, tensor
 
 
 @dataclass(frozen=True)
