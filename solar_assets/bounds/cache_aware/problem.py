@@ -1,0 +1,153 @@
+"""The cache-aware view of a workload: its kernels as ``Einsum`` s in program order, and the dataflow.
+
+``problem_from_graph`` takes what ``solar_assets.graph.EinsumGraph`` provides (parsed kernels,
+storages behind reshape views, graph outputs); ``problem_from_kernels`` takes parsed kernels and
+a table of tensor shapes and dtypes, for callers without a graph. Reshape steps move no data and
+are transparent: a read through a view is a read of the storage it views.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from solar_assets.bounds.cache_aware.mapping import Dim, Einsum, TensorUse
+from solar_assets.graph.einsum_graph import BYTES_PER_ELEMENT
+from solar_assets.graph.footprint import footprint_of, union_footprint
+from solar_assets.ir.expr import Access as IRAccess, ParsedKernel
+
+if TYPE_CHECKING:
+    from solar_assets.graph import EinsumGraph
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Einsums in program order and, per einsum and read storage, which einsum produced it."""
+
+    name: str
+    einsums: tuple[Einsum, ...]
+    producer: tuple[dict[str, int], ...]  # per einsum: storage read (or accumulated into) -> producer index
+    written: tuple[bool, ...]  # the output reaches DRAM whatever the segments (a graph output, or
+    # part of a storage that is later read as a whole)
+    consumers: tuple[tuple[int, ...], ...]  # per einsum: the later einsums that read its output
+
+    def escapes(self, i: int, segment: range | Sequence[int] = ()) -> bool:
+        """Whether einsum i's output must reach DRAM when ``segment`` runs fused."""
+        return self.written[i] or any(c not in segment for c in self.consumers[i])
+
+    def key(self) -> str:
+        """Digest of the structure (names excluded): repeated workloads share solutions."""
+        return self._key
+
+    @cached_property
+    def _key(self) -> str:
+        text = repr((tuple(e.key() for e in self.einsums),
+                     tuple(tuple(sorted((self._read_pos(i, s), p) for s, p in prod.items()))
+                           for i, prod in enumerate(self.producer)), self.written))
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def _read_pos(self, i: int, storage: str) -> int:
+        e = self.einsums[i]
+        for k, t in enumerate(e.reads):
+            if t.tensor == storage:
+                return k
+        return -1  # the output storage (accumulated into)
+
+    @property
+    def compulsory_bytes(self) -> int:
+        """Σ per einsum of each operand and output once: the unfused traffic."""
+        return sum(e.compulsory_bytes for e in self.einsums)
+
+
+def einsum_from_kernel(pk: ParsedKernel, shapes: Mapping[str, tuple[int, ...]], dtypes: Mapping[str, str],
+                       storage_of: Mapping[str, str] | None = None, flops: int = 0) -> Einsum:
+    """Lift a parsed kernel: reads grouped by storage (views resolved), compulsory counts exact."""
+    storage_of = storage_of or {}
+    extents = pk.extents
+    ranks = tuple((v, n) for v, n in extents.items() if n > 1)
+    empty = any(n == 0 for n in extents.values())
+    keep = pk.kernel.init == "keep" and pk.kernel.update != "="
+    out_storage = storage_of.get(pk.out.tensor, pk.out.tensor)
+    groups: dict[str, list[IRAccess]] = {}
+    for acc in pk.reads:
+        groups.setdefault(storage_of.get(acc.tensor, acc.tensor), []).append(acc)
+
+    def use(storage: str, accs: Sequence[IRAccess]) -> TensorUse:
+        unique = list(dict.fromkeys(accs))
+        fp = union_footprint([(a, extents, tuple(shapes[a.tensor])) for a in unique]) if not empty else None
+        dims = tuple(_dims(a, extents, shapes[a.tensor]) for a in unique)
+        return TensorUse(storage, dims, BYTES_PER_ELEMENT[dtypes[unique[0].tensor]],
+                         fp.elements if fp else 0, fp.exact if fp else True)
+
+    reads = tuple(use(s, accs) for s, accs in groups.items())
+    out_fp = footprint_of(pk.out, extents, tuple(shapes[pk.out.tensor])) if not empty else None
+    out = TensorUse(out_storage, (_dims(pk.out, extents, shapes[pk.out.tensor]),),
+                    BYTES_PER_ELEMENT[dtypes[pk.out.tensor]], out_fp.elements if out_fp else 0,
+                    out_fp.exact if out_fp else True)
+    from solar_assets.ir.printer import format_kernel
+
+    return Einsum(pk.kernel.name, ranks, reads, out, keep, flops or pk.iterations * pk.ops_per_iteration,
+                  empty, text=format_kernel(pk.kernel))
+
+
+def _dims(acc: IRAccess, extents: Mapping[str, int], shape: Sequence[int]) -> tuple[Dim, ...]:
+    return tuple(Dim(tuple((v, c) for v, c in a.coefs if c and extents[v] > 1), a.const, int(size))
+                 for a, size in zip(acc.index, shape))
+
+
+def problem_from_kernels(kernels: Sequence[ParsedKernel], shapes: Mapping[str, tuple[int, ...]],
+                         dtypes: Mapping[str, str], outputs: Sequence[str] = (), name: str = "kernels",
+                         storage_of: Mapping[str, str] | None = None) -> Problem:
+    """A problem from parsed kernels in program order; ``outputs`` are the graph outputs."""
+    storage_of = dict(storage_of or {})
+    einsums = tuple(einsum_from_kernel(pk, shapes, dtypes, storage_of) for pk in kernels)
+    return _dataflow(name, einsums, {storage_of.get(o, o) for o in outputs})
+
+
+def problem_from_graph(graph: EinsumGraph) -> Problem:
+    """The kernel nodes of an einsum graph, with views resolved to their storages."""
+    program = graph.program
+    tensors = program.tensor_map()
+    shapes = {n: t.shape for n, t in tensors.items()}
+    dtypes = {n: t.dtype for n, t in tensors.items()}
+    einsums = tuple(einsum_from_kernel(n.parsed, shapes, dtypes, graph.storage_of, n.flops)
+                    for n in graph.nodes if n.kind == "kernel")
+    outputs = {graph.storage_of[o] for o in program.outputs}
+    return _dataflow(program.name, einsums, outputs)
+
+
+def _dataflow(name: str, einsums: tuple[Einsum, ...], outputs: set[str]) -> Problem:
+    """Producers per read, consumers per einsum, and which outputs must reach DRAM regardless.
+
+    A storage's current version is the set of einsums whose writes make it up: one einsum when
+    the last write covers the whole storage, several when parts were written separately (the
+    parts of a concatenation). A read of a single-writer version may be served on chip by a
+    fused segment; a read of a multi-writer version always comes from DRAM, so each of its
+    writers is written back, as are the writers of the final version of a graph output.
+    """
+    last: dict[str, list[int]] = {}
+    producer: list[dict[str, int]] = []
+    consumers: list[list[int]] = [[] for _ in einsums]
+    written = [False] * len(einsums)
+    for i, e in enumerate(einsums):
+        prod: dict[str, int] = {}
+        reads = [t.tensor for t in e.reads] + ([e.out.tensor] if e.keep else [])
+        for storage in reads:
+            writers = last.get(storage, [])
+            if len(writers) == 1:
+                prod[storage] = writers[0]
+            elif writers:  # parts written separately: read back from DRAM
+                for w in writers:
+                    written[w] = True
+        for p in sorted(set(prod.values())):
+            consumers[p].append(i)
+        producer.append(prod)
+        whole = e.out.compulsory >= math.prod(d.size for d in e.out.accesses[0])
+        last[e.out.tensor] = [i] if whole else last.get(e.out.tensor, []) + [i]
+    for storage in outputs:
+        for w in last.get(storage, []):
+            written[w] = True
+    return Problem(name, einsums, tuple(producer), tuple(written), tuple(tuple(c) for c in consumers))

@@ -1,0 +1,105 @@
+"""The ski-slope: minimum DRAM traffic against buffer capacity, as rows, CSV and a PNG.
+
+Capacities are log-spaced from 64 KiB to 1 GiB. Every point reuses the same frontiers (they do
+not depend on the capacity); only the selection ILP runs per point. Traffic never rises with
+capacity: a mapping that fits a buffer fits every larger one.
+"""
+from __future__ import annotations
+
+import csv
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from solar_assets.bounds.cache_aware.solve import CacheAwareSolver, Options, as_problem, default_solver
+
+KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
+
+
+@dataclass(frozen=True)
+class SkiSlopeRow:
+    capacity_bytes: int
+    bytes_cache_aware: int  # fusion and tiling chosen together
+    bytes_unfused_tiled: int | None  # every einsum on its own at this capacity (None: one does not fit)
+    bytes_fused: int  # graph inputs, weights and outputs once (infinite buffer); 0 when unknown
+    bytes_unfused: int  # every einsum's operands and output once (infinite buffer, no fusion)
+    segments: int  # segments chosen (fewer than einsums: something is fused)
+    proven_optimal: bool
+    solve_seconds: float
+
+
+@dataclass(frozen=True)
+class SkiSlope:
+    workload: str
+    rows: tuple[SkiSlopeRow, ...]
+
+    def write_csv(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=[f.name for f in fields(SkiSlopeRow)])
+            w.writeheader()
+            for row in self.rows:
+                w.writerow(asdict(row))
+        return path
+
+    def write_png(self, path: str | Path, marks: Mapping[str, int] | None = None) -> Path:
+        """Log-log plot; ``marks`` draws a vertical line per hardware buffer (name -> bytes)."""
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig = Figure(figsize=(7, 4.5), dpi=110)
+        FigureCanvasAgg(fig)
+        ax = fig.add_subplot(1, 1, 1)
+        cap = [r.capacity_bytes / MIB for r in self.rows]
+        ax.step(cap, [r.bytes_cache_aware / MIB for r in self.rows], where="post", lw=2,
+                label="cache-aware (fusion + tiling)")
+        ax.step(cap, [r.bytes_unfused_tiled / MIB if r.bytes_unfused_tiled is not None else float("nan")
+                      for r in self.rows], where="post", ls="--", label="tiled, no fusion")
+        if self.rows:
+            ax.axhline(self.rows[0].bytes_unfused / MIB, color="grey", ls=":", label="unfused (∞ buffer)")
+            if self.rows[0].bytes_fused:
+                ax.axhline(self.rows[0].bytes_fused / MIB, color="black", ls="-.", label="fused (∞ buffer)")
+        for name, b in sorted((marks or {}).items(), key=lambda kv: kv[1]):
+            ax.axvline(b / MIB, color="tab:red", alpha=0.3)
+            ax.text(b / MIB, ax.get_ylim()[1], name, rotation=90, va="top", ha="right", fontsize=7)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("on-chip buffer (MiB)")
+        ax.set_ylabel("minimum DRAM traffic (MiB)")
+        ax.set_title(f"{self.workload}: DRAM traffic vs buffer capacity", fontsize=10)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.savefig(path, format="png", bbox_inches="tight")
+        return path
+
+
+def capacity_sweep(lo_bytes: int = 64 * KIB, hi_bytes: int = GIB, per_octave: int = 2) -> list[int]:
+    """Log-spaced capacities from ``lo_bytes`` to ``hi_bytes`` inclusive, ``per_octave`` per doubling."""
+    out, k = [], 0
+    while True:
+        c = int(round(lo_bytes * 2 ** (k / per_octave)))
+        if c > hi_bytes:
+            break
+        out.append(c)
+        k += 1
+    if out[-1] != hi_bytes:
+        out.append(hi_bytes)
+    return out
+
+
+def ski_slope(subject: Any, capacities: Sequence[int] | None = None, *, solver: CacheAwareSolver | None = None,
+              **options: Any) -> SkiSlope:
+    """The sweep for an EinsumGraph (or a Problem); ``options`` as for ``cache_aware_traffic``."""
+    solver = solver or default_solver(Options(**options))
+    problem = as_problem(subject)
+    fused = int(getattr(subject, "io_bytes", 0))
+    rows = []
+    for c in capacities or capacity_sweep():
+        r = solver.solve(problem, c)
+        rows.append(SkiSlopeRow(c, r.bytes, r.unfused_tiled_bytes, fused, r.unfused_bytes, len(r.segments),
+                                r.proven_optimal, r.solve_seconds))
+    return SkiSlope(problem.name, tuple(rows))

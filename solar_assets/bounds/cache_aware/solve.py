@@ -1,0 +1,435 @@
+"""The cache-aware bound of a workload at one buffer capacity, memoised across hardware and einsums.
+
+``cache_aware_traffic(graph, capacity_bytes)`` enumerates (once per workload structure) the
+Pareto frontier of every einsum on its own and of every fused run, then selects segments and
+mappings with the GLPK ILP at the capacity, then re-derives the chosen mappings' bytes in exact
+integers. Frontiers do not depend on the capacity: hardware with the same buffer, repeated
+identical einsums, and every point of a ski-slope sweep reuse them; a (workload, capacity)
+result is memoised as a whole.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+
+from solar_assets.bounds.cache_aware.candidates import CandidateTable
+from solar_assets.bounds.cache_aware.errors import CacheAwareError
+from solar_assets.bounds.cache_aware.frontier import MAX_TUPLES
+from solar_assets.bounds.cache_aware.ilp import UNAFFECTED, Candidate, select_cover
+from solar_assets.bounds.cache_aware.mapping import (
+    TILE_MODES,
+    Einsum,
+    Role,
+    TensorUse,
+    fused_multiplier,
+    mapping_cost,
+    trips,
+    use_counts,
+)
+from solar_assets.bounds.cache_aware.order_dp import best_order
+from solar_assets.bounds.cache_aware.problem import Problem, problem_from_graph
+from solar_assets.bounds.cache_aware.segments import (
+    SegmentFrontier,
+    SegmentPlan,
+    plan_variants,
+    region_counts,
+    segment_frontier,
+    split_for_fusion,
+)
+
+if TYPE_CHECKING:
+    from solar_assets.bounds.roofline import Bound, RooflineHardware
+    from solar_assets.graph import EinsumGraph
+
+logger = logging.getLogger(__name__)
+
+CODE_VERSION = "1"
+"""Bump when the mapping space or the accounting changes (Dagster code version of the bound)."""
+
+
+@dataclass(frozen=True)
+class Options:
+    """Knobs of the mapping space and the solver (part of every memo key)."""
+
+    tiles: str = "union"  # see mapping.TILE_MODES
+    max_segment: int = 32  # longest fused run considered (1: no fusion)
+    time_limit_s: float = 60.0  # GLPK time limit per selection
+    max_tuples: int = MAX_TUPLES
+    glpsol: str | None = None  # path to glpsol; None: PATH
+    ilp_points: str = "best"  # per segment, the least-traffic fitting point ("best") or every one ("all")
+    ilp_presolve_above: int = 4000  # more candidates than this: drop those no optimal cover uses
+
+    def __post_init__(self):
+        if self.tiles not in TILE_MODES:
+            raise ValueError(f"tiles={self.tiles!r}: expected one of {', '.join(TILE_MODES)}")
+        if self.max_segment < 1:
+            raise ValueError("max_segment must be at least 1")
+        if self.ilp_points not in ("best", "all"):
+            raise ValueError(f"ilp_points={self.ilp_points!r}: expected 'best' or 'all'")
+
+
+@dataclass(frozen=True)
+class EinsumTraffic:
+    """One einsum's share: its DRAM traffic under the chosen mapping, in exact bytes."""
+
+    name: str
+    bytes: int  # its operands and output through DRAM (an escaping on-chip output: written once)
+    compulsory_bytes: int  # each operand and the output once: its unfused bytes
+    buffer_bytes: int  # its own tiles plus the intermediates held while it runs
+    tiles: dict[str, int]  # rank -> buffer tile (ranks split for fusion are named rank.0, rank.1, ...)
+    order: tuple[str, ...]  # its own DRAM loops, outermost first (a segment's shared loops enclose them)
+    segment: int  # index into CacheAwareResult.segments
+
+
+@dataclass(frozen=True)
+class SegmentTraffic:
+    """One chosen segment: a single einsum, or a fused run with its shared tiles."""
+
+    einsums: tuple[str, ...]
+    bytes: int
+    buffer_bytes: int
+    shared_tiles: dict[str, int]  # the first member's fused ranks -> shared tile
+    onchip: tuple[str, ...]  # intermediates kept in the buffer
+    staged: tuple[str, ...] = ()  # DRAM inputs loaded once per iteration for several members
+
+
+@dataclass(frozen=True)
+class CacheAwareResult:
+    """The minimum DRAM traffic of a workload with a buffer of ``capacity_bytes``."""
+
+    bytes: int
+    per_einsum: tuple[EinsumTraffic, ...]
+    segments: tuple[SegmentTraffic, ...]
+    proven_optimal: bool
+    solve_seconds: float  # GLPK (incl. Pyomo's LP file round trip)
+    build_seconds: float  # Pyomo model construction
+    frontier_seconds: float  # enumeration, 0 when every frontier came from the memo
+    capacity_bytes: int
+    unfused_bytes: int  # Σ per einsum of each operand and output once (infinite buffer, no fusion)
+    unfused_tiled_bytes: int | None  # every einsum on its own at this capacity (None: one does not fit alone)
+    flops: int
+    exact: bool  # every footprint counted exactly (else some were bounded from below)
+    thinned: bool = False  # some einsum had too many tile tuples: its candidates were thinned
+    workload: str = ""
+    options: Options = field(default_factory=Options)
+    variables: int = 0  # ILP binaries
+
+    @property
+    def fusion_saving_bytes(self) -> int | None:
+        """What fusion saves at this capacity over tiling every einsum on its own."""
+        return None if self.unfused_tiled_bytes is None else self.unfused_tiled_bytes - self.bytes
+
+
+@dataclass
+class _Prepared:
+    problem: Problem
+    singles: list[SegmentFrontier]
+    fused: list[SegmentFrontier]
+    table: CandidateTable
+    seconds: float
+    exact: bool
+    thinned: bool
+
+
+class CacheAwareSolver:
+    """Holds the memo: einsum frontiers by canonical key, workloads by structure, results by capacity."""
+
+    def __init__(self, options: Options | None = None):
+        self.options = options or Options()
+        self._einsum_frontiers: dict = {}
+        self._runs: dict = {}
+        self._prepared: dict = {}
+        self._results: dict = {}
+
+    def clear(self) -> None:
+        for memo in (self._einsum_frontiers, self._runs, self._prepared, self._results):
+            memo.clear()
+
+    def derive(self, **changes: Any) -> CacheAwareSolver:
+        """A solver with some options changed that shares this one's einsum enumerations (their
+        memo key holds every option they depend on)."""
+        other = CacheAwareSolver(replace(self.options, **changes))
+        other._einsum_frontiers = self._einsum_frontiers
+        return other
+
+    def memo_sizes(self) -> dict[str, int]:
+        """Entries per memo: distinct einsum enumerations, run structures, workloads, results."""
+        return {"einsum_frontiers": len(self._einsum_frontiers), "runs": len(self._runs),
+                "workloads": len(self._prepared), "results": len(self._results)}
+
+    # ---------------------------------------------------------------------------- frontiers
+    def prepare(self, problem: Problem) -> _Prepared:
+        """Every candidate segment's frontier (capacity-independent), memoised by structure.
+
+        A run is keyed by its structure alone (member digests, where each read comes from, which
+        DRAM tensors members share, which outputs escape): a repeated block (the steps of an
+        unrolled RNN, the layers of a transformer) is planned and enumerated once.
+        """
+        o = self.options
+        key = (problem.key(), _names(problem), o.tiles, o.max_segment, o.max_tuples)
+        if key in self._prepared:
+            return self._prepared[key]
+        start = time.perf_counter()
+        n = len(problem.einsums)
+        last_use = [max(c, default=-1) for c in problem.consumers]
+        singles: list[SegmentFrontier] = []
+        fused: list[SegmentFrontier] = []
+        for lo in range(n):
+            parts: list[tuple] = []
+            labels: dict[str, int] = {}
+            split: list[Einsum] | None = None
+            links: dict = {}
+            for hi in range(lo, min(n, lo + o.max_segment)):
+                parts.append(_run_part(problem, hi, lo, labels))
+                run = tuple(range(lo, hi + 1))
+                skey = (tuple(parts), tuple(problem.written[i] or last_use[i] > hi for i in run))
+                if skey not in self._runs:
+                    if split is None:
+                        split = split_for_fusion(problem, run)
+                        links.clear()
+                    else:
+                        split = split_for_fusion(problem, run, split)
+                    self._runs[skey] = [segment_frontier(plan, o.tiles, self._einsum_frontiers, o.max_tuples)
+                                        for plan in plan_variants(problem, run, o.tiles, split, links)]
+                else:
+                    split = None  # grown again from scratch if a longer run is new
+                variants = [_relabel(sf, run) for sf in self._runs[skey]]
+                (singles if hi == lo else fused).extend(variants)
+        exact = all(s.exact for s in singles) and all(s.exact for s in fused)
+        thinned = any(f.reduced for s in (*singles, *fused) for f in s.member_frontiers)
+        table = CandidateTable.build(singles + fused, n)
+        prepared = _Prepared(problem, singles, fused, table, time.perf_counter() - start, exact, thinned)
+        self._prepared[key] = prepared
+        return prepared
+
+    # ---------------------------------------------------------------------------- one capacity
+    def solve(self, problem: Problem, capacity_bytes: int) -> CacheAwareResult:
+        capacity = int(capacity_bytes)
+        if capacity <= 0:
+            raise CacheAwareError(f"{problem.name}: buffer capacity must be positive, got {capacity_bytes!r}; "
+                                  f"{UNAFFECTED}")
+        o = self.options
+        rkey = (problem.key(), _names(problem), capacity, o)
+        if rkey in self._results:
+            return self._results[rkey]
+        prepared = self.prepare(problem)
+        frontier_seconds = prepared.seconds
+        prepared.seconds = 0.0  # charged once
+        segments = prepared.table.segments
+        candidates = prepared.table.candidates(capacity, o.ilp_points, o.ilp_presolve_above)
+        names = [e.name for e in problem.einsums]
+        _check_coverable(problem, prepared.singles, candidates, capacity)
+        sel = select_cover(len(problem.einsums), candidates, capacity, time_limit_s=o.time_limit_s,
+                           executable=o.glpsol, where=problem.name, names=names)
+        per_einsum: dict[int, EinsumTraffic] = {}
+        seg_out = []
+        for c in sorted(sel.chosen, key=lambda c: c.members):
+            seg_traffic = _realise(problem, segments[c.segment], c.point, len(seg_out), per_einsum)
+            seg_out.append(seg_traffic)
+        total = sum(t.bytes for t in seg_out)
+        if not math.isclose(total, sel.objective, rel_tol=1e-9, abs_tol=1.0):
+            raise CacheAwareError(f"{problem.name}: exact recount {total} B differs from the ILP objective "
+                                  f"{sel.objective} B at {capacity} B (an internal inconsistency); {UNAFFECTED}")
+        unfused_tiled = prepared.table.singles_cost(capacity)
+        result = CacheAwareResult(
+            bytes=total, per_einsum=tuple(per_einsum[i] for i in range(len(problem.einsums))),
+            segments=tuple(seg_out), proven_optimal=sel.proven_optimal, solve_seconds=sel.solve_seconds,
+            build_seconds=sel.build_seconds, frontier_seconds=frontier_seconds, capacity_bytes=capacity,
+            unfused_bytes=problem.compulsory_bytes, unfused_tiled_bytes=unfused_tiled,
+            flops=sum(e.flops for e in problem.einsums), exact=prepared.exact, thinned=prepared.thinned,
+            workload=problem.name,
+            options=o, variables=sel.variables)
+        self._results[rkey] = result
+        return result
+
+
+def _run_part(problem: Problem, i: int, lo: int, labels: dict[tuple, int]) -> tuple:
+    """Einsum i as a run starting at ``lo`` sees it, names left out: its shape digest; per read the
+    member that produced it (with the offset between that write and this read, which decides
+    whether their ranks line up) or a label for the DRAM region (storage and subscript constants,
+    labelled by first use in the run: equal labels, the same region); the same for its output."""
+    e = problem.einsums[i]
+    prod = problem.producer[i]
+
+    def source(t: TensorUse) -> tuple:
+        p = prod.get(t.tensor, -1)
+        if p >= lo:
+            w = _offset(problem.einsums[p].out.accesses[0])
+            return ("m", p - lo, tuple(_offset(acc) - w for acc in t.accesses))
+        return ("d", labels.setdefault((t.tensor, _constants(t)), len(labels)))
+
+    keep = source(e.out) if e.keep else None
+    return (e.shape_digest, tuple(source(t) for t in e.reads), keep,
+            labels.setdefault((e.out.tensor, _constants(e.out)), len(labels)))
+
+
+def _offset(acc) -> int:
+    """The constant part of an access's row-major offset into its storage."""
+    off, stride = 0, 1
+    for d in reversed(acc):
+        off += d.const * stride
+        stride *= d.size
+    return off
+
+
+def _constants(t: TensorUse) -> tuple:
+    return tuple(tuple(d.const for d in acc) for acc in t.accesses)
+
+
+def _relabel(sf: SegmentFrontier, run: tuple[int, ...]) -> SegmentFrontier:
+    """The frontier of a run of the same structure, as the einsums ``run`` (names come from the problem)."""
+    return sf if sf.plan.members == run else replace(sf, plan=replace(sf.plan, members=run))
+
+
+def _names(problem: Problem) -> tuple[str, ...]:
+    return (problem.name,) + tuple(e.name for e in problem.einsums)
+
+
+def _check_coverable(problem: Problem, singles: Sequence[SegmentFrontier], candidates: Sequence[Candidate],
+                     capacity: int) -> None:
+    covered = {e for c in candidates for e in c.members}
+    for i, e in enumerate(problem.einsums):
+        if i not in covered:
+            least = int(singles[i].need.min())
+            raise CacheAwareError(
+                f"{problem.name}: infeasible at a {capacity:,} B buffer: einsum {e.name!r} needs at least "
+                f"{least:,} B for its smallest tiles; {UNAFFECTED}")
+
+
+def exact_mapping(e: Einsum, role: Role, tiles: dict[str, int]) -> tuple[int, int, tuple[str, ...]]:
+    """(buffer bytes, traffic bytes, order) of the best order for these tiles, in exact integers."""
+    extents = e.extents
+    trip = {r: trips(n, tiles[r]) for r, n in extents.items()}
+    indexed, weights = [], []
+    for t in e.reads:
+        if t.tensor not in role.onchip:
+            _, S = use_counts(t, tiles, extents)
+            indexed.append(t.ranks())
+            weights.append(t.elem_bytes * S * fused_multiplier(role.fused, trip, t.ranks()))
+    if not role.out_onchip:
+        _, S = use_counts(e.out, tiles, extents)
+        indexed.append(e.out.ranks())
+        weights.append(2 * e.out.elem_bytes * S * fused_multiplier(role.fused, trip, e.out.ranks()))
+    _, order = best_order({r: trip[r] for r in extents if r not in role.fused}, indexed, weights)
+    fp, traffic = mapping_cost(e, tiles, order, role)
+    return fp, traffic, order
+
+
+def _realise(problem: Problem, sf: SegmentFrontier, point: int, seg_index: int,
+             per_einsum: dict[int, EinsumTraffic]) -> SegmentTraffic:
+    """Exact bytes of one chosen (segment, point), named after ``problem``'s einsums and tensors."""
+    plan = sf.plan
+    tau, threshold = int(sf.tau[point]), int(sf.need[point])
+    shared = plan.tau_tiles(tau)
+    seg_bytes = plan.escape_bytes
+    staged_bytes: dict[int, int] = {}
+    for x in plan.staged:
+        _, moved, phi, _ = region_counts(plan, x.first, plan.einsums[x.first].read(x.storage))
+        b = x.elem_bytes * max(int(moved[tau]), x.compulsory) * int(round(phi[tau]))
+        staged_bytes[x.first] = staged_bytes.get(x.first, 0) + b
+        seg_bytes += b
+    need = 0
+    for k, (m, e, role) in enumerate(zip(plan.members, plan.einsums, plan.roles)):
+        f = sf.member_frontiers[k]
+        held = int(sf.resident[k, tau])
+        j = sf.member_choice(k, tau, threshold - held)
+        tiles = f.tiles(int(f.tuple_id[j]), e)
+        tiles.update(zip(role.fused, shared))
+        fp, traffic, order = exact_mapping(e, role, tiles)
+        escape = next((x.elem_bytes * x.compulsory for x in plan.intermediates if x.producer == k and x.escapes), 0)
+        rename = _rank_names(plan, k, problem.einsums[m])
+        per_einsum[m] = EinsumTraffic(problem.einsums[m].name, traffic + escape + staged_bytes.get(k, 0),
+                                      e.compulsory_bytes, fp + held, {rename(r): t for r, t in tiles.items()},
+                                      tuple(map(rename, order)), seg_index)
+        seg_bytes += traffic
+        need = max(need, fp + held)
+    names = [problem.einsums[m].name for m in plan.members]
+    if need > threshold:
+        raise CacheAwareError(f"segment {names}: exact buffer {need} B exceeds the frontier's {threshold} B "
+                              f"(an internal inconsistency); {UNAFFECTED}")
+    rename = _rank_names(plan, 0, problem.einsums[plan.members[0]])
+    onchip = tuple(problem.einsums[plan.members[x.producer]].out.tensor for x in plan.intermediates)
+    staged = tuple(problem.einsums[plan.members[x.first]].reads[plan.einsums[x.first].read_index[x.storage]].tensor
+                   for x in plan.staged)
+    return SegmentTraffic(tuple(names), seg_bytes, need, {rename(r): t for r, t in zip(plan.roles[0].fused, shared)},
+                          onchip, staged)
+
+
+def _rank_names(plan: SegmentPlan, k: int, e: Einsum):
+    """Rank names of a plan made for another run of the same structure, as ``e`` names them
+    (split pieces keep their suffix: ``m.1``)."""
+    mapping = dict(zip(plan.base_ranks[k], (r for r, _ in e.ranks)))
+
+    def rename(rank: str) -> str:
+        base, dot, rest = rank.partition(".")
+        return mapping.get(base, base) + dot + rest
+
+    return rename
+
+
+# -------------------------------------------------------------------------------- public entry points
+_DEFAULT_SOLVERS: dict[Options, CacheAwareSolver] = {}
+
+
+def default_solver(options: Options | None = None) -> CacheAwareSolver:
+    """The process-wide solver (and memo) for these options."""
+    options = options or Options()
+    if options not in _DEFAULT_SOLVERS:
+        _DEFAULT_SOLVERS[options] = CacheAwareSolver(options)
+    return _DEFAULT_SOLVERS[options]
+
+
+def as_problem(subject: Any) -> Problem:
+    """An EinsumGraph or a Problem, as a Problem (memoised per graph digest)."""
+    if isinstance(subject, Problem):
+        return subject
+    if hasattr(subject, "nodes") and hasattr(subject, "program"):
+        key = subject.digest()
+        if key not in _PROBLEMS:
+            _PROBLEMS[key] = problem_from_graph(subject)
+        return _PROBLEMS[key]
+    raise TypeError(f"cache_aware_traffic takes an EinsumGraph or a Problem, not {type(subject).__name__}")
+
+
+_PROBLEMS: dict[str, Problem] = {}
+
+
+def cache_aware_traffic(subject: EinsumGraph | Problem, capacity_bytes: int, *, tiles: str = "union",
+                        max_segment: int = 32, time_limit_s: float = 60.0, glpsol: str | None = None,
+                        solver: CacheAwareSolver | None = None) -> CacheAwareResult:
+    """Minimum DRAM bytes of ``subject`` with an on-chip buffer of ``capacity_bytes``.
+
+    ``subject``: an ``EinsumGraph`` (or a ``Problem`` from ``problem_from_kernels``). The knobs
+    are ``Options`` fields; a ``solver`` brings its own options (and memo) instead.
+    Raises ``CacheAwareError`` when GLPK is missing, the model is infeasible (a buffer too small
+    for any mapping) or the solver stops before proving optimality.
+    """
+    if solver is None:
+        solver = default_solver(Options(tiles=tiles, max_segment=max_segment, time_limit_s=time_limit_s,
+                                        glpsol=glpsol))
+    return solver.solve(as_problem(subject), capacity_bytes)
+
+
+def cache_aware_bound(graph: EinsumGraph, hw: RooflineHardware, result: CacheAwareResult | None = None,
+                      dtype: str | None = None, **options: Any) -> Bound:
+    """The cache-aware SOL bound on ``hw``: max(ΣF/Π, B_cache_aware/β) with its limiter.
+
+    With B_io ≤ B_ca this never beats the fused bound, and it is at most the unfused bound
+    whenever B_ca ≤ Σ node bytes (see ``CacheAwareResult.unfused_bytes``).
+    """
+    from solar_assets.bounds.roofline import Bound, hardware_label
+
+    result = result or cache_aware_traffic(graph, int(hw.onchip_buffer_bytes), **options)
+    dtype = dtype or graph.dtype
+    peak, beta = float(hw.peak_for(dtype)), float(hw.dram_bytes_per_s)
+    flops = int(graph.flops)
+    compute_s, memory_s = flops / peak, result.bytes / beta
+    intensity = flops / result.bytes if result.bytes else (math.inf if flops else 0.0)
+    return Bound(mode="cache_aware", time_s=max(compute_s, memory_s), flops=flops, bytes=result.bytes,
+                 limiter="compute" if compute_s > memory_s else "memory", intensity_flop_per_byte=intensity,
+                 hardware=hardware_label(hw), proven_optimal=result.proven_optimal)
