@@ -2,7 +2,7 @@
 
     python bench/stage_times.py [PATH ...] [--hardware NAME ...]
 
-Prints one line per workload: load+golden, trace, validate, graph, bounds and the total, in
+Prints one line per workload: trace, size (choosing the validation size), golden, validate, graph, bounds and the total, in
 seconds (numba compiles count: they are part of a cold run), then the column totals. Uses ``solar_assets.pipeline.analyze_workload``, the same
 code the CLI and the assets run.
 """

@@ -45,3 +45,7 @@ class ReportRow(BaseModel):
     min_bytes_per_s_unfused: float | None = None
     compute_factor_fused: float | None = Field(default=None, description="Needed peak / hardware peak (fused).")
     bandwidth_factor_fused: float | None = Field(default=None, description="Needed bandwidth / hardware bandwidth (fused).")
+    # fields added later go last, so that CSV columns keep their positions
+    validated_size: str = Field(default="full", description=(
+        "Size the IR was validated at: 'full' (the file's own), or the module constants rebound for "
+        "validation, e.g. 'BATCH=3,DIM=64'; the bounds are always of the full size."))

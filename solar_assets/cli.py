@@ -1,12 +1,14 @@
 """``solar``: analyse workloads into SOL bounds, inspect hardware specs, open the Dagster UI.
 
     solar analyze PATH... [--hardware NAME ...] [--target-latency S] [--json] [--home DIR] [--no-dagster]
+    solar coverage DIR... [--json] [--jobs N] [--timeout S] [--home DIR]
     solar hardware list | show NAME
     solar ui
 
-Output contract: stdout carries the result (a table, or with ``--json`` only a JSON list of
-report rows); progress, warnings and errors go to stderr. Exit status 0 when every workload
-produced bounds, 1 when any failed (the others still complete), 2 for a usage error.
+Output contract: stdout carries the result (a table, or with ``--json`` only JSON); progress,
+warnings and errors go to stderr. ``analyze``: exit status 0 when every workload produced
+bounds, 1 when any failed (the others still complete). ``coverage`` is a report: 0 whatever
+each workload did, 2 when there is no workload to report on. 2 for a usage error.
 """
 from __future__ import annotations
 
@@ -68,6 +70,17 @@ def _parser() -> argparse.ArgumentParser:
                          help="run the stages directly, without Dagster (same output; for debugging)")
     analyze.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
 
+    coverage = commands.add_parser("coverage", help="per workload: translated, validated, at what size, how closely")
+    coverage.add_argument("paths", nargs="+", metavar="DIR", help="directories of workload files (or files)")
+    coverage.add_argument("--json", action="store_true",
+                          help="print only a JSON object on stdout: rows, counts and the summary line")
+    coverage.add_argument("--home", metavar="DIR", help="SOLAR_HOME, whose cache/ is used (default as for analyze)")
+    coverage.add_argument("--jobs", type=int, default=1, metavar="N",
+                          help="worker processes (default 1; 0: check in this process, without time limits)")
+    coverage.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS",
+                          help="time limit per workload in a worker process (default 600; 0: none)")
+    coverage.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
+
     hardware = commands.add_parser("hardware", help="the hardware specs under hardware/")
     hw_commands = hardware.add_subparsers(dest="hw_command", required=True)
     hw_commands.add_parser("list", help="one line per spec")
@@ -87,6 +100,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "analyze":
             return analyze(args)
+        if args.command == "coverage":
+            return coverage(args)
         if args.command == "hardware":
             return hardware(args)
         return ui(args)
@@ -167,6 +182,35 @@ def analyze(args: argparse.Namespace) -> int:
         print(f"\n{bounded}/{bounded + len(errors)} workloads bounded on {', '.join(hardware_names)}; "
               f"report: {pipeline.reports_dir(home)}/{{report.csv, report.json, report.md, report_roofline.png}}")
     return EXIT_FAILED if errors else EXIT_OK
+
+
+# ---------------------------------------------------------------------------- coverage
+def coverage(args: argparse.Namespace) -> int:
+    """Translate and validate every workload (no graph, no bounds) and report each one's status."""
+    from solar_assets.coverage import coverage_json, coverage_summary, format_coverage, run_coverage
+
+    home = _use_home(args.home)
+    paths, input_errors = _workload_paths(args.paths)
+    for error in input_errors:
+        print(f"solar: error: {error}", file=sys.stderr)
+    if not paths:
+        raise SolarError(f"no workload files in {', '.join(args.paths)}")
+    if args.jobs < 0 or args.timeout < 0:
+        raise SolarError("--jobs and --timeout must not be negative")
+
+    def progress(index: int, row) -> None:
+        if not args.no_progress:
+            status = f"translated {'✓' if row.translated else '✗'}, validated {'✓' if row.validated else '✗'}"
+            print(f"[{index + 1}/{len(paths)}] {row.workload}: {status} ({row.seconds:.1f} s)", file=sys.stderr,
+                  flush=True)
+
+    rows = run_coverage(paths, home / "cache", jobs=args.jobs, timeout_s=args.timeout or None, on_row=progress)
+    if args.json:
+        sys.stdout.write(coverage_json(rows))
+        print(coverage_summary(rows), file=sys.stderr)
+    else:
+        print(format_coverage(rows))
+    return EXIT_OK
 
 
 # ---------------------------------------------------------------------------- hardware, ui

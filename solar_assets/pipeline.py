@@ -1,10 +1,14 @@
 """One workload through every stage, as plain Python: the assets, the CLI and the bench share it.
 
 Each stage is one small function over the stage packages' plain data (``read_source``,
-``golden_for``, ``translate_source``, ``validate_translation``, ``lift_graph``,
-``bound_graph``, ``inverse_for``); the Dagster assets call the same functions, so the two
-paths cannot drift. ``analyze_workload`` chains them and never raises on bad input: a
-workload that fails any stage comes back with ``error`` naming the file and the problem.
+``translate_source``, ``validation_size_for``, ``golden_for``, ``validate_translation``,
+``lift_graph``, ``bound_graph``, ``inverse_for``); the Dagster assets call the same functions,
+so the two paths cannot drift. ``analyze_workload`` chains them and never raises on bad input:
+a workload that fails any stage comes back with ``error`` naming the file and the problem.
+
+Analysis happens at the file's own size; validation at the *validation size*: the same where
+it is cheap, else the file's size constants scaled down (``solar_assets.golden.sizing``), with
+the IR traced again at that size and checked to have the full-size IR's structure.
 
 The validation verdict gates everything downstream: an IR that does not reproduce the
 golden outputs gets no bounds (``ValidationFailed``), because a bound of a wrong program
@@ -19,7 +23,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,7 +32,8 @@ from ir_schemas import ReportRow
 from solar_assets.errors import SolarError
 
 if TYPE_CHECKING:  # the stage packages import torch / numba / pyomo: load them when used
-    from solar_assets.golden import Golden
+    from ir_schemas import Program
+    from solar_assets.golden import Golden, ValidationBudget, ValidationSize
     from solar_assets.hardware import HardwareSpec
     from solar_assets.translate import Translation
     from solar_assets.workloads import WorkloadSource
@@ -38,7 +43,9 @@ logger = logging.getLogger(__name__)
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_HARDWARE = ("H100_SXM",)
 # Stage names as timed and shown in progress lines, in pipeline order.
-STAGES = ("load+golden", "trace", "validate", "graph", "bounds")
+STAGES = ("trace", "size", "golden", "validate", "graph", "bounds")
+TRACE_PACKAGES = ("solar_assets.translate", "solar_assets.ir", "ir_schemas", "solar_assets.workloads")
+GOLDEN_PACKAGES = ("solar_assets.golden", "solar_assets.workloads")
 
 
 class ValidationFailed(SolarError):
@@ -108,10 +115,15 @@ def _starting(workload: str, stage: str) -> None:
 # ---------------------------------------------------------------------------- stage steps
 @dataclass(frozen=True)
 class ValidatedIR:
-    """An IR program that passed validation, with where it came from and how well it matched."""
+    """An IR program that passed validation, with where it came from and how well it matched.
+
+    ``program`` is the full-size IR (what is analysed); ``validated_program`` the IR that ran, at
+    ``validated_size`` ("full", or the rebound constants such as "BATCH=3,DIM=64")."""
 
     translation: Translation
     result: Any  # solar_assets.validate.ValidationResult
+    validated_size: str = "full"
+    validated_program: Program | None = None  # None: the full-size program itself
 
     @property
     def program(self):
@@ -128,35 +140,44 @@ def read_source(path: str | Path) -> WorkloadSource:
     return src
 
 
-def golden_for(src: WorkloadSource, cache_dir: Path | None = None) -> Golden:
-    """The workload's golden outputs, from ``cache_dir`` when this source and code made them before."""
+def golden_for(src: WorkloadSource, cache_dir: Path | None = None,
+               size: ValidationSize | Mapping[str, int] | None = None) -> Golden:
+    """The workload's golden outputs at its validation size, from ``cache_dir`` when this source and
+    code made them before. ``size``: a ``ValidationSize`` or the constants to rebind ({} = full
+    size); None chooses it (``validation_size_for``, which traces the file, cached)."""
     from solar_assets.golden import load_golden, make_golden, save_golden
 
-    _starting(src.name, "golden")
-    cached = _cache_path(cache_dir, "golden", src, ("solar_assets.golden", "solar_assets.workloads"), ".npz")
+    if size is None:
+        size = validation_size_for(src, translate_source(src, cache_dir), cache_dir)
+    constants = dict(getattr(size, "constants", size))
+    _starting(src.name, "golden" if not constants else f"golden at {_label(constants)}")
+    cached = _cache_path(cache_dir, "golden", src, GOLDEN_PACKAGES, ".npz", constants)
     if cached is not None and cached.is_file():
         logger.debug("%s: golden outputs from cache %s", src.name, cached)
         return load_golden(cached)
-    golden = make_golden(src)
+    golden = make_golden(src, constants)
     if cached is not None:
         save_golden(golden, cached)
     return golden
 
 
-def translate_source(src: WorkloadSource, cache_dir: Path | None = None) -> Translation:
-    """The tracer's IR for the workload (cached by source hash and translator code)."""
+def translate_source(src: WorkloadSource, cache_dir: Path | None = None,
+                     constants: Mapping[str, int] | None = None) -> Translation:
+    """The tracer's IR for the workload, at its own size or with ``constants`` rebound (cached by
+    source hash, constants and translator code)."""
     from ir_schemas import Program
     from solar_assets.translate import Translation, trace_torch
 
-    _starting(src.name, "trace")
-    cached = _cache_path(cache_dir, "ir", src, ("solar_assets.translate", "solar_assets.ir", "ir_schemas"), ".json")
+    constants = dict(constants or {})
+    _starting(src.name, "trace" if not constants else f"trace at {_label(constants)}")
+    cached = _cache_path(cache_dir, "ir", src, TRACE_PACKAGES, ".json", constants)
     if cached is not None and cached.is_file():
         logger.debug("%s: IR from cache %s", src.name, cached)
         data = json.loads(cached.read_text())
         return Translation(program=Program.model_validate(data["program"]), translator=data["translator"],
                            source_sha256=data["source_sha256"], seconds=data["seconds"], model=data["model"],
                            attempts=data["attempts"], diagnostics=tuple(data["diagnostics"]))
-    translation = trace_torch(src)
+    translation = trace_torch(src, constants or None)
     if cached is not None:
         cached.parent.mkdir(parents=True, exist_ok=True)
         cached.write_text(json.dumps({
@@ -167,16 +188,61 @@ def translate_source(src: WorkloadSource, cache_dir: Path | None = None) -> Tran
     return translation
 
 
-def validate_translation(src: WorkloadSource, translation: Translation, golden: Golden) -> ValidatedIR:
-    """Run the IR on the golden inputs; raise ``ValidationFailed`` unless every output matches."""
+def validation_size_for(src: WorkloadSource, translation: Translation, cache_dir: Path | None = None,
+                        budget: ValidationBudget | None = None) -> ValidationSize:
+    """The size to validate at (``solar_assets.golden.sizing.choose_validation_size``): full size
+    where its IR is within ``budget``, the file's ``SOLAR_VALIDATION_SIZES`` where it declares one,
+    else its constants scaled down. Traces at candidate sizes go through the IR cache; the choice
+    is cached by source, code and budget. Raises ``ValidationSizeError`` naming the file."""
+    from solar_assets.golden import ValidationBudget, ValidationSize, ValidationSizeError, choose_validation_size
+
+    budget = budget or ValidationBudget()
+    _starting(src.name, "size")
+    cached = _cache_path(cache_dir, "size", src, (*TRACE_PACKAGES, "solar_assets.golden"), ".json",
+                         {"bytes": budget.tensor_bytes, "iterations": budget.iterations})
+    if cached is not None and cached.is_file():
+        data = json.loads(cached.read_text())
+        if "error" in data:  # no size worked, with this source and code: the search is not repeated
+            raise ValidationSizeError(data["error"])
+        return ValidationSize.from_json(cached.read_text())
+    try:
+        size = choose_validation_size(src.path, translation.program,
+                                      lambda constants: translate_source(src, cache_dir, constants).program, budget)
+    except ValidationSizeError as e:
+        if cached is not None:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            cached.write_text(json.dumps({"error": str(e)}))
+        raise
+    logger.info("%s: validation size %s (%s)", src.name, size.label, size.reason)
+    if cached is not None:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        cached.write_text(size.to_json())
+    return size
+
+
+def validate_translation(src: WorkloadSource, translation: Translation, golden: Golden,
+                         cache_dir: Path | None = None) -> ValidatedIR:
+    """Run the IR on the golden inputs; raise ``ValidationFailed`` unless every output matches.
+
+    When the golden outputs are at a smaller size (``golden.constants``), the IR is traced again at
+    that size, checked to have the structure of ``translation``'s (``ValidationSizeError`` if not),
+    and that IR is what runs."""
+    from solar_assets.golden import check_same_structure
     from solar_assets.validate import validate_program
 
-    _starting(src.name, "validate")
-    result = validate_program(translation.program, golden, source=str(src.path))
+    program, small = translation.program, None
+    if golden.constants:
+        small = translate_source(src, cache_dir, golden.constants).program
+        check_same_structure(src.path, translation.program, small, golden.constants)
+        program = small
+    _starting(src.name, "validate" if small is None else f"validate at {golden.size_label}")
+    result = validate_program(program, golden, source=str(src.path))
+    at = "" if small is None else f" at validation size {golden.size_label}"
     if not result.ok:
-        raise ValidationFailed(f"{src.path}: the {translation.translator} IR failed validation: "
+        raise ValidationFailed(f"{src.path}: the {translation.translator} IR failed validation{at}: "
                                + validation_summary(result), result)
-    return ValidatedIR(translation=translation, result=result)
+    return ValidatedIR(translation=translation, result=result, validated_size=golden.size_label,
+                       validated_program=small)
 
 
 def validation_summary(result: Any) -> str:
@@ -220,13 +286,21 @@ def inverse_for(src: WorkloadSource, graph: Any, hw: HardwareSpec, target_latenc
 
 
 def _cache_path(cache_dir: Path | None, kind: str, src: WorkloadSource, packages: tuple[str, ...],
-                suffix: str) -> Path | None:
-    """A cache file keyed by the source's hash, the producing packages' sources and torch's version."""
+                suffix: str, variant: Mapping[str, int] | None = None) -> Path | None:
+    """A cache file keyed by the source's hash, the producing packages' sources, torch's version
+    and ``variant`` (the rebound constants, or the budget)."""
     if cache_dir is None:
         return None
     code = ":".join(package_fingerprint(p) for p in packages)
-    key = hashlib.sha256(f"{src.sha256}:{code}:{_torch_version()}".encode()).hexdigest()
+    extra = json.dumps(dict(variant or {}), sort_keys=True)
+    key = hashlib.sha256(f"{src.sha256}:{code}:{_torch_version()}:{extra}".encode()).hexdigest()
     return Path(cache_dir) / kind / f"{src.name}-{key[:16]}{suffix}"
+
+
+def _label(constants: Mapping[str, int]) -> str:
+    from solar_assets.workloads import size_label
+
+    return size_label(constants)
 
 
 def _torch_version() -> str:
@@ -254,6 +328,7 @@ class WorkloadResult:
     seconds: dict[str, float] = field(default_factory=dict)  # by stage (analyze_workload: STAGES)
     error: str | None = None
     failed_stage: str | None = None
+    validated_size: str | None = None  # "full" or "BATCH=3,..." once the size is chosen
 
     @property
     def ok(self) -> bool:
@@ -270,8 +345,10 @@ def analyze_workload(
     target_latency_s: float | None = None,
     cache_dir: str | Path | None = None,
     hardware_dir: str | Path | None = None,
+    validation_budget: ValidationBudget | None = None,
 ) -> WorkloadResult:
-    """Source → golden → IR → validation → einsum graph → bounds on each hardware.
+    """Source → IR (full size) → validation size → golden → validation → einsum graph → bounds
+    on each hardware.
 
     Never raises for a bad workload or spec: the result's ``error`` names the file and the
     problem, and ``failed_stage`` which stage stopped. ``cache_dir=None`` recomputes all.
@@ -281,18 +358,22 @@ def analyze_workload(
     path = Path(path)
     result = WorkloadResult(workload=path.stem, path=str(path))
     cache = Path(cache_dir) if cache_dir is not None else None
-    stage = "load+golden"
+    stage = "trace"
     try:
         with _timed(result, stage):
             src = read_source(path)
             specs = [load_spec(name, hardware_dir) for name in hardware_names]
-            golden = golden_for(src, cache)
-        stage = "trace"
-        with _timed(result, stage):
             translation = translate_source(src, cache)
+        stage = "size"
+        with _timed(result, stage):
+            size = validation_size_for(src, translation, cache, validation_budget)
+            result.validated_size = size.label
+        stage = "golden"
+        with _timed(result, stage):
+            golden = golden_for(src, cache, size)
         stage = "validate"
         with _timed(result, stage):
-            validated = validate_translation(src, translation, golden)
+            validated = validate_translation(src, translation, golden, cache)
         stage = "graph"
         with _timed(result, stage):
             graph = lift_graph(src, validated)
@@ -302,7 +383,8 @@ def analyze_workload(
                 bounds = bound_graph(src, graph, hw)
                 inverse = inverse_for(src, graph, hw, target_latency_s)
                 result.rows.append(report_row(src, validated.translation, validated.result, graph, bounds, hw,
-                                              inverse=inverse, target_latency_s=target_latency_s))
+                                              inverse=inverse, target_latency_s=target_latency_s,
+                                              validated_size=validated.validated_size))
     except SolarError as e:
         result.error, result.failed_stage, result.rows = with_path(str(e), path), stage, []
     except Exception as e:  # a stage bug must not take the other workloads down; say where it was

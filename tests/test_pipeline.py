@@ -87,7 +87,7 @@ def test_broken_workload_names_the_file_and_the_others_still_run(tiny, tmp_path)
     results = pipeline.analyze_workloads([broken, tiny, missing_model], ["H100_SXM"], cache_dir=tmp_path / "cache")
     by_name = {r.workload: r for r in results}
     assert str(broken) in by_name["broken"].error and "SyntaxError" in by_name["broken"].error
-    assert by_name["broken"].failed_stage == "load+golden" and by_name["broken"].rows == []
+    assert by_name["broken"].failed_stage == "trace" and by_name["broken"].rows == []
     assert str(missing_model) in by_name["no_model"].error and "Model" in by_name["no_model"].error
     assert by_name["tiny_mlp"].ok and by_name["tiny_mlp"].rows[0].macs == TINY_MACS
     assert all("\n" not in r.error for r in results if r.error)

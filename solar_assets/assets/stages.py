@@ -97,7 +97,8 @@ def workload_source(context: dg.AssetExecutionContext, solar: SolarConfig) -> dg
 @dg.asset(partitions_def=workload_partitions, code_version=_code_version("solar_assets.golden"),
           group_name="workload", kinds={"pytorch", "numpy"})
 def golden_outputs(workload_source: Any, solar: SolarConfig) -> dg.Output:
-    """The workload run by PyTorch on seeded inputs (float32 as written, and float64)."""
+    """The workload run by PyTorch on seeded inputs (float32 as written, and float64), at its
+    validation size (full, or its size constants scaled down: see ``solar_assets.golden.sizing``)."""
     with _user_errors():
         golden = pipeline.golden_for(workload_source, solar.cache_dir)
     arrays = [*golden.inputs, *golden.outputs, *(golden.outputs64 or [])]
@@ -107,6 +108,7 @@ def golden_outputs(workload_source: Any, solar: SolarConfig) -> dg.Output:
         "inputs": shapes(golden.inputs),
         "outputs": shapes(golden.outputs),
         "parameters": len(golden.params),
+        "validation size": golden.size_label,
         "seconds": round(golden.seconds, 4),
     })
 
@@ -154,14 +156,16 @@ def _validation_metadata(result: Any) -> dict[str, Any]:
 @dg.asset(partitions_def=workload_partitions,
           code_version=_code_version("solar_assets.validate", "solar_assets.execute"),
           group_name="workload", kinds={"numba"})
-def ir_validation(workload_source: Any, ir_translation: Any, golden_outputs: Any) -> dg.Output:
-    """The IR run on the golden inputs and compared per output; a failure stops everything downstream."""
+def ir_validation(workload_source: Any, ir_translation: Any, golden_outputs: Any, solar: SolarConfig) -> dg.Output:
+    """The IR run on the golden inputs and compared per output; a failure stops everything downstream.
+    At a scaled-down validation size, the IR traced at that size runs (same structure, checked)."""
     with _user_errors():
-        validated = pipeline.validate_translation(workload_source, ir_translation, golden_outputs)
+        validated = pipeline.validate_translation(workload_source, ir_translation, golden_outputs, solar.cache_dir)
     result = validated.result
     version = _digest(ir_translation.program.model_dump_json(), "pass")
     return dg.Output(validated, data_version=dg.DataVersion(version),
-                     metadata={**_validation_metadata(result), "seconds": round(result.seconds, 4)})
+                     metadata={**_validation_metadata(result), "seconds": round(result.seconds, 4),
+                               "validation size": validated.validated_size})
 
 
 @dg.asset(partitions_def=workload_partitions, code_version=_code_version("solar_assets.graph"),
@@ -224,7 +228,7 @@ def sol_bounds(workload_source: Any, ir_validation: ValidatedIR, einsum_graph: A
     with _user_errors():
         bounds = pipeline.bound_graph(workload_source, einsum_graph, hardware_spec)
         row = report_row(workload_source, ir_validation.translation, ir_validation.result, einsum_graph,
-                         bounds, hardware_spec)
+                         bounds, hardware_spec, validated_size=ir_validation.validated_size)
     table = "\n".join(["| mode | time | limiter | FLOPs | DRAM bytes | FLOP/byte |", "|---|---:|---|---:|---:|---:|",
                        *(_bound_md(b) for b in (bounds.unfused, bounds.unfused_graph, bounds.fused))])
     return dg.Output(BoundsRow(bounds=bounds, row=row), data_version=dg.DataVersion(_digest(row.model_dump_json())),

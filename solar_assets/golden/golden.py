@@ -2,17 +2,19 @@
 
 Two runs: the model as written (float32, the reference users care about) and the same
 model and inputs in float64, which lets validation compare at ~1e-9 so that an indexing
-bug cannot hide inside float32 rounding.
+bug cannot hide inside float32 rounding. Both run at the *validation size*: the file as
+written, or with its size constants rebound (``constants``, chosen by ``golden.sizing``).
 """
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from solar_assets.workloads import WorkloadError, WorkloadSource, load_torch_workload
+from solar_assets.workloads import WorkloadError, WorkloadSource, load_torch_workload, size_label
 
 
 @dataclass
@@ -23,6 +25,12 @@ class Golden:
     outputs64: list[np.ndarray] | None = None
     seconds: float = 0.0
     meta: dict[str, str] = field(default_factory=dict)
+    constants: dict[str, int] = field(default_factory=dict)  # the rebound size constants; {} = full size
+
+    @property
+    def size_label(self) -> str:
+        """``"full"``, or the rebound constants as ``"BATCH=3,DIM=64"``."""
+        return size_label(self.constants)
 
     def bindings(self, dtype: type = np.float64) -> dict[str, np.ndarray]:
         """Values keyed by IR binding strings; float arrays converted to ``dtype``."""
@@ -46,10 +54,12 @@ def _to_numpy(t) -> np.ndarray:
 
 
 def make_golden(src: WorkloadSource, constants: dict[str, int] | None = None) -> Golden:
-    """Run the workload (float32 as written, then float64) on its seeded inputs."""
+    """Run the workload (float32 as written, then float64) on its seeded inputs, at the file's own
+    size or with ``constants`` rebound."""
     import torch
 
     start = time.perf_counter()
+    constants = dict(constants or {})
     w = load_torch_workload(src, constants)
     params = {f"param:{n}": _to_numpy(p) for n, p in w.model.named_parameters()}
     params.update({f"buffer:{n}": _to_numpy(b) for n, b in w.model.named_buffers()})
@@ -70,6 +80,7 @@ def make_golden(src: WorkloadSource, constants: dict[str, int] | None = None) ->
         outputs64=[_to_numpy(o) for o in outputs64],
         seconds=time.perf_counter() - start,
         meta={"workload": src.name, "sha256": src.sha256},
+        constants=constants,
     )
 
 
@@ -78,6 +89,7 @@ def save_golden(g: Golden, path: str | Path) -> None:
     arrays.update({f"param/{k}": v for k, v in g.params.items()})
     arrays.update({f"out/{i}": a for i, a in enumerate(g.outputs)})
     arrays.update({f"out64/{i}": a for i, a in enumerate(g.outputs64 or [])})
+    arrays["meta/constants"] = np.array(json.dumps(g.constants))
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     np.savez(path, **arrays)
 
@@ -90,4 +102,6 @@ def load_golden(path: str | Path) -> Golden:
 
         params = {k[len("param/"):]: z[k] for k in z.files if k.startswith("param/")}
         out64 = group("out64")
-        return Golden(inputs=group("in"), params=params, outputs=group("out"), outputs64=out64 or None)
+        constants = json.loads(str(z["meta/constants"][()])) if "meta/constants" in z.files else {}
+        return Golden(inputs=group("in"), params=params, outputs=group("out"), outputs64=out64 or None,
+                      constants=constants)

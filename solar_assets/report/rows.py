@@ -10,12 +10,13 @@ from ir_schemas import ReportRow
 
 
 def report_row(source: Any, translation: Any, validation: Any, graph: Any, bounds: Any, hardware: Any,
-               inverse: Any = None, target_latency_s: float | None = None) -> ReportRow:
+               inverse: Any = None, target_latency_s: float | None = None, validated_size: str = "full") -> ReportRow:
     """One row: a validated workload's counts and its SOL bounds on one hardware.
 
     ``source`` a WorkloadSource, ``translation`` a Translation, ``validation`` a ValidationResult,
     ``graph`` an EinsumGraph, ``bounds`` a SolBounds, ``hardware`` a HardwareSpec,
-    ``inverse`` an InverseRoofline or None.
+    ``inverse`` an InverseRoofline or None, ``validated_size`` the size the IR was validated at
+    ("full", or the rebound constants such as "BATCH=3,DIM=64").
     """
     unfused, fused = bounds.unfused, bounds.fused
     # the report's errors are those of the float32 comparison with the framework's own outputs
@@ -28,6 +29,7 @@ def report_row(source: Any, translation: Any, validation: Any, graph: Any, bound
         dtype=str(bounds.dtype),
         translator=translation.translator,
         validated=bool(validation.ok),
+        validated_size=validated_size,
         max_abs_error=max((float(c.max_abs_error) for c in as_written), default=0.0),
         max_rel_error=max((float(c.max_rel_error) for c in as_written), default=0.0),
         macs=int(graph.macs),

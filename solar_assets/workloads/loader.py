@@ -6,13 +6,16 @@ gives the same weights and inputs (the golden outputs depend on it).
 """
 from __future__ import annotations
 
+import ast
 import importlib.util
 import sys
 import types
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from solar_assets.errors import SolarError
+from solar_assets.workloads.sizes import check_rebindable, rebind_constants
 from solar_assets.workloads.source import WorkloadSource
 
 SEED = 0
@@ -31,23 +34,32 @@ class TorchWorkload:
 
 
 def _exec_module(src: WorkloadSource, constants: dict[str, int] | None) -> types.ModuleType:
+    """Run the file as a fresh module. With ``constants``, their module-level assignments are
+    replaced before it runs (``solar_assets.workloads.sizes.rebind_constants``), so constants
+    computed from them (``HIDDEN = 4 * DIM``) follow."""
     name = f"solar_workload_{src.name}_{src.short_hash}"
     spec = importlib.util.spec_from_file_location(name, src.path)
     if spec is None or spec.loader is None:
         raise WorkloadError(f"{src.path}: not a Python module")
     module = importlib.util.module_from_spec(spec)
     try:
-        spec.loader.exec_module(module)
+        if constants:
+            check_rebindable(src.path, constants, what="the validation size")
+            tree = rebind_constants(ast.parse(Path(src.path).read_text(encoding="utf-8"), src.path), constants)
+            exec(compile(tree, src.path, "exec"), module.__dict__)  # noqa: S102 - the workload file itself
+        else:
+            spec.loader.exec_module(module)
+    except SolarError:
+        raise
     except Exception as e:
         raise WorkloadError(f"{src.path}: executing the file failed: {type(e).__name__}: {e}") from e
-    for key, value in (constants or {}).items():
-        setattr(module, key, value)
     sys.modules.pop(name, None)
     return module
 
 
 def load_torch_workload(src: WorkloadSource, constants: dict[str, int] | None = None) -> TorchWorkload:
-    """Build the model and its inputs; ``constants`` rebinds module-level sizes before building."""
+    """Build the model and its inputs; ``constants`` rebinds module-level sizes (``{"BATCH": 3}``)
+    as the file runs, before the model is built."""
     import torch
 
     module = _exec_module(src, constants)

@@ -1,0 +1,123 @@
+"""One workload's coverage: did it translate, did its IR validate, at what size, how closely.
+
+``check_workload`` chains the plain pipeline stages (no Dagster, no graph, no bounds) with the
+pipeline's caches, and never raises for a bad workload: what stopped it is in the row.
+"""
+from __future__ import annotations
+
+import logging
+import re
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from solar_assets import pipeline
+from solar_assets.errors import SolarError
+
+log = logging.getLogger(__name__)
+
+# TranslationError messages of the tracer: "no lowering for aten.topk.default (node ...)" and
+# "cannot lower aten.index.Tensor at node ...".
+_UNLOWERED = re.compile(r"(?:no lowering for|cannot lower) (\S+)")
+
+
+@dataclass(frozen=True)
+class CoverageRow:
+    """The coverage of one workload file (JSON-able: ``as_dict``)."""
+
+    workload: str
+    path: str
+    translated: bool
+    validated: bool
+    validated_size: str | None = None  # "full" or "BATCH=3,..."; None when no size was chosen
+    max_abs_error: float | None = None  # the float32 comparison with the framework, as in the report
+    max_rel_error: float | None = None
+    seconds: float = 0.0
+    failed_stage: str | None = None  # pipeline stage that stopped it ("trace", "size", "golden", "validate")
+    unlowered_op: str | None = None  # the op the tracer has no lowering for
+    error: str | None = None  # the whole message, on one line, naming the file
+
+    @property
+    def note(self) -> str:
+        """What a person reads in the table: the unlowered op, or the error's first clause."""
+        if self.unlowered_op:
+            return f"unlowered op {self.unlowered_op}"
+        if not self.error:
+            return ""
+        text = self.error
+        for prefix in (f"{self.path}: ", f"{Path(self.path).name}: "):
+            if text.startswith(prefix):
+                text = text[len(prefix):]
+        return text
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CoverageRow:
+        return cls(**data)
+
+
+def unlowered_op(message: str) -> str | None:
+    """The op named by a tracer's "no lowering for <op>" / "cannot lower <op>" message."""
+    match = _UNLOWERED.search(message)
+    return match.group(1) if match else None
+
+
+def _framework_errors(result: Any) -> tuple[float | None, float | None]:
+    """Largest abs / rel error of the float32 comparison with the framework's outputs (the report's
+    figure; the float64 strong check is far tighter)."""
+    if result is None or not result.checks:
+        return None, None
+    checks = [c for c in result.checks if c.reference == "outputs"] or list(result.checks)
+    return max(float(c.max_abs_error) for c in checks), max(float(c.max_rel_error) for c in checks)
+
+
+def check_workload(path: str | Path, cache_dir: str | Path | None = None, budget: Any = None) -> CoverageRow:
+    """Translate the workload at its own size, choose its validation size, run the golden model and
+    validate the IR; a failure at any stage is recorded, never raised. ``budget`` a
+    ``solar_assets.golden.ValidationBudget`` (None: the default)."""
+    path = Path(path)
+    cache = Path(cache_dir) if cache_dir is not None else None
+    start = time.perf_counter()
+    stage, translated, size_label, result = "trace", False, None, None
+    try:
+        src = pipeline.read_source(path)
+        translation = pipeline.translate_source(src, cache)
+        translated = True
+        stage = "size"
+        size = pipeline.validation_size_for(src, translation, cache, budget)
+        size_label = size.label
+        stage = "golden"
+        golden = pipeline.golden_for(src, cache, size)
+        stage = "validate"
+        validated = pipeline.validate_translation(src, translation, golden, cache)
+        result = validated.result
+    except SolarError as e:
+        message = pipeline.with_path(str(e), path)
+        abs_err, rel_err = _framework_errors(getattr(e, "result", None))
+        return CoverageRow(path.stem, str(path), translated, False, size_label, abs_err, rel_err,
+                           time.perf_counter() - start, stage, None if translated else unlowered_op(message),
+                           message)
+    except Exception as e:  # a stage bug: record it with where it happened, keep going
+        log.debug("%s: %s failed", path, stage, exc_info=True)
+        message = pipeline.with_path(f"{stage} failed unexpectedly: {type(e).__name__}: {e}", path)
+        return CoverageRow(path.stem, str(path), translated, False, size_label, None, None,
+                           time.perf_counter() - start, stage, None, message)
+    abs_err, rel_err = _framework_errors(result)
+    return CoverageRow(path.stem, str(path), True, True, size_label, abs_err, rel_err, time.perf_counter() - start)
+
+
+def unfinished_row(path: str | Path, message: str, seconds: float, last_event: str | None) -> CoverageRow:
+    """A row for a workload whose check did not finish (a timeout, a worker that died).
+    ``last_event`` is the last stage it started (``pipeline`` progress: "trace", "size",
+    "trace at BATCH=3", "golden", ...): anything after the full-size trace means it translated."""
+    path = Path(path)
+    translated = last_event is not None and last_event != "trace"
+    stage = None if last_event is None else last_event.split(" ", 1)[0]
+    if stage == "trace" and translated:
+        stage = "size"  # tracing at a candidate validation size
+    where = f" during {last_event}" if last_event else ""
+    return CoverageRow(path.stem, str(path), translated, False, None, None, None, seconds, stage, None,
+                       pipeline.with_path(message + where, path))
