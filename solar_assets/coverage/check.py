@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -52,11 +52,12 @@ class CoverageRow:
         return text
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The fields, and ``note`` as the table shows it."""
+        return {**asdict(self), "note": self.note}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CoverageRow:
-        return cls(**data)
+        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
 
 
 def unlowered_op(message: str) -> str | None:

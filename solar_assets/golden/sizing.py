@@ -224,8 +224,9 @@ class ScalingTier:
 
 
 def scaling_tiers(constants: Mapping[str, SizeConstant], program: Program) -> list[ScalingTier]:
-    """The constants to scale, least disruptive first: the batch (the leading size of an input),
-    then every size except reduction lengths (so accumulation runs at full length), then all.
+    """The constants to scale, least disruptive first: the batch (the leading size of an input, not
+    a reduction length), then every size except reduction lengths (so accumulation runs at full
+    length), then all.
 
     A constant can be scaled when it is assigned a literal, is ≥ 8, is not named like a count of
     layers / blocks / steps, and its value is an extent somewhere in the full-size IR; it is a
@@ -234,8 +235,8 @@ def scaling_tiers(constants: Mapping[str, SizeConstant], program: Program) -> li
     scalable = [c.name for c in constants.values()
                 if c.free and c.value >= MIN_SCALABLE_SIZE and not NOT_A_SIZE.search(c.name) and c.value in sizes]
     leading = {t.shape[0] for t in program.tensors if t.role == "input" and t.shape}
-    batch = [n for n in scalable if constants[n].value in leading]
     rows = [n for n in scalable if constants[n].value not in reductions]
+    batch = [n for n in rows if constants[n].value in leading]
     tiers: list[ScalingTier] = []
     for name, names in (("batch", batch), ("all but reduction lengths", rows), ("all", scalable)):
         if names and all(set(names) != set(t.names) for t in tiers):

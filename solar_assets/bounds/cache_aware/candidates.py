@@ -33,6 +33,7 @@ class CandidateTable:
     """Every segment frontier of a workload flattened for vectorised lookups (built once)."""
 
     segments: tuple[SegmentFrontier, ...]
+    members: tuple[tuple[int, ...], ...]  # where each segment is placed (its plan may be another run's)
     lo: np.ndarray  # first einsum of each segment
     length: np.ndarray  # einsums in each segment
     offsets: np.ndarray  # start of each segment's points in the flat arrays (one more at the end)
@@ -41,7 +42,10 @@ class CandidateTable:
     n_einsums: int
 
     @classmethod
-    def build(cls, segments: Sequence[SegmentFrontier], n_einsums: int) -> CandidateTable:
+    def build(cls, placed: Sequence[tuple[SegmentFrontier, tuple[int, ...]]], n_einsums: int) -> CandidateTable:
+        """From (segment frontier, the einsums it covers) pairs."""
+        segments = [sf for sf, _ in placed]
+        members = tuple(m for _, m in placed)
         sizes = np.array([sf.need.size for sf in segments], dtype=np.int64)
         offsets = np.concatenate([[0], np.cumsum(sizes)])
         seg = np.repeat(np.arange(len(segments), dtype=np.int64), sizes)
@@ -49,9 +53,9 @@ class CandidateTable:
         if need.size and int(need.max()) >= _BIG:
             raise ValueError("a segment needs 16 TiB or more of buffer: beyond the candidate table's keys")
         traffic = np.concatenate([sf.traffic for sf in segments]) if segments else np.zeros(0)
-        lo = np.array([sf.plan.members[0] for sf in segments], dtype=np.int64)
-        length = np.array([len(sf.plan.members) for sf in segments], dtype=np.int64)
-        return cls(tuple(segments), lo, length, offsets, seg * _BIG + need, traffic, n_einsums)
+        lo = np.array([m[0] for m in members], dtype=np.int64)
+        length = np.array([len(m) for m in members], dtype=np.int64)
+        return cls(tuple(segments), members, lo, length, offsets, seg * _BIG + need, traffic, n_einsums)
 
     def candidates(self, capacity: int, points: str = "best", presolve_above: int = 4000) -> list[Candidate]:
         """The ILP's candidates at ``capacity`` after the exact reductions of the module doc."""
@@ -95,7 +99,7 @@ class CandidateTable:
             first_point = int(self.offsets[s]) if points == "all" else int(last[s])
             for j in range(first_point, int(last[s]) + 1):
                 k = j - int(self.offsets[s])
-                out.append(Candidate(s, k, sf.plan.members, int(sf.need[k]), float(sf.traffic[k])))
+                out.append(Candidate(s, k, self.members[s], int(sf.need[k]), float(sf.traffic[k])))
         return out
 
     def singles_cost(self, capacity: int) -> int | None:

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 
 from solar_assets.bounds.cache_aware.candidates import CandidateTable
 from solar_assets.bounds.cache_aware.errors import CacheAwareError
@@ -128,12 +130,15 @@ class CacheAwareResult:
 @dataclass
 class _Prepared:
     problem: Problem
-    singles: list[SegmentFrontier]
-    fused: list[SegmentFrontier]
-    table: CandidateTable
+    table: CandidateTable  # every candidate segment placed on its einsums; the n singles first
+    runs: int  # fused candidates (plans of runs of two or more einsums)
     seconds: float
     exact: bool
     thinned: bool
+
+    @property
+    def singles(self) -> tuple[SegmentFrontier, ...]:
+        return self.table.segments[:len(self.problem.einsums)]
 
 
 class CacheAwareSolver:
@@ -143,11 +148,12 @@ class CacheAwareSolver:
         self.options = options or Options()
         self._einsum_frontiers: dict = {}
         self._runs: dict = {}
+        self._intern: dict = {}  # (run prefix id, next einsum's part) -> id: run keys in O(1) per step
         self._prepared: dict = {}
         self._results: dict = {}
 
     def clear(self) -> None:
-        for memo in (self._einsum_frontiers, self._runs, self._prepared, self._results):
+        for memo in (self._einsum_frontiers, self._runs, self._intern, self._prepared, self._results):
             memo.clear()
 
     def derive(self, **changes: Any) -> CacheAwareSolver:
@@ -176,18 +182,21 @@ class CacheAwareSolver:
             return self._prepared[key]
         start = time.perf_counter()
         n = len(problem.einsums)
-        last_use = [max(c, default=-1) for c in problem.consumers]
-        singles: list[SegmentFrontier] = []
-        fused: list[SegmentFrontier] = []
+        statics = [_run_static(problem, i) for i in range(n)]
+        written = np.array(problem.written, dtype=bool)
+        last_use = np.array([max(c, default=-1) for c in problem.consumers], dtype=np.int64)
+        placed: list[tuple[SegmentFrontier, tuple[int, ...]]] = []
+        used: dict[int, SegmentFrontier] = {}
         for lo in range(n):
-            parts: list[tuple] = []
-            labels: dict[str, int] = {}
+            prefix = 0
+            labels: dict[tuple, int] = {}
             split: list[Einsum] | None = None
             links: dict = {}
             for hi in range(lo, min(n, lo + o.max_segment)):
-                parts.append(_run_part(problem, hi, lo, labels))
+                part = _run_part(statics[hi], lo, labels)
+                prefix = self._intern.setdefault((prefix, part), len(self._intern) + 1)
+                skey = (prefix, (written[lo:hi + 1] | (last_use[lo:hi + 1] > hi)).tobytes())
                 run = tuple(range(lo, hi + 1))
-                skey = (tuple(parts), tuple(problem.written[i] or last_use[i] > hi for i in run))
                 if skey not in self._runs:
                     if split is None:
                         split = split_for_fusion(problem, run)
@@ -198,12 +207,13 @@ class CacheAwareSolver:
                                         for plan in plan_variants(problem, run, o.tiles, split, links)]
                 else:
                     split = None  # grown again from scratch if a longer run is new
-                variants = [_relabel(sf, run) for sf in self._runs[skey]]
-                (singles if hi == lo else fused).extend(variants)
-        exact = all(s.exact for s in singles) and all(s.exact for s in fused)
-        thinned = any(f.reduced for s in (*singles, *fused) for f in s.member_frontiers)
-        table = CandidateTable.build(singles + fused, n)
-        prepared = _Prepared(problem, singles, fused, table, time.perf_counter() - start, exact, thinned)
+                for sf in self._runs[skey]:
+                    placed.append((sf, run))
+                    used[id(sf)] = sf
+        exact = all(sf.exact for sf in used.values())
+        thinned = any(f.reduced for sf in used.values() for f in sf.member_frontiers)
+        table = CandidateTable.build(placed, n)
+        prepared = _Prepared(problem, table, len(placed) - n, time.perf_counter() - start, exact, thinned)
         self._prepared[key] = prepared
         return prepared
 
@@ -220,8 +230,8 @@ class CacheAwareSolver:
         prepared = self.prepare(problem)
         frontier_seconds = prepared.seconds
         prepared.seconds = 0.0  # charged once
-        segments = prepared.table.segments
-        candidates = prepared.table.candidates(capacity, o.ilp_points, o.ilp_presolve_above)
+        table = prepared.table
+        candidates = table.candidates(capacity, o.ilp_points, o.ilp_presolve_above)
         names = [e.name for e in problem.einsums]
         _check_coverable(problem, prepared.singles, candidates, capacity)
         sel = select_cover(len(problem.einsums), candidates, capacity, time_limit_s=o.time_limit_s,
@@ -229,7 +239,7 @@ class CacheAwareSolver:
         per_einsum: dict[int, EinsumTraffic] = {}
         seg_out = []
         for c in sorted(sel.chosen, key=lambda c: c.members):
-            seg_traffic = _realise(problem, segments[c.segment], c.point, len(seg_out), per_einsum)
+            seg_traffic = _realise(problem, table.segments[c.segment], c.members, c.point, len(seg_out), per_einsum)
             seg_out.append(seg_traffic)
         total = sum(t.bytes for t in seg_out)
         if not math.isclose(total, sel.objective, rel_tol=1e-9, abs_tol=1.0):
@@ -248,24 +258,37 @@ class CacheAwareSolver:
         return result
 
 
-def _run_part(problem: Problem, i: int, lo: int, labels: dict[tuple, int]) -> tuple:
-    """Einsum i as a run starting at ``lo`` sees it, names left out: its shape digest; per read the
-    member that produced it (with the offset between that write and this read, which decides
-    whether their ranks line up) or a label for the DRAM region (storage and subscript constants,
-    labelled by first use in the run: equal labels, the same region); the same for its output."""
+def _run_static(problem: Problem, i: int) -> tuple:
+    """What a run key needs of einsum i, computed once: its shape digest and, per read (and the
+    accumulated-into output), the producer, the offsets between that write and this read (which
+    decide whether their ranks line up) and the DRAM region (storage and subscript constants)."""
     e = problem.einsums[i]
     prod = problem.producer[i]
 
     def source(t: TensorUse) -> tuple:
         p = prod.get(t.tensor, -1)
-        if p >= lo:
+        delta = ()
+        if p >= 0:
             w = _offset(problem.einsums[p].out.accesses[0])
-            return ("m", p - lo, tuple(_offset(acc) - w for acc in t.accesses))
-        return ("d", labels.setdefault((t.tensor, _constants(t)), len(labels)))
+            delta = tuple(_offset(acc) - w for acc in t.accesses)
+        return p, delta, (t.tensor, _constants(t))
 
-    keep = source(e.out) if e.keep else None
-    return (e.shape_digest, tuple(source(t) for t in e.reads), keep,
-            labels.setdefault((e.out.tensor, _constants(e.out)), len(labels)))
+    return (e.shape_digest, tuple(source(t) for t in e.reads), source(e.out) if e.keep else None,
+            (e.out.tensor, _constants(e.out)))
+
+
+def _run_part(static: tuple, lo: int, labels: dict[tuple, int]) -> tuple:
+    """An einsum as a run starting at ``lo`` sees it, names left out: per read the member that
+    produced it (and the offsets) or a label of the DRAM region (labels by first use in the run:
+    equal labels, the same region); the same for its output."""
+    digest, reads, keep, out = static
+
+    def source(src: tuple) -> tuple:
+        p, delta, region = src
+        return ("m", p - lo, delta) if p >= lo else ("d", labels.setdefault(region, len(labels)))
+
+    return (digest, tuple(source(r) for r in reads), source(keep) if keep else None,
+            labels.setdefault(out, len(labels)))
 
 
 def _offset(acc) -> int:
@@ -279,11 +302,6 @@ def _offset(acc) -> int:
 
 def _constants(t: TensorUse) -> tuple:
     return tuple(tuple(d.const for d in acc) for acc in t.accesses)
-
-
-def _relabel(sf: SegmentFrontier, run: tuple[int, ...]) -> SegmentFrontier:
-    """The frontier of a run of the same structure, as the einsums ``run`` (names come from the problem)."""
-    return sf if sf.plan.members == run else replace(sf, plan=replace(sf.plan, members=run))
 
 
 def _names(problem: Problem) -> tuple[str, ...]:
@@ -320,9 +338,10 @@ def exact_mapping(e: Einsum, role: Role, tiles: dict[str, int]) -> tuple[int, in
     return fp, traffic, order
 
 
-def _realise(problem: Problem, sf: SegmentFrontier, point: int, seg_index: int,
+def _realise(problem: Problem, sf: SegmentFrontier, members: tuple[int, ...], point: int, seg_index: int,
              per_einsum: dict[int, EinsumTraffic]) -> SegmentTraffic:
-    """Exact bytes of one chosen (segment, point), named after ``problem``'s einsums and tensors."""
+    """Exact bytes of one chosen (segment, point) placed on ``members`` (the plan may come from
+    another run of the same structure), named after ``problem``'s einsums and tensors."""
     plan = sf.plan
     tau, threshold = int(sf.tau[point]), int(sf.need[point])
     shared = plan.tau_tiles(tau)
@@ -334,7 +353,7 @@ def _realise(problem: Problem, sf: SegmentFrontier, point: int, seg_index: int,
         staged_bytes[x.first] = staged_bytes.get(x.first, 0) + b
         seg_bytes += b
     need = 0
-    for k, (m, e, role) in enumerate(zip(plan.members, plan.einsums, plan.roles)):
+    for k, (m, e, role) in enumerate(zip(members, plan.einsums, plan.roles)):
         f = sf.member_frontiers[k]
         held = int(sf.resident[k, tau])
         j = sf.member_choice(k, tau, threshold - held)
@@ -348,13 +367,13 @@ def _realise(problem: Problem, sf: SegmentFrontier, point: int, seg_index: int,
                                       tuple(map(rename, order)), seg_index)
         seg_bytes += traffic
         need = max(need, fp + held)
-    names = [problem.einsums[m].name for m in plan.members]
+    names = [problem.einsums[m].name for m in members]
     if need > threshold:
         raise CacheAwareError(f"segment {names}: exact buffer {need} B exceeds the frontier's {threshold} B "
                               f"(an internal inconsistency); {UNAFFECTED}")
-    rename = _rank_names(plan, 0, problem.einsums[plan.members[0]])
-    onchip = tuple(problem.einsums[plan.members[x.producer]].out.tensor for x in plan.intermediates)
-    staged = tuple(problem.einsums[plan.members[x.first]].reads[plan.einsums[x.first].read_index[x.storage]].tensor
+    rename = _rank_names(plan, 0, problem.einsums[members[0]])
+    onchip = tuple(problem.einsums[members[x.producer]].out.tensor for x in plan.intermediates)
+    staged = tuple(problem.einsums[members[x.first]].reads[plan.einsums[x.first].read_index[x.storage]].tensor
                    for x in plan.staged)
     return SegmentTraffic(tuple(names), seg_bytes, need, {rename(r): t for r, t in zip(plan.roles[0].fused, shared)},
                           onchip, staged)
