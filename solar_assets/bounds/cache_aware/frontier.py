@@ -71,9 +71,9 @@ def candidate_sets(e: Einsum, mode: str, fixed: Mapping[str, tuple[int, ...]] | 
                    max_tuples: int = MAX_TUPLES) -> tuple[tuple[tuple[int, ...], ...], bool]:
     """Candidates per rank (``fixed`` ones as given), the others thinned, largest sets first,
     until the grid has at most ``max_tuples`` tuples."""
-    fixed = fixed or {}
+    fixed = dict(fixed or {})
     cands = [fixed[r] if r in fixed else tile_candidates(n, mode) for r, n in e.ranks]
-    free = [i for i, (r, _) in enumerate(e.ranks) if r not in fixed]
+    free = [i for i, (r, _) in enumerate(e.ranks) if r not in fixed and len(cands[i]) > 1]
     reduced = False
     while free and math.prod(len(c) for c in cands) > max_tuples:
         i = max(free, key=lambda k: len(cands[k]))
@@ -92,6 +92,28 @@ def candidate_sets(e: Einsum, mode: str, fixed: Mapping[str, tuple[int, ...]] | 
     return tuple(cands), reduced
 
 
+def partition_ranks(e: Einsum, role: Role) -> set[str]:
+    """Inner ranks every DRAM tensor of ``e`` (in ``role``) indexes plainly: alone in each subscript
+    that holds them, which stays in range.
+
+    Their tile changes no tensor's summed elements S (the tiles partition the index) and, with
+    the rank's loop outermost, no refetch multiplier (every tensor indexes it), so the least
+    traffic does not depend on it, while every footprint grows with it: tile 1 dominates every
+    other candidate, and the frontier is the same with that candidate alone.
+    """
+    uses = [t for t in e.reads if t.tensor not in role.onchip] + ([] if role.out_onchip else [e.out])
+    extents = e.extents
+    out = set()
+    for r, _ in e.ranks:
+        if r in role.fused:
+            continue
+        if all(any(r in d.ranks() for d in acc) and all(d.terms == ((r, d.terms[0][1]),) and d.in_range(extents)
+                                                       for d in acc if r in d.ranks())
+               for t in uses for acc in t.accesses):
+            out.add(r)
+    return out
+
+
 def einsum_frontier(e: Einsum, role: Role = Role(), mode: str = "union",
                     fixed: Mapping[str, tuple[int, ...]] | None = None,
                     max_tuples: int = MAX_TUPLES) -> EinsumFrontier:
@@ -104,6 +126,8 @@ def einsum_frontier(e: Einsum, role: Role = Role(), mode: str = "union",
         z = np.zeros(1, dtype=np.int64)
         return EinsumFrontier(e, role, tuple((1,) for _ in e.ranks), z, z, np.zeros(1), z, True, False, 1,
                               time.perf_counter() - start)
+    fixed = dict(fixed or {})
+    fixed.update({r: (1,) for r in partition_ranks(e, role)})
     cands, reduced = candidate_sets(e, mode, fixed, max_tuples)
     ranks = [r for r, _ in e.ranks]
     extents = np.array([n for _, n in e.ranks], dtype=np.int64)
@@ -202,13 +226,14 @@ def pareto_by_group(group: np.ndarray, fp: np.ndarray, tr: np.ndarray, payload: 
     if group.size == 0:
         return group, fp, tr, payload
     top = int(fp.max()) + 1
-    if int(group.max()) < (1 << 62) // top:  # one int64 key: two sort keys instead of three
-        key = group * top + fp
-        order = np.lexsort((tr, key))
-    else:
+    if int(group.max()) >= (1 << 62) // top:  # (group, fp) does not fit one int64 key
         order = np.lexsort((tr, fp, group))
-        key = None
+    else:
+        order = np.lexsort((tr, group * top + fp))  # the least traffic first among equal keys
     group, fp, tr, payload = group[order], fp[order], tr[order], payload[order]
+    head = np.ones(group.size, dtype=bool)  # first (least-traffic) point of each (group, fp)
+    head[1:] = (group[1:] != group[:-1]) | (fp[1:] != fp[:-1])
+    group, fp, tr, payload = group[head], fp[head], tr[head], payload[head]
     rank = np.empty(tr.size, dtype=np.int64)  # ties: the earlier point (smaller fp) ranks lower
     rank[np.argsort(tr, kind="stable")] = np.arange(tr.size, dtype=np.int64)
     first = np.ones(group.size, dtype=bool)

@@ -320,7 +320,25 @@ def _check_coverable(problem: Problem, singles: Sequence[SegmentFrontier], candi
 
 
 def exact_mapping(e: Einsum, role: Role, tiles: dict[str, int]) -> tuple[int, int, tuple[str, ...]]:
-    """(buffer bytes, traffic bytes, order) of the best order for these tiles, in exact integers."""
+    """(buffer bytes, traffic bytes, order) of the best order for these tiles, in exact integers.
+
+    Memoised by structure (an einsum's chosen mapping recurs across capacities and repeats)."""
+    pos = e.rank_index
+    key = (e.shape_digest, role.key(e), tuple(tiles[r] for r, _ in e.ranks))
+    hit = _EXACT.get(key)
+    if hit is None:
+        fp, traffic, order = _exact_mapping(e, role, tiles)
+        hit = _EXACT[key] = (fp, traffic, tuple(pos[r] for r in order))
+        if len(_EXACT) > 1 << 16:
+            _EXACT.clear()
+    fp, traffic, order_pos = hit
+    return fp, traffic, tuple(e.ranks[i][0] for i in order_pos)
+
+
+_EXACT: dict = {}
+
+
+def _exact_mapping(e: Einsum, role: Role, tiles: dict[str, int]) -> tuple[int, int, tuple[str, ...]]:
     extents = e.extents
     trip = {r: trips(n, tiles[r]) for r, n in extents.items()}
     indexed, weights = [], []
