@@ -25,7 +25,7 @@ from solar_assets.bounds.cache_aware import (
     ski_slope,
     tile_candidates,
 )
-from solar_assets.bounds.cache_aware.ilp import check_termination
+from solar_assets.bounds.cache_aware.ilp import Candidate, check_termination, select_cover
 from solar_assets.bounds.cache_aware.order_dp import best_order, brute_force_order, order_costs
 from solar_assets.bounds.cache_aware.segments import plan_segment
 from solar_assets.errors import SolarError
@@ -406,6 +406,8 @@ def test_missing_glpsol_infeasible_and_time_limit_are_clear_errors():
     with pytest.raises(CacheAwareError, match=r"infeasible at a 8 B buffer: einsum 'mm' needs at least 12 B"):
         cache_aware_traffic(g, 8)
     assert issubclass(CacheAwareError, SolarError)
+    with pytest.raises(CacheAwareError, match="w at a 100 B buffer: the selection model is infeasible"):
+        select_cover(2, [Candidate(0, 0, (0,), 10, 5.0)], 100, where="w")  # nothing covers einsum 1
 
     class Results:  # what Pyomo reports when glpsol stops at --tmlim with an incumbent
         class solver:

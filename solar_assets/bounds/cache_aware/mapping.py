@@ -68,6 +68,10 @@ class Dim:
         return lo >= 0 and hi < self.size
 
     def ranks(self) -> tuple[str, ...]:
+        return self._ranks
+
+    @cached_property
+    def _ranks(self) -> tuple[str, ...]:
         return tuple(r for r, _ in self.terms)
 
 
@@ -85,6 +89,10 @@ class TensorUse:
     exact: bool = True
 
     def ranks(self) -> frozenset[str]:
+        return self._ranks
+
+    @cached_property
+    def _ranks(self) -> frozenset[str]:
         return frozenset(r for acc in self.accesses for d in acc for r in d.ranks())
 
 

@@ -54,20 +54,27 @@ class SkiSlope:
         fig = Figure(figsize=(7, 4.5), dpi=110)
         FigureCanvasAgg(fig)
         ax = fig.add_subplot(1, 1, 1)
+        def mib(b: int | None) -> float:  # a log axis shows neither 0 nor None
+            return b / MIB if b else float("nan")
+
         cap = [r.capacity_bytes / MIB for r in self.rows]
-        ax.step(cap, [r.bytes_cache_aware / MIB for r in self.rows], where="post", lw=2,
-                label="cache-aware (fusion + tiling)")
-        ax.step(cap, [r.bytes_unfused_tiled / MIB if r.bytes_unfused_tiled is not None else float("nan")
-                      for r in self.rows], where="post", ls="--", label="tiled, no fusion")
-        if self.rows:
-            ax.axhline(self.rows[0].bytes_unfused / MIB, color="grey", ls=":", label="unfused (∞ buffer)")
-            if self.rows[0].bytes_fused:
-                ax.axhline(self.rows[0].bytes_fused / MIB, color="black", ls="-.", label="fused (∞ buffer)")
-        for name, b in sorted((marks or {}).items(), key=lambda kv: kv[1]):
-            ax.axvline(b / MIB, color="tab:red", alpha=0.3)
-            ax.text(b / MIB, ax.get_ylim()[1], name, rotation=90, va="top", ha="right", fontsize=7)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
+        ax.step(cap, [mib(r.bytes_cache_aware) for r in self.rows], where="post", lw=2,
+                label="cache-aware (fusion + tiling)")
+        ax.step(cap, [mib(r.bytes_unfused_tiled) for r in self.rows], where="post", ls="--",
+                label="tiled, no fusion")
+        if self.rows and self.rows[0].bytes_unfused:
+            ax.axhline(mib(self.rows[0].bytes_unfused), color="grey", ls=":", label="unfused (∞ buffer)")
+        if self.rows and self.rows[0].bytes_fused:
+            ax.axhline(mib(self.rows[0].bytes_fused), color="black", ls="-.", label="fused (∞ buffer)")
+        by_size: dict[int, list[str]] = {}
+        for name, b in (marks or {}).items():
+            by_size.setdefault(int(b), []).append(name)
+        for b, names in sorted(by_size.items()):
+            ax.axvline(b / MIB, color="tab:red", alpha=0.3)
+            ax.text(b / MIB, 0.98, ", ".join(sorted(names)), rotation=90, va="top", ha="right", fontsize=7,
+                    transform=ax.get_xaxis_transform())  # x in MiB, y as a fraction of the axes
         ax.set_xlabel("on-chip buffer (MiB)")
         ax.set_ylabel("minimum DRAM traffic (MiB)")
         ax.set_title(f"{self.workload}: DRAM traffic vs buffer capacity", fontsize=10)
