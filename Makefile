@@ -22,6 +22,8 @@ demo: setup
 	$(BIN)/solar analyze data/workloads --hardware H100_SXM
 
 test: setup
+	@command -v chromium >/dev/null 2>&1 || { echo "installing chromium (tests/test_browser_ui.py drives it headless)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 	$(BIN)/python -m pytest -q
 
 bench: setup

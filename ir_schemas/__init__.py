@@ -9,15 +9,17 @@ from ir_schemas.affine_loop_ir import (
     Kernel,
     Loop,
     Program,
+    Repeat,
     Reshape,
     Role,
     Step,
     TensorDecl,
+    TopK,
     Update,
 )
 from ir_schemas.report import REPORT_VERSION, ReportRow
 
 __all__ = [
-    "IR_VERSION", "DType", "Kernel", "Loop", "Program", "Reshape", "Role", "Step",
-    "TensorDecl", "Update", "REPORT_VERSION", "ReportRow",
+    "IR_VERSION", "DType", "Kernel", "Loop", "Program", "Repeat", "Reshape", "Role", "Step",
+    "TensorDecl", "TopK", "Update", "REPORT_VERSION", "ReportRow",
 ]

@@ -5,6 +5,19 @@ kernel (a perfect loop nest with static trip counts and one assignment whose sub
 are affine in the loop variables) or a composition op for what a perfect nest cannot say.
 Index and value expressions are written in Python syntax so that a person or a language
 model can read and write them; ``solar_assets.ir`` parses, checks and prints them.
+
+Three additive extensions (``ir_version`` stays "1"):
+
+* **indirect subscripts**: a subscript of ``out`` or of a read in ``expr`` may be a read of an
+  integer tensor with affine subscripts, optionally plus an affine offset: ``X[I[n, k], c]``
+  (gather), ``Y[I[n], c] += S[n, c]`` (scatter-add, ``init="keep"`` after a copy kernel),
+  ``E[T[b, s] + 1, d]``. The index value must lie in the tensor's extent (an error at execution,
+  never a wrap-around: lowerings normalise negative indices first). Nested indirection
+  (``X[I[J[n]]]``) is not allowed, nor a coefficient on the index read.
+* ``Repeat``: a static repeat of a list of steps (an RNN over time, a scan with a static trip
+  count); kernels in its body may use its ``var`` in affine subscripts as a free variable.
+* ``TopK``: the one non-affine selection step (values and int64 indices, sorted like
+  ``torch.topk``), executed in NumPy.
 """
 from __future__ import annotations
 
@@ -79,7 +92,42 @@ class Reshape(_Strict):
     out: str = Field(pattern=IDENT)
 
 
-Step = Annotated[Union[Kernel, Reshape], Field(discriminator="kind")]
+class TopK(_Strict):
+    """``values, indices = topk(src, k, axis, largest)``: the ``k`` largest (or smallest) entries
+    along ``axis``, sorted (ties keep the lower index first), like ``torch.topk(sorted=True)``.
+
+    ``values`` has ``src``'s dtype and shape with ``axis`` cut to ``k``; ``indices`` the same
+    shape in int64. ``k`` equal to the axis extent is a full sort. No FLOPs; its traffic is
+    reading ``src`` and writing both results.
+    """
+
+    kind: Literal["topk"] = "topk"
+    name: str = Field(pattern=IDENT)
+    src: str = Field(pattern=IDENT)
+    axis: NonNegativeInt
+    k: NonNegativeInt
+    largest: bool = True
+    values: str = Field(pattern=IDENT)
+    indices: str = Field(pattern=IDENT)
+
+
+class Repeat(_Strict):
+    """``for var in range(extent): steps`` with a static trip count, run in order.
+
+    Body kernels may use ``var`` in their affine subscripts (not one of their loops), e.g. an
+    RNN step reads ``X[t, b, i]`` and writes ``H[t, b, j]``; a tensor written in one iteration
+    and read in the next carries state. Step names are unique across the whole program.
+    """
+
+    kind: Literal["repeat"] = "repeat"
+    name: str = Field(pattern=IDENT)
+    var: str = Field(pattern=IDENT)
+    extent: NonNegativeInt
+    steps: tuple["Step", ...]
+
+
+Step = Annotated[Union[Kernel, Reshape, TopK, Repeat], Field(discriminator="kind")]
+Repeat.model_rebuild()
 
 
 class Program(_Strict):
@@ -91,6 +139,20 @@ class Program(_Strict):
     inputs: tuple[str, ...] = Field(description="Graph inputs in the workload's argument order.")
     outputs: tuple[str, ...] = Field(description="Graph outputs in the workload's return order.")
     steps: tuple[Step, ...]
+
+    def walk_steps(self) -> list[tuple[Kernel | Reshape | TopK | Repeat, tuple[Repeat, ...]]]:
+        """Every step in execution order (a repeat before its body, listed once), each with the
+        repeats enclosing it, outermost first."""
+        out: list = []
+
+        def walk(steps: tuple, enclosing: tuple[Repeat, ...]) -> None:
+            for st in steps:
+                out.append((st, enclosing))
+                if isinstance(st, Repeat):
+                    walk(st.steps, enclosing + (st,))
+
+        walk(self.steps, ())
+        return out
 
     def tensor(self, name: str) -> TensorDecl:
         for t in self.tensors:

@@ -49,3 +49,47 @@ class ReportRow(BaseModel):
     validated_size: str = Field(default="full", description=(
         "Size the IR was validated at: 'full' (the file's own), or the module constants rebound for "
         "validation, e.g. 'BATCH=3,DIM=64'; the bounds are always of the full size."))
+    onchip_buffer_bytes: int | None = Field(default=None, description=(
+        "On-chip buffer capacity of the hardware that the cache-aware bound assumes."))
+    bytes_cache_aware: int | None = Field(default=None, description=(
+        "Minimum DRAM bytes over tilings and fused segments with the hardware's on-chip buffer "
+        "(Pyomo + GLPK ILP); None when the solve failed (see cache_aware_note)."))
+    bytes_unfused_tiled: int | None = Field(default=None, description=(
+        "Minimum DRAM bytes with every einsum tiled on its own at the same buffer (no fusion); "
+        "fused ≤ cache-aware ≤ unfused-tiled always."))
+    sol_cache_aware_s: float | None = Field(default=None, description="max(F/peak, bytes_cache_aware/bandwidth), seconds.")
+    bound_cache_aware: Limiter | None = Field(default=None, description="Resource that limits the cache-aware bound.")
+    cache_aware_proven_optimal: bool | None = Field(default=None, description="GLPK proved the ILP optimum.")
+    cache_aware_note: str = Field(default="", description=(
+        "'tiling-bound: ...' when the buffer forces more traffic than the unfused (infinite-buffer) "
+        "bytes, i.e. tiling rather than fusion is the bottleneck; the fusion summary; or why the "
+        "cache-aware bound is missing."))
+    # measured on this host (solar analyze --measure); set only on rows of the hardware it ran on ("host")
+    measured_s: float | None = Field(default=None, description=(
+        "Median run time on this host of the default backend (the first of --backends that ran), "
+        "caches flushed before every run; None unless measured, and only on the row of the hardware "
+        "the run used ('host')."))
+    measured_backend: str | None = Field(default=None, description=(
+        "Backend of measured_s: 'torch eager', 'torch.compile', 'jax eager' or 'jax.jit'."))
+    measured_spread_s: float | None = Field(default=None, description="p90 − p10 of the default backend's runs, seconds.")
+    measured_min_s: float | None = Field(default=None, description=(
+        "Fastest run of the default backend: what the violation audit compares with the bounds."))
+    measured_runs: int | None = Field(default=None, description="Timed runs behind measured_s (after warm-up).")
+    measured_eager_s: float | None = Field(default=None, description="Median run time, eager backend (torch eager / jax op-by-op).")
+    measured_compile_s: float | None = Field(default=None, description="Median run time, compiled backend (torch.compile / jax.jit).")
+    headroom_unfused: float | None = Field(default=None, description="measured_s / sol_unfused_s.")
+    headroom_fused: float | None = Field(default=None, description="measured_s / sol_fused_s: how far from SOL the run is.")
+    headroom_cache_aware: float | None = Field(default=None, description=(
+        "measured_s / sol_cache_aware_s; None when the cache-aware bound is absent."))
+    headroom_fused_eager: float | None = Field(default=None, description="measured_eager_s / sol_fused_s.")
+    headroom_fused_compile: float | None = Field(default=None, description="measured_compile_s / sol_fused_s.")
+    violation: bool = Field(default=False, description=(
+        "Some backend's fastest run beat a true lower bound (fused or cache-aware) of this hardware; "
+        "never clamped: violation_detail gives both figures."))
+    violation_detail: str = Field(default="", description=(
+        "Each bound a run beat, with both figures; a run below the unfused bound (not a lower bound of "
+        "every schedule: it charges each IR kernel its own DRAM round trip) is listed as explained, "
+        "not as a violation."))
+    measured_note: str = Field(default="", description=(
+        "Notes on the measurement: threads used where fewer than the cores were faster, why a backend "
+        "has no measurement (failed, skipped)."))

@@ -2,7 +2,7 @@
 
     solar analyze PATH... [--hardware NAME ...] [--target-latency S] [--json] [--home DIR] [--no-dagster]
     solar coverage DIR... [--json] [--jobs N] [--timeout S] [--home DIR]
-    solar hardware list | show NAME
+    solar hardware list | show NAME | detect [PATH]
     solar ui
 
 Output contract: stdout carries the result (a table, or with ``--json`` only JSON); progress,
@@ -25,6 +25,7 @@ from solar_assets.errors import SolarError
 logger = logging.getLogger("solar")
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+TRANSLATORS = ("tracer", "agent", "auto")  # solar_assets.translate.agent.TRANSLATORS, without importing torch
 
 
 class Progress:
@@ -64,11 +65,30 @@ def _parser() -> argparse.ArgumentParser:
                          help=f"hardware spec names (default {pipeline.DEFAULT_HARDWARE[0]}); see `solar hardware list`")
     analyze.add_argument("--target-latency", type=float, metavar="SECONDS",
                          help="also compute the inverse roofline: peak FLOP/s and bandwidth needed for this latency")
+    analyze.add_argument("--target-hz", type=float, metavar="HZ",
+                         help="the inverse roofline for a rate: --target-hz 500 is --target-latency 0.002")
+    analyze.add_argument("--project", action="store_true",
+                         help="also bound on every shipped hardware spec: the cross-platform projection")
+    analyze.add_argument("--measure", action="store_true",
+                         help="run each workload on this host (caches flushed) for headroom and the violation "
+                              "audit against --hardware host (added when missing)")
+    analyze.add_argument("--backends", default="auto", metavar="LIST",
+                         help="with --measure: comma-separated backends, first = default: auto (torch eager for "
+                              "PyTorch files, jax.jit for JAX files), eager (torch eager / jax op-by-op), compile "
+                              "(torch.compile / jax.jit; torch.compile is slow to compile on few cores)")
+    analyze.add_argument("--runs", type=int, default=20, metavar="N",
+                         help="with --measure: timed runs per backend after 3 warm-ups (default 20; fewer when a "
+                              "backend's runs pass 20 s, never fewer than 5)")
     analyze.add_argument("--json", action="store_true", help="print only a JSON list of report rows on stdout")
     analyze.add_argument("--home", metavar="DIR", help="SOLAR_HOME (default $SOLAR_HOME or <repo>/data/solar_home)")
     analyze.add_argument("--no-dagster", action="store_true",
                          help="run the stages directly, without Dagster (same output; for debugging)")
     analyze.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
+    analyze.add_argument("--framework", choices=("torch", "jax"),
+                         help="the workloads' framework (default: detected from each file's imports)")
+    analyze.add_argument("--translator", choices=TRANSLATORS, metavar="{tracer,agent,auto}",
+                         help="tracer (default), agent (a chat model: SOLAR_LLM=provider:model), or auto "
+                              "(the tracer; the agent only for what it cannot lower)")
 
     coverage = commands.add_parser("coverage", help="per workload: translated, validated, at what size, how closely")
     coverage.add_argument("paths", nargs="+", metavar="DIR", help="directories of workload files (or files)")
@@ -80,12 +100,24 @@ def _parser() -> argparse.ArgumentParser:
     coverage.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS",
                           help="time limit per workload in a worker process (default 600; 0: none)")
     coverage.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
+    coverage.add_argument("--framework", choices=("torch", "jax"),
+                          help="the workloads' framework (default: detected from each file's imports)")
+    coverage.add_argument("--translator", choices=TRANSLATORS, metavar="{tracer,agent,auto}",
+                          help="as for analyze (default tracer)")
 
     hardware = commands.add_parser("hardware", help="the hardware specs under hardware/")
     hw_commands = hardware.add_subparsers(dest="hw_command", required=True)
     hw_commands.add_parser("list", help="one line per spec")
     show = hw_commands.add_parser("show", help="every field of one spec")
     show.add_argument("name")
+    detect = hw_commands.add_parser("detect", help="measure this machine and write the 'host' spec "
+                                    "(docs/host_spec.md)")
+    detect.add_argument("path", nargs="?", help="where to write it (default hardware/host.yaml; a directory or "
+                                               "a .yaml file, whose stem becomes the spec's name)")
+    detect.add_argument("--stream-mib", type=int, metavar="MIB",
+                        help="STREAM array size in MiB (default 4 x the last-level cache, at least 64)")
+    detect.add_argument("--no-gemm-check", action="store_true",
+                        help="skip the fp32 GEMM that raises the clock when a turbo clock outruns the peak")
 
     ui = commands.add_parser("ui", help="the Dagster UI on solar's assets (dagster dev)")
     ui.add_argument("--home", metavar="DIR", help="SOLAR_HOME")
@@ -95,6 +127,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if getattr(args, "framework", None):  # read by pipeline.read_source, here and in worker processes
+        os.environ["SOLAR_FRAMEWORK"] = args.framework
     logging.basicConfig(stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s",
                         level={0: logging.WARNING, 1: logging.INFO}.get(args.verbose, logging.DEBUG))
     try:
@@ -145,22 +179,44 @@ def _workload_paths(args_paths: Sequence[str]) -> tuple[list[Path], list[str]]:
     return paths, errors
 
 
+def _use_translator(translator: str | None) -> None:
+    """Export ``--translator`` (as ``$SOLAR_TRANSLATOR``) for the assets and workers this run starts;
+    ``agent`` without a configured chat model is a usage error, before any work."""
+    if translator is None:
+        return
+    os.environ["SOLAR_TRANSLATOR"] = translator
+    if translator == "agent":
+        from solar_assets.translate.agent import agent_settings
+
+        agent_settings()  # raises AgentNotConfigured, one line: which variable to set
+
+
 def analyze(args: argparse.Namespace) -> int:
     from solar_assets.hardware import load_hardware
     from solar_assets.report import format_table, write_report
 
     home = _use_home(args.home)
-    hardware_names = list(dict.fromkeys(args.hardware or pipeline.DEFAULT_HARDWARE))
+    hardware_names = _analyze_hardware(args)
     for name in hardware_names:
         load_hardware(name)  # a bad name or spec is a usage error, before any work
+    if args.target_hz is not None:
+        if args.target_latency is not None:
+            raise SolarError("give --target-latency or --target-hz, not both")
+        if not args.target_hz > 0:
+            raise SolarError(f"--target-hz must be a positive rate, got {args.target_hz}")
+        args.target_latency = 1.0 / args.target_hz
     if args.target_latency is not None and not args.target_latency > 0:
         raise SolarError(f"--target-latency must be positive seconds, got {args.target_latency}")
+    measure = _measure_options(args)
+    _use_translator(args.translator)
     paths, input_errors = _workload_paths(args.paths)
     progress = Progress([p.stem for p in paths], enabled=not args.no_progress)
     with pipeline.progress_listener(progress):
         if args.no_dagster:
             results = [pipeline.analyze_workload(p, hardware_names, target_latency_s=args.target_latency,
-                                                 cache_dir=home / "cache") for p in paths]
+                                                 cache_dir=home / "cache", measure=measure, translator=args.translator,
+                                                 ski_slope_dir=pipeline.reports_dir(home) / "skislope")
+                       for p in paths]
             rows = [row for r in results for row in r.rows]
             write_report(rows, pipeline.reports_dir(home), errors=input_errors + [r.error for r in results if r.error])
         else:
@@ -168,6 +224,8 @@ def analyze(args: argparse.Namespace) -> int:
 
             results, rows = analyze_with_dagster(paths, hardware_names, args.target_latency, home,
                                                  failures=input_errors)
+            if measure is not None:  # the measurement is a post-step on the report's rows
+                rows = _measure_after_dagster(results, rows, measure, home, input_errors)
     progress.done()
     errors = input_errors + [r.error for r in results if r.error]
     for error in errors:
@@ -179,9 +237,85 @@ def analyze(args: argparse.Namespace) -> int:
     else:
         bounded = sum(1 for r in results if r.ok)
         print(format_table(rows) if rows else "no workload produced bounds")
+        _print_measured(rows, hardware_names)
         print(f"\n{bounded}/{bounded + len(errors)} workloads bounded on {', '.join(hardware_names)}; "
-              f"report: {pipeline.reports_dir(home)}/{{report.csv, report.json, report.md, report_roofline.png}}")
+              f"report: {pipeline.reports_dir(home)}/{{report.csv, report.json, report.md, report_roofline.png, "
+              "skislope/<workload>.{csv,png}}")
+    _print_charts(rows, home, quiet=args.json)
     return EXIT_FAILED if errors else EXIT_OK
+
+
+def _analyze_hardware(args: argparse.Namespace) -> list[str]:
+    """The hardware asked for, plus every shipped spec with --project and ``host`` with --measure;
+    ``host.yaml`` is detected on first use."""
+    from solar_assets.hardware import list_hardware
+    from solar_assets.hardware.detect import HOST_NAME, ensure_host_spec
+
+    names = list(args.hardware or pipeline.DEFAULT_HARDWARE)
+    if args.measure and HOST_NAME not in names:
+        print(f"solar: note: --measure runs on this machine; adding --hardware {HOST_NAME} to compare with "
+              "its bounds", file=sys.stderr)
+        names.append(HOST_NAME)
+    if args.project:
+        names += [n for n in list_hardware() if n != HOST_NAME]
+    names = list(dict.fromkeys(names))
+    if HOST_NAME in names:
+        ensure_host_spec()
+    return names
+
+
+def _measure_options(args: argparse.Namespace):
+    if not args.measure:
+        return None
+    from solar_assets.measure import MeasureOptions, TimingOptions, parse_backends
+
+    if args.runs < 1:
+        raise SolarError(f"--runs must be at least 1, got {args.runs}")
+    return MeasureOptions(backends=parse_backends(args.backends),
+                          timing=TimingOptions(runs=args.runs, min_runs=min(5, args.runs)))
+
+
+def _measure_after_dagster(results, rows, measure, home: Path, input_errors: Sequence[str]):
+    """Measure each bounded workload, fill its host rows, and write the report again with them."""
+    from solar_assets.report import write_report
+
+    for result in results:
+        if result.ok:
+            result.rows = pipeline.measure_rows(result.path, result.rows, measure)
+    measured = {(r.workload, r.hardware): r for result in results for r in result.rows}
+    rows = [measured.get((r.workload, r.hardware), r) for r in rows]
+    write_report(rows, pipeline.reports_dir(home), errors=[*input_errors, *(r.error for r in results if r.error)])
+    return rows
+
+
+def _print_measured(rows, hardware_names: Sequence[str]) -> None:
+    """The headroom table and the audit (after the bounds table), and the projection when several
+    hardware were asked for."""
+    from solar_assets.report import audit_lines, format_headroom_table, format_projection
+    from solar_assets.report.headroom import measured_rows
+
+    if measured_rows(rows):
+        print("\nHeadroom on this host (measured median / SOL; audit: fastest run against each bound)")
+        print(format_headroom_table(rows))
+        lines = audit_lines(rows)
+        print(f"\n{sum(r.violation for r in rows)} violation(s) of a true lower bound" + (":" if lines else "."))
+        for line in lines:
+            print(f"  {line}")
+    if len(hardware_names) > 1 and rows:
+        print("\nCross-platform projection")
+        print(format_projection(rows))
+
+
+def _print_charts(rows, home: Path, quiet: bool) -> None:
+    """The chart paths (stderr under --json), and each violation as a warning on stderr."""
+    from solar_assets.report import report_pngs
+
+    charts = report_pngs(pipeline.reports_dir(home))
+    if charts and not quiet:
+        print("charts: " + ", ".join(str(p) for p in charts.values()))
+    for row in rows:
+        if row.violation:
+            print(f"solar: warning: {row.workload} on {row.hardware}: {row.violation_detail}", file=sys.stderr)
 
 
 # ---------------------------------------------------------------------------- coverage
@@ -190,6 +324,7 @@ def coverage(args: argparse.Namespace) -> int:
     from solar_assets.coverage import coverage_json, coverage_summary, format_coverage, run_coverage
 
     home = _use_home(args.home)
+    _use_translator(args.translator)
     paths, input_errors = _workload_paths(args.paths)
     for error in input_errors:
         print(f"solar: error: {error}", file=sys.stderr)
@@ -229,7 +364,19 @@ def hardware(args: argparse.Namespace) -> int:
         for r in rows:
             print("  ".join(f"{c:<{w}}" for c, w in zip(r, widths)).rstrip())
         return EXIT_OK
-    spec = load_hardware(args.name)
+    if args.hw_command == "detect":
+        from solar_assets.hardware.detect import write_host_spec
+
+        kwargs = {"check_gemm": not args.no_gemm_check}
+        if args.stream_mib is not None:
+            if args.stream_mib < 1:
+                raise SolarError(f"--stream-mib must be positive, got {args.stream_mib}")
+            kwargs["stream_array_bytes"] = args.stream_mib * 2**20
+        print("measuring this machine (STREAM and a GEMM, a few seconds)…", file=sys.stderr)
+        path, spec = write_host_spec(args.path, **kwargs)
+        print(f"wrote {path}")
+    else:
+        spec = load_hardware(args.name)
     print(f"{spec.name} ({spec.vendor}), digest {spec.digest()}")
     print(f"  {spec.description}")
     for dtype, peak in spec.peak_flop_per_s.items():
@@ -249,13 +396,13 @@ def hardware(args: argparse.Namespace) -> int:
 
 def ui(args: argparse.Namespace) -> int:
     """``dagster dev`` on workspace.yaml with DAGSTER_HOME under SOLAR_HOME (replaces this process)."""
-    from solar_assets.assets.runner import dagster_home
+    from solar_assets.assets.runner import prepare_ui_instance
 
     home = _use_home(args.home)
-    dagster_home(home)
+    prepare_ui_instance(home)  # partitions registered and files observed before the UI opens
     dagster = Path(sys.executable).with_name("dagster")
     workspace = pipeline.REPO_ROOT / "workspace.yaml"
-    os.execv(str(dagster), [str(dagster), "dev", "-w", str(workspace), "-p", str(args.port)])
+    os.execv(str(dagster), [str(dagster), "dev", "-w", str(workspace), "-h", "127.0.0.1", "-p", str(args.port)])
 
 
 if __name__ == "__main__":

@@ -1,16 +1,21 @@
-"""The one wiring file: solar's assets, resources and sensors as Dagster ``Definitions``.
+"""The one wiring file: solar's assets, source files, checks, sensors and schedule as Dagster
+``Definitions``.
 
 Storage lives under ``$SOLAR_HOME`` (default ``<repo>/data/solar_home``): asset values in
 ``storage/`` (pickles, Dagster's filesystem IO manager), caches in ``cache/``, reports in
 ``reports/``; the Dagster instance is ``$DAGSTER_HOME`` = ``$SOLAR_HOME/dagster``.
+``build_definitions`` binds another ``SolarConfig`` (other dirs: tests, a second checkout).
 """
 from __future__ import annotations
 
 import dagster as dg
 
 from solar_assets import pipeline
+from solar_assets.assets.automation import reanalyse_stale, reanalyse_stale_job, reanalysis_sensor
+from solar_assets.assets.checks import REPORT_CHECKS
 from solar_assets.assets.resources import SolarConfig
-from solar_assets.assets.sensors import workload_files
+from solar_assets.assets.sensors import source_files
+from solar_assets.assets.sources import OBSERVE_JOBS, SOURCE_ASSETS
 from solar_assets.assets.stages import ASSETS
 
 
@@ -19,8 +24,16 @@ def resources_for(config: SolarConfig) -> dict[str, object]:
     return {"solar": config, "io_manager": dg.FilesystemIOManager(base_dir=f"{config.home}/storage")}
 
 
-defs = dg.Definitions(
-    assets=list(ASSETS),
-    resources=resources_for(SolarConfig.default(pipeline.solar_home())),
-    sensors=[workload_files],
-)
+def build_definitions(config: SolarConfig) -> dg.Definitions:
+    """Every asset, source, check, sensor, schedule and job, bound to ``config``'s dirs."""
+    return dg.Definitions(
+        assets=[*SOURCE_ASSETS, *ASSETS],
+        asset_checks=list(REPORT_CHECKS),
+        jobs=[*OBSERVE_JOBS.values(), reanalyse_stale_job],
+        resources=resources_for(config),
+        sensors=[source_files, reanalysis_sensor],
+        schedules=[reanalyse_stale],
+    )
+
+
+defs = build_definitions(SolarConfig.default(pipeline.solar_home()))

@@ -17,6 +17,7 @@ bounds nothing.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import importlib.util
 import json
@@ -35,6 +36,7 @@ if TYPE_CHECKING:  # the stage packages import torch / numba / pyomo: load them 
     from ir_schemas import Program
     from solar_assets.golden import Golden, ValidationBudget, ValidationSize
     from solar_assets.hardware import HardwareSpec
+    from solar_assets.measure import MeasureOptions
     from solar_assets.translate import Translation
     from solar_assets.workloads import WorkloadSource
 
@@ -43,7 +45,7 @@ logger = logging.getLogger(__name__)
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_HARDWARE = ("H100_SXM",)
 # Stage names as timed and shown in progress lines, in pipeline order.
-STAGES = ("trace", "size", "golden", "validate", "graph", "bounds")
+STAGES = ("trace", "size", "golden", "validate", "graph", "bounds", "cache_aware")
 TRACE_PACKAGES = ("solar_assets.translate", "solar_assets.ir", "ir_schemas", "solar_assets.workloads")
 GOLDEN_PACKAGES = ("solar_assets.golden", "solar_assets.workloads")
 
@@ -130,62 +132,97 @@ class ValidatedIR:
         return self.translation.program
 
 
-def read_source(path: str | Path) -> WorkloadSource:
+def read_source(path: str | Path, framework: str | None = None) -> WorkloadSource:
+    """The workload file, hashed, with its framework: ``framework`` ("torch" / "jax"), else
+    ``$SOLAR_FRAMEWORK`` (set by ``solar --framework``), else detected from the file."""
     from solar_assets.workloads import read_workload_source
 
-    src = read_workload_source(path)
-    if src.framework != "torch":
-        raise SolarError(f"{src.path}: not a PyTorch workload (no 'torch' import found); "
-                         "a workload defines class Model(nn.Module), get_inputs() and get_init_inputs()")
+    src = read_workload_source(path, framework or os.environ.get("SOLAR_FRAMEWORK") or None)
+    if src.framework not in ("torch", "jax"):
+        raise SolarError(f"{src.path}: neither a PyTorch nor a JAX workload (no 'torch', 'jax' or 'flax' import "
+                         "found); a PyTorch workload defines class Model(nn.Module), get_inputs() and "
+                         "get_init_inputs(), a JAX one get_inputs() and forward(*inputs) or a Flax class Model")
     return src
 
 
 def golden_for(src: WorkloadSource, cache_dir: Path | None = None,
-               size: ValidationSize | Mapping[str, int] | None = None) -> Golden:
+               size: ValidationSize | Mapping[str, int] | None = None, translator: str | None = None) -> Golden:
     """The workload's golden outputs at its validation size, from ``cache_dir`` when this source and
     code made them before. ``size``: a ``ValidationSize`` or the constants to rebind ({} = full
-    size); None chooses it (``validation_size_for``, which traces the file, cached)."""
+    size); None chooses it (``validation_size_for`` on ``translator``'s IR, cached)."""
     from solar_assets.golden import load_golden, make_golden, save_golden
 
     if size is None:
-        size = validation_size_for(src, translate_source(src, cache_dir), cache_dir)
+        size = validation_size_for(src, translate_source(src, cache_dir, translator=translator), cache_dir)
     constants = dict(getattr(size, "constants", size))
     _starting(src.name, "golden" if not constants else f"golden at {_label(constants)}")
     cached = _cache_path(cache_dir, "golden", src, GOLDEN_PACKAGES, ".npz", constants)
     if cached is not None and cached.is_file():
         logger.debug("%s: golden outputs from cache %s", src.name, cached)
         return load_golden(cached)
-    golden = make_golden(src, constants)
+    if src.framework == "jax":
+        from solar_assets.golden.jax_golden import make_jax_golden
+
+        golden = make_jax_golden(src, constants)
+    else:
+        golden = make_golden(src, constants)
     if cached is not None:
         save_golden(golden, cached)
     return golden
 
 
 def translate_source(src: WorkloadSource, cache_dir: Path | None = None,
-                     constants: Mapping[str, int] | None = None) -> Translation:
-    """The tracer's IR for the workload, at its own size or with ``constants`` rebound (cached by
-    source hash, constants and translator code)."""
-    from ir_schemas import Program
+                     constants: Mapping[str, int] | None = None, translator: str | None = None) -> Translation:
+    """The workload's IR by ``translator`` ("tracer", "agent" or "auto": see
+    ``solar_assets.translate.agent.modes``; None: ``$SOLAR_TRANSLATOR``, set by ``solar
+    --translator``, else the tracer), at its own size or with ``constants`` rebound. Cached by
+    source hash, constants and translator code; for the agent modes also by model and prompt hash,
+    the provenance (attempts, their diagnostics, tokens) kept in the cache file."""
     from solar_assets.translate import Translation, trace_torch
 
     constants = dict(constants or {})
+    translator = translator_choice(translator)
     _starting(src.name, "trace" if not constants else f"trace at {_label(constants)}")
-    cached = _cache_path(cache_dir, "ir", src, TRACE_PACKAGES, ".json", constants)
+    variant: dict[str, Any] = dict(constants)
+    if translator != "tracer":
+        variant.update(_agent_variant(translator))
+    cached = _cache_path(cache_dir, "ir", src, TRACE_PACKAGES, ".json", variant)
     if cached is not None and cached.is_file():
         logger.debug("%s: IR from cache %s", src.name, cached)
-        data = json.loads(cached.read_text())
-        return Translation(program=Program.model_validate(data["program"]), translator=data["translator"],
-                           source_sha256=data["source_sha256"], seconds=data["seconds"], model=data["model"],
-                           attempts=data["attempts"], diagnostics=tuple(data["diagnostics"]))
-    translation = trace_torch(src, constants or None)
+        translation = Translation.from_json(json.loads(cached.read_text()))
+        return translation if translator == "tracer" else dataclasses.replace(translation, from_cache=True)
+    if translator != "tracer":
+        from solar_assets.translate.agent import translate
+
+        translation = translate(src, translator, constants, cache_dir,
+                                golden=lambda: golden_for(src, cache_dir, constants))
+    elif src.framework == "jax":
+        from solar_assets.translate.jax_tracer import trace_jax
+
+        translation = trace_jax(src, constants or None)
+    else:
+        translation = trace_torch(src, constants or None)
     if cached is not None:
         cached.parent.mkdir(parents=True, exist_ok=True)
-        cached.write_text(json.dumps({
-            "program": translation.program.model_dump(mode="json"), "translator": translation.translator,
-            "source_sha256": translation.source_sha256, "seconds": translation.seconds,
-            "model": translation.model, "attempts": translation.attempts,
-            "diagnostics": list(translation.diagnostics)}))
+        cached.write_text(json.dumps(translation.to_json()))
     return translation
+
+
+def translator_choice(translator: str | None = None) -> str:
+    """``translator``, else ``$SOLAR_TRANSLATOR`` (how ``solar --translator`` reaches the Dagster
+    assets and coverage workers), else "tracer"."""
+    return translator or os.environ.get("SOLAR_TRANSLATOR", "").strip() or "tracer"
+
+
+def _agent_variant(translator: str) -> dict[str, Any]:
+    """The agent modes' part of the IR cache key: mode, model and prompt hash. Raises
+    ``AgentNotConfigured`` for ``agent`` without a model (``auto`` runs as the tracer then)."""
+    from solar_assets.translate.agent import TRANSLATORS, agent_settings, prompt_sha256
+
+    if translator not in TRANSLATORS:
+        raise SolarError(f"unknown translator {translator!r}; choose one of {', '.join(TRANSLATORS)}")
+    settings = agent_settings(required=translator == "agent")
+    return {"translator": translator, "model": settings.model_name if settings else None, "prompt": prompt_sha256()}
 
 
 def validation_size_for(src: WorkloadSource, translation: Translation, cache_dir: Path | None = None,
@@ -199,7 +236,8 @@ def validation_size_for(src: WorkloadSource, translation: Translation, cache_dir
     budget = budget or ValidationBudget()
     _starting(src.name, "size")
     cached = _cache_path(cache_dir, "size", src, (*TRACE_PACKAGES, "solar_assets.golden"), ".json",
-                         {"bytes": budget.tensor_bytes, "iterations": budget.iterations})
+                         {"bytes": budget.tensor_bytes, "iterations": budget.iterations,
+                          **({"translator": translation.mode} if translation.mode != "tracer" else {})})
     if cached is not None and cached.is_file():
         data = json.loads(cached.read_text())
         if "error" in data:  # no size worked, with this source and code: the search is not repeated
@@ -207,7 +245,8 @@ def validation_size_for(src: WorkloadSource, translation: Translation, cache_dir
         return ValidationSize.from_json(cached.read_text())
     try:
         size = choose_validation_size(src.path, translation.program,
-                                      lambda constants: translate_source(src, cache_dir, constants).program, budget)
+                                      lambda constants: translate_source(src, cache_dir, constants,
+                                                                         translation.mode).program, budget)
     except ValidationSizeError as e:
         if cached is not None:
             cached.parent.mkdir(parents=True, exist_ok=True)
@@ -232,11 +271,18 @@ def validate_translation(src: WorkloadSource, translation: Translation, golden: 
 
     program, small = translation.program, None
     if golden.constants:
-        small = translate_source(src, cache_dir, golden.constants).program
+        small = translate_source(src, cache_dir, golden.constants, translation.mode).program
         check_same_structure(src.path, translation.program, small, golden.constants)
         program = small
     _starting(src.name, "validate" if small is None else f"validate at {golden.size_label}")
-    result = validate_program(program, golden, source=str(src.path))
+    from solar_assets.verdict_cache import VERDICT_PACKAGES, load_verdict, program_digest, save_verdict
+
+    verdict_path = _cache_path(cache_dir, "verdict", src, VERDICT_PACKAGES, ".json",
+                               {**golden.constants, "program": program_digest(program)})
+    result = load_verdict(verdict_path)  # an accepted verdict of this very IR, golden and code
+    if result is None:
+        result = validate_program(program, golden, source=str(src.path))
+        save_verdict(verdict_path, result)
     at = "" if small is None else f" at validation size {golden.size_label}"
     if not result.ok:
         raise ValidationFailed(f"{src.path}: the {translation.translator} IR failed validation{at}: "
@@ -273,6 +319,61 @@ def bound_graph(src: WorkloadSource, graph: Any, hw: HardwareSpec):
     return sol_bounds(graph, hw)
 
 
+CACHE_AWARE_PACKAGES = ("solar_assets.bounds.cache_aware", "solar_assets.graph")
+
+
+def cache_aware_for(src: WorkloadSource, graph: Any, hw: HardwareSpec, cache_dir: Path | None = None):
+    """The cache-aware outcome at ``hw``'s on-chip buffer (``CacheAwareOutcome``); never raises for
+    a solver failure (glpsol missing, infeasible, time limit): the outcome's ``error`` says why and
+    the other modes stand. Cached on disk by graph digest, capacity and solver code, so hardware
+    sharing a buffer size, and a re-run, reuse the solve."""
+    from solar_assets.bounds.cache_aware import CacheAwareOutcome, cache_aware_outcome
+
+    capacity = int(hw.onchip_buffer_bytes)
+    _starting(src.name, f"cache-aware {hw.name}")
+    cached = _digest_cache_path(cache_dir, "cache_aware", src.name, graph, f"{capacity}")
+    if cached is not None and cached.is_file():
+        return CacheAwareOutcome.from_json(cached.read_text())
+    outcome = cache_aware_outcome(graph, capacity)
+    if outcome.error:
+        logger.warning("%s: %s", src.path, outcome.error)
+    for fault in outcome.ordering_faults():
+        logger.error("%s on %s: mode ordering broken: %s", src.path, hw.name, fault)
+    if cached is not None and outcome.ok:  # a failure is not cached: glpsol may be installed later
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        cached.write_text(outcome.to_json())
+    return outcome
+
+
+def ski_slope_for(src: WorkloadSource, graph: Any, out_dir: Path, marks: Mapping[str, int] | None = None,
+                  cache_dir: Path | None = None) -> dict[str, Path]:
+    """The workload's ski-slope (minimum DRAM traffic against buffer capacity, 64 KiB to 1 GiB) as
+    ``<out_dir>/<workload>.csv`` and ``.png``, with ``marks`` (hardware name -> buffer bytes) drawn."""
+    from solar_assets.bounds.cache_aware import SkiSlope, SkiSlopeRow, ski_slope
+
+    _starting(src.name, "ski-slope")
+    cached = _digest_cache_path(cache_dir, "skislope", src.name, graph, "sweep")
+    if cached is not None and cached.is_file():
+        slope = SkiSlope(src.name, tuple(SkiSlopeRow(**r) for r in json.loads(cached.read_text())))
+    else:
+        slope = ski_slope(graph)
+        slope = SkiSlope(src.name, slope.rows)
+        if cached is not None:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            cached.write_text(json.dumps([r.__dict__ for r in slope.rows]))
+    out_dir = Path(out_dir)
+    return {"csv": slope.write_csv(out_dir / f"{src.name}.csv"),
+            "png": slope.write_png(out_dir / f"{src.name}.png", marks)}
+
+
+def _digest_cache_path(cache_dir: Path | None, kind: str, name: str, graph: Any, variant: str) -> Path | None:
+    if cache_dir is None:
+        return None
+    code = ":".join(package_fingerprint(p) for p in CACHE_AWARE_PACKAGES)
+    key = hashlib.sha256(f"{graph.digest()}:{code}:{variant}".encode()).hexdigest()
+    return Path(cache_dir) / kind / f"{name}-{key[:16]}.json"
+
+
 def inverse_for(src: WorkloadSource, graph: Any, hw: HardwareSpec, target_latency_s: float | None):
     """The inverse roofline at ``target_latency_s`` (None when no target was asked for)."""
     if target_latency_s is None:
@@ -293,7 +394,8 @@ def _cache_path(cache_dir: Path | None, kind: str, src: WorkloadSource, packages
         return None
     code = ":".join(package_fingerprint(p) for p in packages)
     extra = json.dumps(dict(variant or {}), sort_keys=True)
-    key = hashlib.sha256(f"{src.sha256}:{code}:{_torch_version()}:{extra}".encode()).hexdigest()
+    versions = _jax_versions() if src.framework == "jax" else _torch_version()
+    key = hashlib.sha256(f"{src.sha256}:{code}:{versions}:{extra}".encode()).hexdigest()
     return Path(cache_dir) / kind / f"{src.name}-{key[:16]}{suffix}"
 
 
@@ -307,6 +409,19 @@ def _torch_version() -> str:
     import torch
 
     return torch.__version__
+
+
+def _jax_versions() -> str:
+    """jax, jaxlib and flax versions (from package metadata: nothing is imported)."""
+    from importlib import metadata
+
+    def version(name: str) -> str:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return "-"
+
+    return "jax" + ",".join(version(n) for n in ("jax", "jaxlib", "flax"))
 
 
 @dataclass(frozen=True)
@@ -346,14 +461,19 @@ def analyze_workload(
     cache_dir: str | Path | None = None,
     hardware_dir: str | Path | None = None,
     validation_budget: ValidationBudget | None = None,
+    translator: str | None = None,
+    cache_aware: bool = True,
+    ski_slope_dir: str | Path | None = None,
+    measure: MeasureOptions | None = None,
 ) -> WorkloadResult:
     """Source → IR (full size) → validation size → golden → validation → einsum graph → bounds
-    on each hardware.
+    on each hardware → cache-aware bound at each hardware's buffer (``cache_aware``), and the
+    ski-slope CSV/PNG into ``ski_slope_dir`` when given.
 
     Never raises for a bad workload or spec: the result's ``error`` names the file and the
     problem, and ``failed_stage`` which stage stopped. ``cache_dir=None`` recomputes all.
     """
-    from solar_assets.report import report_row
+    from solar_assets.report import add_cache_aware, report_row
 
     path = Path(path)
     result = WorkloadResult(workload=path.stem, path=str(path))
@@ -363,7 +483,7 @@ def analyze_workload(
         with _timed(result, stage):
             src = read_source(path)
             specs = [load_spec(name, hardware_dir) for name in hardware_names]
-            translation = translate_source(src, cache)
+            translation = translate_source(src, cache, translator=translator)
         stage = "size"
         with _timed(result, stage):
             size = validation_size_for(src, translation, cache, validation_budget)
@@ -385,6 +505,18 @@ def analyze_workload(
                 result.rows.append(report_row(src, validated.translation, validated.result, graph, bounds, hw,
                                               inverse=inverse, target_latency_s=target_latency_s,
                                               validated_size=validated.validated_size))
+        if cache_aware:
+            stage = "cache_aware"
+            with _timed(result, stage):
+                result.rows = [add_cache_aware(row, cache_aware_for(src, graph, hw, cache))
+                               for row, hw in zip(result.rows, specs)]
+                if ski_slope_dir is not None:
+                    ski_slope_for(src, graph, Path(ski_slope_dir), {hw.name: hw.onchip_buffer_bytes for hw in specs},
+                                  cache)
+        if measure is not None:
+            stage = "measure"
+            with _timed(result, stage):
+                result.rows = measure_rows(path, result.rows, measure)
     except SolarError as e:
         result.error, result.failed_stage, result.rows = with_path(str(e), path), stage, []
     except Exception as e:  # a stage bug must not take the other workloads down; say where it was
@@ -392,6 +524,25 @@ def analyze_workload(
         result.error = f"{path}: {stage} failed unexpectedly: {type(e).__name__}: {e}"
         result.failed_stage, result.rows = stage, []
     return result
+
+
+def measure_rows(path: str | Path, rows: Sequence[ReportRow], options: MeasureOptions | None = None,
+                 host: str = "host") -> list[ReportRow]:
+    """Run the workload on this host (``solar_assets.measure``) and fill the measured, headroom and
+    violation columns of its rows on ``host`` (the hardware the run used). Rows on other hardware
+    come back unchanged, and nothing runs when there is no such row. Never cached: a measurement
+    belongs to the moment and the machine."""
+    from solar_assets.measure import MeasureOptions, add_measurement, measure_workload
+
+    rows = list(rows)
+    if not any(r.hardware == host for r in rows):
+        return rows
+    name = Path(path).stem
+    measurement = measure_workload(path, options or MeasureOptions(), progress=lambda stage: _starting(name, stage))
+    failed = {t.error for t in measurement.timings.values() if t.error}
+    for note in measurement.notes:
+        (logger.warning if note in failed else logger.info)("%s", note)
+    return [add_measurement(r, measurement, host) for r in rows]
 
 
 def analyze_workloads(paths: Sequence[str | Path], hardware_names: Sequence[str] = DEFAULT_HARDWARE,

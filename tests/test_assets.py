@@ -7,9 +7,10 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from solar_assets.assets.partitions import WORKLOAD_PARTITIONS_NAME, workload_hardware_key
+from solar_assets.assets.partitions import register_partitions, workload_hardware_key
 from solar_assets.assets.resources import SolarConfig
 from solar_assets.assets.runner import QUIET_LOGGERS, solar_instance
+from solar_assets.assets.sources import SOURCE_ASSETS
 from solar_assets.assets.stages import ASSETS, BOUND_ASSETS, WORKLOAD_ASSETS, hardware_spec, headroom_report
 
 REPO = Path(__file__).resolve().parents[1]
@@ -22,7 +23,10 @@ def test_definitions_load():
     dg.Definitions.validate_loadable(defs)
     keys = {key.to_user_string() for key in defs.resolve_asset_graph().get_all_asset_keys()}
     assert {"workload_source", "golden_outputs", "ir_translation", "ir_validation", "einsum_graph",
-            "hardware_spec", "sol_bounds", "inverse_roofline", "headroom_report"} <= keys
+            "hardware_spec", "sol_bounds", "inverse_roofline", "headroom_report", "cache_aware_bound", "ski_slope",
+            "workload_file", "hardware_file"} <= keys
+    checks = {key.name for key in defs.resolve_asset_graph().asset_check_keys}
+    assert checks == {"bounds_table", "all_translated_validated"}
 
 
 def _materialize(instance, config, selection, partition_key=None, run_config=None):
@@ -30,7 +34,7 @@ def _materialize(instance, config, selection, partition_key=None, run_config=Non
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dg.BetaWarning)
-        return dg.materialize(list(ASSETS), selection=list(selection), partition_key=partition_key,
+        return dg.materialize([*SOURCE_ASSETS, *ASSETS], selection=list(selection), partition_key=partition_key,
                               instance=instance, resources=resources_for(config),
                               run_config={**QUIET_LOGGERS, **(run_config or {})}, raise_on_error=False)
 
@@ -39,7 +43,7 @@ def test_gemm_on_h100_materialises_to_bounds(tmp_path, monkeypatch):
     monkeypatch.setenv("SOLAR_HOME", str(tmp_path))
     config = SolarConfig.default(tmp_path, workload_dir=GEMM.parent, target_latency_s=1e-3)
     with solar_instance(tmp_path) as instance:
-        instance.add_dynamic_partitions(WORKLOAD_PARTITIONS_NAME, ["gemm"])
+        register_partitions(instance, ["gemm"], ["H100_SXM"])
         assert _materialize(instance, config, [hardware_spec], "H100_SXM").success
         run = _materialize(instance, config, WORKLOAD_ASSETS, "gemm")
         assert run.success, run.get_step_failure_events()
@@ -57,8 +61,16 @@ def test_gemm_on_h100_materialises_to_bounds(tmp_path, monkeypatch):
         assert row.sol_fused_s == pytest.approx(2 * 1024**3 / 67e12)
         bounds_meta = run.asset_materializations_for_node("sol_bounds")[0].metadata
         assert bounds_meta["bound_fused"].value == "compute" and "| fused |" in bounds_meta["bounds"].value
+        assert "| cache_aware |" in bounds_meta["bounds"].value and row.bytes_cache_aware == row.bytes_fused
+        assert bounds_meta["roofline"].value.startswith("![roofline of gemm on H100_SXM](data:image/png;base64,")
+        assert (tmp_path / "reports" / "roofline" / "gemm@H100_SXM.png").is_file()
         inverse = run.output_for_node("inverse_roofline")
         assert inverse.fused.min_flop_per_s == pytest.approx(2 * 1024**3 / 1e-3)
+        outcome = run.output_for_node("cache_aware_bound")
+        assert outcome.ok and outcome.capacity_bytes == 50 * 2**20
+        assert outcome.bytes == row.bytes_fused  # 12 MiB of operands fit the 50 MiB L2: compulsory only
+        ca_meta = run.asset_materializations_for_node("cache_aware_bound")[0].metadata
+        assert ca_meta["proven optimal"].value is True
 
         report_config = {"workloads": ["gemm"], "hardware": ["H100_SXM"], "failures": []}
         run = _materialize(instance, config, [headroom_report],
@@ -66,6 +78,9 @@ def test_gemm_on_h100_materialises_to_bounds(tmp_path, monkeypatch):
         assert run.success, run.get_step_failure_events()
         (report_row,) = run.output_for_node("headroom_report")
         assert report_row.sol_fused_s == row.sol_fused_s and report_row.target_latency_s == 1e-3
+        assert report_row.bytes_cache_aware == outcome.bytes and report_row.sol_cache_aware_s == row.sol_fused_s
+    assert (tmp_path / "reports" / "skislope" / "gemm.png").is_file()
+    assert (tmp_path / "reports" / "skislope" / "gemm.csv").is_file()
     assert (tmp_path / "reports" / "report.json").is_file()
     assert (tmp_path / "reports" / "report_roofline.png").is_file()
 
@@ -76,7 +91,7 @@ def test_bad_workload_fails_its_run_with_a_message_naming_the_file(tmp_path):
     (tmp_path / "broken.py").write_text("import torch\nraise RuntimeError('no')\n")
     config = SolarConfig.default(tmp_path, workload_dir=tmp_path)
     with solar_instance(tmp_path) as instance:
-        instance.add_dynamic_partitions(WORKLOAD_PARTITIONS_NAME, ["broken"])
+        register_partitions(instance, ["broken"])
         run = _materialize(instance, config, WORKLOAD_ASSETS, "broken")
         assert not run.success
         message = failure_message(run, tmp_path / "broken.py")
@@ -98,7 +113,7 @@ def test_failed_validation_fails_ir_validation_with_its_table_and_stops_downstre
     monkeypatch.setattr(validate, "validate_program", wrong)
     config = SolarConfig.default(tmp_path, workload_dir=GEMM.parent)
     with solar_instance(tmp_path) as instance:
-        instance.add_dynamic_partitions(WORKLOAD_PARTITIONS_NAME, ["gemm"])
+        register_partitions(instance, ["gemm"], ["H100_SXM"])
         run = _materialize(instance, config, WORKLOAD_ASSETS, "gemm")
     assert not run.success
     (failure,) = run.get_step_failure_events()

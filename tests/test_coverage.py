@@ -134,16 +134,16 @@ def test_cli_json_in_a_worker_with_a_time_limit(workloads, home, tmp_path, capsy
     directory.mkdir()
     (directory / "linear.py").write_text(GOOD_LINEAR)
     (directory / "zz_sleeper.py").write_text(SLEEPER)
-    code = main(["coverage", str(directory), "--home", str(home), "--json", "--jobs", "1", "--timeout", "3",
+    code = main(["coverage", str(directory), "--home", str(home), "--json", "--jobs", "1", "--timeout", "10",
                  "--no-progress"])
     out, err = capsys.readouterr()
     assert code == 0
     report = json.loads(out)  # stdout is only the JSON object
-    assert (report["total"], report["translated"], report["validated"]) == (2, 1, 1)
+    assert (report["total"], report["translated"], report["validated"]) == (2, 1, 1), report["rows"][0]["error"]
     assert report["summary"] == "coverage: 1/2 translated, 1/2 validated" == err.strip().splitlines()[-1]
     linear, sleeper = report["rows"]
     assert linear["validated"] and linear["validated_size"] == "full"
-    assert not sleeper["translated"] and "timed out after 3 s during trace" in sleeper["error"]
+    assert not sleeper["translated"] and "timed out after 10 s during trace" in sleeper["error"]
     assert str(directory / "zz_sleeper.py") in sleeper["error"]
 
 

@@ -99,3 +99,36 @@ def test_an_op_without_lowering_is_named_never_counted_as_zero(tmp_path):
     assert str(path) in str(caught.value)
     assert unlowered_op(str(caught.value)) == "aten._fft_r2c.default"
 
+
+
+# The same dot product written two ways (docs/flop_agreement.md, "a product and a sum written as two
+# ops"): MACs are a property of the IR's kernels, and each side is consistent with FlopCounterMode.
+DOT_PRODUCT = '''\
+import torch
+import torch.nn as nn
+
+N = 1000
+
+
+class Model(nn.Module):
+    def forward(self, x, y):
+        return {expr}
+
+
+def get_inputs():
+    return [torch.randn(N), torch.randn(N)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+@pytest.mark.parametrize(("expr", "macs"), [("torch.einsum('i,i->', x, y)", 1000), ("(x * y).sum()", 0)],
+                         ids=["einsum", "mul_then_sum"])
+def test_dot_product_macs_follow_the_kernels(tmp_path, expr, macs):
+    path = tmp_path / "dot.py"
+    path.write_text(DOT_PRODUCT.format(expr=expr))
+    flops, per_op = flop_counter_flops(path)
+    assert solar_macs(path) == macs
+    assert flops == 2 * macs, f"FlopCounterMode counts {per_op}"

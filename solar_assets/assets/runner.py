@@ -17,8 +17,9 @@ import dagster as dg
 
 from ir_schemas import ReportRow
 from solar_assets import pipeline
-from solar_assets.assets.partitions import WORKLOAD_PARTITIONS_NAME, workload_hardware_key
+from solar_assets.assets.partitions import register_partitions, workload_hardware_key
 from solar_assets.assets.resources import SolarConfig
+from solar_assets.assets.sources import SOURCE_ASSETS, observe_sources
 from solar_assets.assets.stages import ASSETS, BOUND_ASSETS, WORKLOAD_ASSETS, hardware_spec, headroom_report
 from solar_assets.assets.stages import inverse_roofline as inverse_roofline_asset
 from solar_assets.errors import SolarError
@@ -32,7 +33,13 @@ telemetry:
 # the event log: each stored event costs a SQLite write, and they double a run's events.
 python_logs:
   python_log_level: INFO
+# One run at a time: two runs of torch / numba / GLPK on a small machine only slow each other
+# down, and the queue keeps the order runs were requested in (upstream first).
+concurrency:
+  runs:
+    max_concurrent_runs: 1
 """
+DAGSTER_YAML_MARK = "# solar's embedded Dagster instance"
 # Dagster's console logger would repeat every failure with a stack trace: the CLI reports them itself.
 QUIET_LOGGERS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
@@ -42,9 +49,21 @@ def dagster_home(home: Path) -> Path:
     path = home / "dagster"
     path.mkdir(parents=True, exist_ok=True)
     config = path / "dagster.yaml"
-    if not config.exists():
-        config.write_text(DAGSTER_YAML)
+    if not config.exists() or (config.read_text().startswith(DAGSTER_YAML_MARK) and config.read_text() != DAGSTER_YAML):
+        config.write_text(DAGSTER_YAML)  # solar's own file is kept current; a user's is left alone
     return path
+
+
+def prepare_ui_instance(home: Path) -> None:
+    """Before ``solar ui``: ``dagster.yaml`` in place, the shipped workload and hardware files
+    registered as partitions and observed (the ``source_files`` sensor keeps that up to date)."""
+    from solar_assets.assets.sensors import new_partitions
+
+    config = SolarConfig.default(home)
+    with solar_instance(home) as instance:
+        workloads, hardware = new_partitions(instance, config)
+        register_partitions(instance, workloads, hardware)
+        observe_sources(instance, config)
 
 
 def solar_instance(home: Path) -> dg.DagsterInstance:
@@ -73,7 +92,7 @@ def _materialize(instance: dg.DagsterInstance, config: SolarConfig, selection: S
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dg.BetaWarning)
         warnings.simplefilter("ignore", dg.PreviewWarning)
-        return dg.materialize(list(ASSETS), selection=list(selection), partition_key=partition_key,
+        return dg.materialize([*SOURCE_ASSETS, *ASSETS], selection=list(selection), partition_key=partition_key,
                               instance=instance, resources=resources_for(config),
                               run_config={**QUIET_LOGGERS, **(run_config or {})}, raise_on_error=False,
                               tags={"solar/cli": "analyze"})
@@ -88,10 +107,11 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
     home_dir = pipeline.solar_home(home)
     results = [WorkloadResult(workload=Path(p).stem, path=str(p)) for p in paths]
     with solar_instance(home_dir) as instance:
-        new = [r.workload for r in results if not instance.has_dynamic_partition(WORKLOAD_PARTITIONS_NAME, r.workload)]
-        if new:
-            instance.add_dynamic_partitions(WORKLOAD_PARTITIONS_NAME, sorted(set(new)))
+        register_partitions(instance, [r.workload for r in results], list(hardware_names))
         base = SolarConfig.default(home_dir, target_latency_s=target_latency_s)
+        # record the files' hashes first: what runs below is then fresh against them in the UI
+        for directory in sorted({str(Path(r.path).parent) for r in results}) or [base.workload_dir]:
+            observe_sources(instance, SolarConfig.default(home_dir, workload_dir=directory))
         hardware_errors = {}
         for name in hardware_names:
             run = _materialize(instance, base, [hardware_spec], partition_key=name)

@@ -22,8 +22,10 @@ import numpy as np
 
 from ir_schemas import ReportRow
 from solar_assets import pipeline
+from solar_assets.assets.automation import REANALYSE, REPORT
 from solar_assets.assets.partitions import hardware_partitions, workload_on_hardware, workload_partitions
 from solar_assets.assets.resources import SolarConfig
+from solar_assets.assets.sources import hardware_file, workload_file
 from solar_assets.errors import SolarError
 from solar_assets.pipeline import BoundsRow, ValidatedIR
 
@@ -79,7 +81,8 @@ def _png_md(path: Path, title: str) -> dg.MetadataValue:
 
 
 # ---------------------------------------------------------------------------- per workload
-@dg.asset(partitions_def=workload_partitions, code_version=_code_version("solar_assets.workloads"),
+@dg.asset(automation_condition=REANALYSE, partitions_def=workload_partitions, deps=[workload_file],
+          code_version=_code_version("solar_assets.workloads"),
           group_name="workload", kinds={"python"})
 def workload_source(context: dg.AssetExecutionContext, solar: SolarConfig) -> dg.Output:
     """The workload file (KernelBench convention), its content hash and framework."""
@@ -94,7 +97,8 @@ def workload_source(context: dg.AssetExecutionContext, solar: SolarConfig) -> dg
     })
 
 
-@dg.asset(partitions_def=workload_partitions, code_version=_code_version("solar_assets.golden"),
+@dg.asset(automation_condition=REANALYSE, partitions_def=workload_partitions,
+          code_version=_code_version("solar_assets.golden"),
           group_name="workload", kinds={"pytorch", "numpy"})
 def golden_outputs(workload_source: Any, solar: SolarConfig) -> dg.Output:
     """The workload run by PyTorch on seeded inputs (float32 as written, and float64), at its
@@ -113,7 +117,8 @@ def golden_outputs(workload_source: Any, solar: SolarConfig) -> dg.Output:
     })
 
 
-@dg.asset(partitions_def=workload_partitions, code_version=_code_version("solar_assets.translate"),
+@dg.asset(automation_condition=REANALYSE, partitions_def=workload_partitions,
+          code_version=_code_version("solar_assets.translate"),
           group_name="workload", kinds={"pytorch"})
 def ir_translation(workload_source: Any, solar: SolarConfig) -> dg.Output:
     """Affine Loop IR of the workload, with its provenance (translator, model, attempts)."""
@@ -130,8 +135,28 @@ def ir_translation(workload_source: Any, solar: SolarConfig) -> dg.Output:
         "steps": len(program.steps),
         "tensors": len(program.tensors),
         "diagnostics": dg.MetadataValue.text("\n".join(translation.diagnostics) or "none"),
+        **_agent_metadata(translation),
         "IR": _code_md(str(program)),
     })
+
+
+def _agent_metadata(translation: Any) -> dict[str, Any]:
+    """The agent's provenance: prompt hash, tokens, the nodes it lowered, one row per attempt."""
+    if not getattr(translation, "attempt_log", ()):
+        return {}
+    input_tokens, output_tokens = translation.tokens()
+    rows = [f"| {a.task} | {a.attempt} | {'accepted' if a.accepted else 'rejected'} | {a.input_tokens or '-'} "
+            f"| {a.output_tokens or '-'} | {'<br>'.join(d.replace('|', '/').replace(chr(10), ' ') for d in a.diagnostics)} |"
+            for a in translation.attempt_log]
+    return {
+        "prompt sha256": translation.prompt_sha256 or "",
+        "input tokens": input_tokens if input_tokens is not None else "not reported",
+        "output tokens": output_tokens if output_tokens is not None else "not reported",
+        "agent nodes": ", ".join(translation.agent_nodes) or "whole workload",
+        "from cache": bool(translation.from_cache),
+        "attempt log": dg.MetadataValue.md("\n".join(["| task | attempt | verdict | input tokens | output tokens "
+                                                      "| diagnostics |", "|---|---:|---|---:|---:|---|", *rows])),
+    }
 
 
 def _validation_metadata(result: Any) -> dict[str, Any]:
@@ -153,7 +178,7 @@ def _validation_metadata(result: Any) -> dict[str, Any]:
     }
 
 
-@dg.asset(partitions_def=workload_partitions,
+@dg.asset(automation_condition=REANALYSE, partitions_def=workload_partitions,
           code_version=_code_version("solar_assets.validate", "solar_assets.execute"),
           group_name="workload", kinds={"numba"})
 def ir_validation(workload_source: Any, ir_translation: Any, golden_outputs: Any, solar: SolarConfig) -> dg.Output:
@@ -168,7 +193,8 @@ def ir_validation(workload_source: Any, ir_translation: Any, golden_outputs: Any
                                "validation size": validated.validated_size})
 
 
-@dg.asset(partitions_def=workload_partitions, code_version=_code_version("solar_assets.graph"),
+@dg.asset(automation_condition=REANALYSE, partitions_def=workload_partitions,
+          code_version=_code_version("solar_assets.graph"),
           group_name="workload", kinds={"networkx"})
 def einsum_graph(workload_source: Any, ir_validation: ValidatedIR, solar: SolarConfig) -> dg.Output:
     """Extended einsums with exact MACs, FLOPs and bytes per node."""
@@ -193,7 +219,8 @@ def einsum_graph(workload_source: Any, ir_validation: ValidatedIR, solar: SolarC
 
 
 # ---------------------------------------------------------------------------- per hardware
-@dg.asset(partitions_def=hardware_partitions, code_version=_code_version("solar_assets.hardware"),
+@dg.asset(automation_condition=REANALYSE, partitions_def=hardware_partitions, deps=[hardware_file],
+          code_version=_code_version("solar_assets.hardware"),
           group_name="hardware", kinds={"yaml"})
 def hardware_spec(context: dg.AssetExecutionContext, solar: SolarConfig) -> dg.Output:
     """One accelerator's validated spec; its data version is the hash of its figures, so editing a
@@ -218,19 +245,28 @@ def _bound_md(bound: Any) -> str:
             f"| {format_bytes(bound.bytes)} | {bound.intensity_flop_per_byte:.3g}{proven} |")
 
 
-@dg.asset(partitions_def=workload_on_hardware,
+@dg.asset(automation_condition=REANALYSE, partitions_def=workload_on_hardware,
           code_version=_code_version("solar_assets.bounds", "solar_assets.report"),
           group_name="bounds", kinds={"pyomo"})
-def sol_bounds(workload_source: Any, ir_validation: ValidatedIR, einsum_graph: Any, hardware_spec: Any) -> dg.Output:
-    """Unfused and fused SOL bounds of the workload on the hardware, each naming its limiter."""
-    from solar_assets.report import report_row
+def sol_bounds(workload_source: Any, ir_validation: ValidatedIR, einsum_graph: Any, hardware_spec: Any,
+               cache_aware_bound: Any, solar: SolarConfig) -> dg.Output:
+    """Unfused, fused and cache-aware SOL bounds of the workload on the hardware, each naming its
+    limiter, with this pair's roofline plot."""
+    from solar_assets.report import add_cache_aware, plot_roofline, report_row
 
     with _user_errors():
         bounds = pipeline.bound_graph(workload_source, einsum_graph, hardware_spec)
         row = report_row(workload_source, ir_validation.translation, ir_validation.result, einsum_graph,
                          bounds, hardware_spec, validated_size=ir_validation.validated_size)
+    row = add_cache_aware(row, cache_aware_bound)
     table = "\n".join(["| mode | time | limiter | FLOPs | DRAM bytes | FLOP/byte |", "|---|---:|---|---:|---:|---:|",
-                       *(_bound_md(b) for b in (bounds.unfused, bounds.unfused_graph, bounds.fused))])
+                       *(_bound_md(b) for b in (bounds.unfused, bounds.unfused_graph, bounds.fused)),
+                       _cache_aware_md(row)])
+    roofline = Path(solar.reports_dir) / "roofline" / f"{row.workload}@{row.hardware}.png"
+    try:
+        plot = _png_md(plot_roofline([row], roofline), f"roofline of {row.workload} on {row.hardware}")
+    except Exception as e:  # a picture is a nicety: record why it is missing, keep the bounds
+        plot = dg.MetadataValue.text(f"no picture: {type(e).__name__}: {e}")
     return dg.Output(BoundsRow(bounds=bounds, row=row), data_version=dg.DataVersion(_digest(row.model_dump_json())),
                      metadata={
                          "sol_unfused_s": row.sol_unfused_s,
@@ -240,11 +276,74 @@ def sol_bounds(workload_source: Any, ir_validation: ValidatedIR, einsum_graph: A
                          "dtype": row.dtype,
                          "peak FLOP/s": row.peak_flop_per_s,
                          "DRAM bytes/s": row.dram_bytes_per_s,
+                         "sol_cache_aware_s": row.sol_cache_aware_s if row.sol_cache_aware_s is not None else
+                         dg.MetadataValue.text("none"),
+                         "bound_cache_aware": row.bound_cache_aware or "none",
+                         "cache-aware note": row.cache_aware_note or "none",
                          "bounds": dg.MetadataValue.md(table),
+                         "roofline": plot,
                      })
 
 
-@dg.asset(partitions_def=workload_on_hardware,
+def _cache_aware_md(row: ReportRow) -> str:
+    """The cache-aware line of the bounds table (from the row: the outcome carries bytes, not time)."""
+    from solar_assets.report import format_bytes, format_count, format_seconds
+
+    if row.sol_cache_aware_s is None or row.bytes_cache_aware is None:
+        return f"| cache_aware | — | — | — | — | {row.cache_aware_note or 'no bound'} |"
+    intensity = row.flops / row.bytes_cache_aware if row.bytes_cache_aware else float("inf")
+    proven = "" if row.cache_aware_proven_optimal else " (not proven optimal)"
+    return (f"| cache_aware | {format_seconds(row.sol_cache_aware_s)} | {row.bound_cache_aware} "
+            f"| {format_count(row.flops)} | {format_bytes(row.bytes_cache_aware)} | {intensity:.3g}{proven} |")
+
+
+@dg.asset(automation_condition=REANALYSE, partitions_def=workload_on_hardware,
+          code_version=_code_version("solar_assets.bounds.cache_aware", "solar_assets.graph"),
+          group_name="bounds", kinds={"pyomo", "glpk"})
+def cache_aware_bound(workload_source: Any, einsum_graph: Any, hardware_spec: Any, solar: SolarConfig) -> dg.Output:
+    """Minimum DRAM traffic over tilings and fused segments with the hardware's on-chip buffer
+    (Pyomo + GLPK ILP). A solver failure is recorded, not raised: the other modes stand."""
+    outcome = pipeline.cache_aware_for(workload_source, einsum_graph, hardware_spec, solar.cache_dir)
+    metadata: dict[str, Any] = {
+        "buffer bytes": int(outcome.capacity_bytes),
+        "bytes cache-aware": int(outcome.bytes) if outcome.ok else dg.MetadataValue.text("none"),
+        "bytes unfused-tiled": int(outcome.unfused_tiled_bytes) if outcome.unfused_tiled_bytes is not None else
+        dg.MetadataValue.text("some einsum does not fit alone"),
+        "bytes fused (graph I/O)": int(outcome.fused_bytes or 0),
+        "proven optimal": bool(outcome.proven_optimal),
+        "segments / einsums": f"{outcome.segments} / {outcome.einsums}",
+        "solve seconds": round(outcome.solve_seconds, 4),
+        "note": outcome.note() or "none",
+    }
+    return dg.Output(outcome, data_version=dg.DataVersion(_digest(outcome.to_json())), metadata=metadata)
+
+
+@dg.asset(automation_condition=REANALYSE, partitions_def=workload_partitions,
+          code_version=_code_version("solar_assets.bounds.cache_aware", "solar_assets.graph"),
+          group_name="bounds", kinds={"pyomo", "matplotlib"})
+def ski_slope(workload_source: Any, einsum_graph: Any, solar: SolarConfig) -> dg.Output:
+    """Minimum DRAM traffic against on-chip buffer capacity (64 KiB to 1 GiB, log-spaced) as CSV and
+    PNG under ``$SOLAR_HOME/reports/skislope``, with the shipped hardware's buffers marked."""
+    from solar_assets.hardware import list_hardware
+
+    marks = {}
+    for name in list_hardware(solar.hardware_dir):
+        with contextlib.suppress(SolarError):  # a broken spec fails its own asset, not this picture
+            marks[name] = int(pipeline.load_spec(name, solar.hardware_dir).onchip_buffer_bytes)
+    try:
+        paths = pipeline.ski_slope_for(workload_source, einsum_graph, Path(solar.reports_dir) / "skislope", marks,
+                                       solar.cache_dir)
+    except SolarError as e:  # e.g. glpsol missing: the bounds do not depend on this picture
+        note = pipeline.one_line(str(e))
+        return dg.Output({}, data_version=dg.DataVersion(_digest(note)), metadata={"note": note})
+    return dg.Output({k: str(v) for k, v in paths.items()},
+                     data_version=dg.DataVersion(_digest(paths["csv"].read_bytes())), metadata={
+                         "csv": dg.MetadataValue.path(str(paths["csv"])),
+                         "ski-slope": _png_md(paths["png"], f"ski-slope of {workload_source.name}"),
+                     })
+
+
+@dg.asset(automation_condition=REANALYSE, partitions_def=workload_on_hardware,
           code_version=_code_version("solar_assets.bounds"), group_name="bounds", kinds={"python"})
 def inverse_roofline(workload_source: Any, einsum_graph: Any, hardware_spec: Any, solar: SolarConfig) -> dg.Output:
     """The peak FLOP/s and DRAM bandwidth needed to meet ``SolarConfig.target_latency_s``
@@ -279,15 +378,21 @@ class HeadroomConfig(dg.Config):
     ins={
         "sol_bounds": dg.AssetIn(metadata={"allow_missing_partitions": True}),
         "inverse_roofline": dg.AssetIn(metadata={"allow_missing_partitions": True}),
+        "cache_aware_bound": dg.AssetIn(metadata={"allow_missing_partitions": True}),
     },
     code_version=_code_version("solar_assets.report"), group_name="report", kinds={"pandas"},
+    automation_condition=REPORT,
 )
-def headroom_report(config: HeadroomConfig, sol_bounds: dict[str, BoundsRow], inverse_roofline: dict[str, Any],
+def headroom_report(config: HeadroomConfig, sol_bounds: Any, inverse_roofline: Any, cache_aware_bound: Any,
                     solar: SolarConfig) -> dg.Output:
     """One table across workloads and hardware, written as CSV / JSON / Markdown / roofline PNG
     under ``$SOLAR_HOME/reports``."""
-    from solar_assets.report import add_inverse, format_table, write_report
+    from solar_assets.report import add_cache_aware, add_inverse, format_table, write_report
 
+    # Dagster's filesystem IO manager hands over a dict by partition key, but the bare value when
+    # exactly one workload × hardware partition exists, and None when none does.
+    sol_bounds, inverse_roofline, cache_aware_bound = (
+        _by_partition(v) for v in (sol_bounds, inverse_roofline, cache_aware_bound))
     order_w = {w: i for i, w in enumerate(config.workloads or [])}
     order_h = {h: i for i, h in enumerate(config.hardware or [])}
     rows: list[ReportRow] = []
@@ -300,20 +405,32 @@ def headroom_report(config: HeadroomConfig, sol_bounds: dict[str, BoundsRow], in
         if inverse is not None and solar.target_latency_s is not None and \
                 float(inverse.target_latency_s) == float(solar.target_latency_s):
             row = add_inverse(row, inverse, solar.target_latency_s)
+        outcome = cache_aware_bound.get(key)
+        if outcome is not None and outcome.capacity_bytes == row.onchip_buffer_bytes:  # not one of an old spec
+            row = add_cache_aware(row, outcome)
         rows.append(row)
     rows.sort(key=lambda r: (order_w.get(r.workload, len(order_w)), r.workload,
                              order_h.get(r.hardware, len(order_h)), r.hardware))
     paths = write_report(rows, solar.reports_dir, errors=config.failures)
+    failed_validation = sorted({Path(f.split(": ", 1)[0]).stem for f in config.failures if "failed validation" in f})
     payload = json.dumps([r.model_dump(mode="json") for r in rows], sort_keys=True)
     return dg.Output(rows, data_version=dg.DataVersion(_digest(payload, *config.failures)), metadata={
         "rows": len(rows),
         "failed": len(config.failures),
+        "failed validation": dg.MetadataValue.json(failed_validation),
         "report": dg.MetadataValue.md(format_table(rows, markdown=True) if rows else "no rows"),
         "roofline": _png_md(paths["roofline"], "roofline"),
         **{f"{kind} file": dg.MetadataValue.path(str(p)) for kind, p in paths.items()},
     })
 
 
-WORKLOAD_ASSETS = (workload_source, golden_outputs, ir_translation, ir_validation, einsum_graph)
-BOUND_ASSETS = (sol_bounds, inverse_roofline)
+def _by_partition(value: Any) -> dict[str, Any]:
+    """A multi-partition input as ``{partition key: value}`` (see ``headroom_report``)."""
+    if value is None:
+        return {}
+    return value if isinstance(value, dict) else {"(the only partition)": value}
+
+
+WORKLOAD_ASSETS = (workload_source, golden_outputs, ir_translation, ir_validation, einsum_graph, ski_slope)
+BOUND_ASSETS = (sol_bounds, cache_aware_bound, inverse_roofline)
 ASSETS = (*WORKLOAD_ASSETS, hardware_spec, *BOUND_ASSETS, headroom_report)

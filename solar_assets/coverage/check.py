@@ -37,6 +37,28 @@ class CoverageRow:
     failed_stage: str | None = None  # pipeline stage that stopped it ("trace", "size", "golden", "validate")
     unlowered_op: str | None = None  # the op the tracer has no lowering for
     error: str | None = None  # the whole message, on one line, naming the file
+    framework: str | None = None  # "torch" or "jax"
+    # JAX rows: solar's FLOPs and bytes of the full-size IR next to XLA's cost analysis (xla_reference)
+    solar_flops: int | None = None
+    solar_bytes: int | None = None  # unfused: every kernel's operands and result through DRAM
+    solar_bytes_fused: int | None = None  # graph inputs, weights and outputs once
+    xla_flops: float | None = None
+    xla_bytes: float | None = None
+    xla_note: str | None = None  # why the XLA figures are missing
+
+    @property
+    def xla_flops_ratio(self) -> float | None:
+        """solar FLOPs / XLA flops (JAX rows)."""
+        from solar_assets.coverage.xla_reference import ratio
+
+        return ratio(self.solar_flops, self.xla_flops)
+
+    @property
+    def xla_bytes_ratio(self) -> float | None:
+        """solar unfused bytes / XLA bytes accessed (JAX rows)."""
+        from solar_assets.coverage.xla_reference import ratio
+
+        return ratio(self.solar_bytes, self.xla_bytes)
 
     @property
     def note(self) -> str:
@@ -52,8 +74,9 @@ class CoverageRow:
         return text
 
     def as_dict(self) -> dict[str, Any]:
-        """The fields, and ``note`` as the table shows it."""
-        return {**asdict(self), "note": self.note}
+        """The fields, ``note`` as the table shows it, and the XLA ratios."""
+        return {**asdict(self), "note": self.note, "xla_flops_ratio": self.xla_flops_ratio,
+                "xla_bytes_ratio": self.xla_bytes_ratio}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CoverageRow:
@@ -107,7 +130,25 @@ def check_workload(path: str | Path, cache_dir: str | Path | None = None, budget
         return CoverageRow(path.stem, str(path), translated, False, size_label, None, None,
                            time.perf_counter() - start, stage, None, message)
     abs_err, rel_err = _framework_errors(result)
-    return CoverageRow(path.stem, str(path), True, True, size_label, abs_err, rel_err, time.perf_counter() - start)
+    extra = _xla_comparison(path, translation.program) if src.framework == "jax" else {}
+    return CoverageRow(path.stem, str(path), True, True, size_label, abs_err, rel_err, time.perf_counter() - start,
+                       framework=src.framework, **extra)
+
+
+def _xla_comparison(path: Path, program: Any) -> dict[str, Any]:
+    """solar's FLOPs / bytes of the full-size IR and XLA's cost analysis of the compiled function."""
+    from solar_assets.coverage.xla_reference import xla_cost
+    from solar_assets.graph import build_einsum_graph
+
+    graph = build_einsum_graph(program)
+    out: dict[str, Any] = {"solar_flops": int(graph.flops), "solar_bytes": int(graph.bytes_unfused),
+                           "solar_bytes_fused": int(graph.io_bytes)}
+    try:
+        cost = xla_cost(path)
+    except Exception as e:  # noqa: BLE001 - a reference figure: its absence must not fail the row
+        log.debug("%s: XLA cost analysis failed", path, exc_info=True)
+        return {**out, "xla_note": f"XLA cost analysis failed: {type(e).__name__}: {e}"}
+    return {**out, "xla_flops": cost.flops, "xla_bytes": cost.bytes_accessed}
 
 
 def unfinished_row(path: str | Path, message: str, seconds: float, last_event: str | None) -> CoverageRow:

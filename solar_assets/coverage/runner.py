@@ -33,8 +33,39 @@ STARTUP_LIMIT_S = 600.0  # a worker's imports (torch, numba) before its first fi
 RowCallback = Callable[[int, CoverageRow], None]
 
 
-def _serve(conn: Any, cache_dir: str | None, budget: Any, threads: int | None, log_level: int) -> None:
-    """A worker: check each path it is sent, reporting stage starts and then the row."""
+Task = Callable[[str, "str | None", Any], dict]  # (path, cache_dir, task_arg) -> a picklable result
+Unfinished = Callable[[str, str, float, "str | None"], dict]  # (path, message, seconds, last stage) -> result
+
+
+def warm_up_tracer() -> float:
+    """Export a two-op model once, so that torch.export's one-time set-up (about 2-8 s: dynamo,
+    the decomposition tables) is paid at worker start and not by the first file; the seconds."""
+    import warnings
+
+    import torch
+
+    start = time.perf_counter()
+
+    class _Tiny(torch.nn.Module):
+        def forward(self, x):
+            return torch.relu(x @ x)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.export.export(_Tiny(), (torch.ones(2, 2),)).run_decompositions()
+    return time.perf_counter() - start
+
+
+def _coverage_task(path: str, cache_dir: str | None, budget: Any) -> dict:
+    return check_workload(path, cache_dir, budget).as_dict()
+
+
+def _coverage_unfinished(path: str, message: str, seconds: float, last_event: str | None) -> dict:
+    return unfinished_row(path, message, seconds, last_event).as_dict()
+
+
+def _serve(conn: Any, task: Task, cache_dir: str | None, task_arg: Any, threads: int | None, log_level: int) -> None:
+    """A worker: run ``task`` on each path it is sent, reporting stage starts and then the result."""
     if threads:
         for variable in THREAD_VARIABLES:
             os.environ[variable] = str(threads)
@@ -47,6 +78,11 @@ def _serve(conn: Any, cache_dir: str | None, budget: Any, threads: int | None, l
 
     if threads:
         torch.set_num_threads(threads)
+    try:
+        conn.send(("ready", warm_up_tracer()))
+    except Exception:  # the warm-up is an optimisation: the first file pays it instead
+        log.debug("tracer warm-up failed", exc_info=True)
+        conn.send(("ready", 0.0))
     with pipeline.progress_listener(lambda workload, stage: conn.send(("stage", stage))):
         while True:
             try:
@@ -56,7 +92,7 @@ def _serve(conn: Any, cache_dir: str | None, budget: Any, threads: int | None, l
             if path is None:
                 return
             conn.send(("start", path))
-            conn.send(("row", check_workload(path, cache_dir, budget).as_dict()))
+            conn.send(("row", task(path, cache_dir, task_arg)))
 
 
 @dataclass
@@ -95,9 +131,9 @@ class _Worker:
         self.conn.close()
 
 
-def _start_worker(ctx: Any, cache_dir: str | None, budget: Any, threads: int | None) -> _Worker:
+def _start_worker(ctx: Any, task: Task, cache_dir: str | None, task_arg: Any, threads: int | None) -> _Worker:
     parent, child = ctx.Pipe()
-    process = ctx.Process(target=_serve, args=(child, cache_dir, budget, threads, logging.getLogger().level),
+    process = ctx.Process(target=_serve, args=(child, task, cache_dir, task_arg, threads, logging.getLogger().level),
                           name="solar-coverage-worker", daemon=True)
     process.start()
     child.close()
@@ -120,26 +156,45 @@ def run_coverage(paths: Sequence[str | Path], cache_dir: str | Path | None = Non
     """One ``CoverageRow`` per path, in order. ``jobs=0``: in this process, no time limit;
     ``jobs>=1``: that many worker processes, each file limited to ``timeout_s`` seconds.
     ``on_row(index, row)`` is called as each file finishes."""
+    def report(index: int, result: dict) -> None:
+        if on_row:
+            on_row(index, CoverageRow.from_dict(result))
+
+    results = run_in_workers(paths, _coverage_task, _coverage_unfinished, cache_dir, jobs=jobs,
+                             timeout_s=timeout_s, task_arg=budget, on_result=report)
+    return [CoverageRow.from_dict(r) for r in results]
+
+
+def run_in_workers(paths: Sequence[str | Path], task: Task, unfinished: Unfinished,
+                   cache_dir: str | Path | None = None, *, jobs: int = 1, timeout_s: float | None = None,
+                   task_arg: Any = None, on_result: Callable[[int, dict], None] | None = None) -> list[dict]:
+    """``task(path, cache_dir, task_arg)`` for each path, in order (the engine of ``run_coverage``;
+    ``bench/zoo_bench.py`` runs its own task). ``task`` must be a module-level function (workers
+    are spawned); a file that times out or kills its worker gets ``unfinished(path, message,
+    seconds, last stage)``. ``jobs=0``: in this process, no time limit."""
     paths = [str(p) for p in paths]
     cache = str(cache_dir) if cache_dir is not None else None
     if jobs <= 0:
-        rows = []
+        results = []
         for i, path in enumerate(paths):
-            rows.append(check_workload(path, cache, budget))
-            if on_row:
-                on_row(i, rows[-1])
-        return rows
+            results.append(task(path, cache, task_arg))
+            if on_result:
+                on_result(i, results[-1])
+        return results
 
     ctx = multiprocessing.get_context("spawn")
     threads = max(1, (os.cpu_count() or 1) // jobs) if jobs > 1 else None
     pending = deque(enumerate(paths))
-    results: list[CoverageRow | None] = [None] * len(paths)
+    results: list[dict | None] = [None] * len(paths)
     workers: list[_Worker] = []
 
-    def finish(worker: _Worker, row: CoverageRow) -> None:
-        results[worker.index] = row
-        if on_row:
-            on_row(worker.index, row)
+    def start() -> _Worker:
+        return _start_worker(ctx, task, cache, task_arg, threads)
+
+    def finish(worker: _Worker, result: dict) -> None:
+        results[worker.index] = result
+        if on_result:
+            on_result(worker.index, result)
         worker.index = worker.path = None
 
     try:
@@ -147,9 +202,9 @@ def run_coverage(paths: Sequence[str | Path], cache_dir: str | Path | None = Non
             for i, worker in enumerate(workers):  # replace workers that died between files
                 if not worker.busy and not worker.process.is_alive():
                     worker.conn.close()
-                    workers[i] = _start_worker(ctx, cache, budget, threads)
+                    workers[i] = start()
             while pending and len(workers) < min(jobs, len(paths)):
-                workers.append(_start_worker(ctx, cache, budget, threads))
+                workers.append(start())
             for worker in workers:
                 if pending and not worker.busy:
                     worker.assign(*pending.popleft())
@@ -171,9 +226,9 @@ def run_coverage(paths: Sequence[str | Path], cache_dir: str | Path | None = Non
                                 worker.process.join()
                                 message = _exit_reason(worker.process.exitcode)
                             log.warning("%s: %s", worker.path, message)
-                            finish(worker, unfinished_row(worker.path, message, elapsed, worker.last_event))
+                            finish(worker, unfinished(worker.path, message, elapsed, worker.last_event))
                         worker.conn.close()
-                        workers[i] = _start_worker(ctx, cache, budget, threads)
+                        workers[i] = start()
     finally:
         for worker in workers:
             worker.stop()
@@ -194,7 +249,9 @@ def _poll(worker: _Worker, finish: Callable[[_Worker, CoverageRow], None]) -> No
                 worker.started, worker.began = time.monotonic(), True
             elif kind == "stage":
                 worker.last_event = payload
+            elif kind == "ready":
+                log.debug("worker ready (tracer warm-up %.1f s)", payload)
             else:
-                finish(worker, CoverageRow.from_dict(payload))
+                finish(worker, payload)
     except (EOFError, OSError):
         pass  # it died: the caller sees the process gone

@@ -13,6 +13,11 @@ reduction accumulates in a float64 local (``form == "local"``); if it is an outp
 (a GEMM's ``n``), the reduction loops sit just outside it and accumulate in the output
 array (``form == "direct"``). A kernel that reads the tensor it writes (or a view of it)
 runs literally: kernel order, every update through memory.
+
+IR extension: the variables of enclosing ``Repeat`` steps become trailing scalar arguments
+``r0, r1, …`` (the executor passes the current iteration). An indirect subscript ``I[n] + 1``
+reads the index tensor into a local, checks it against the indexed dim's extent and raises
+``IndexError`` when it is out of range (no wrap-around; numba itself checks no bounds).
 """
 from __future__ import annotations
 
@@ -26,8 +31,8 @@ from typing import Literal
 
 from ir_schemas import Program, TensorDecl
 from solar_assets.errors import SolarError
-from solar_assets.ir import Access, Affine, ParsedKernel
-from solar_assets.ir.expr import parse_affine
+from solar_assets.ir import Access, Affine, Indirect, ParsedKernel
+from solar_assets.ir.expr import _parse_access
 
 Kind = Literal["f", "i", "b"]
 Form = Literal["assign", "local", "direct"]
@@ -95,6 +100,7 @@ def _index_source(a: Affine, names: Mapping[str, str]) -> str:
 
 
 def _access_source(param: str, index: tuple[Affine, ...], names: Mapping[str, str]) -> str:
+    """An affine access (no indirect subscripts: those go through ``_Emitter.access``)."""
     if not index:
         return f"{param}[()]"
     return f"{param}[{', '.join(_index_source(a, names) for a in index)}]"
@@ -163,6 +169,7 @@ class KernelPlan:
     order: tuple[str, ...]  # IR loop variables, outermost first
     form: Form
     extents: tuple[int, ...]  # trip counts in the kernel's loop order: the arguments n0, n1, …
+    free: tuple[str, ...] = ()  # repeat variables, passed after the extents as r0, r1, …
 
     @property
     def accumulates_in_memory(self) -> bool:
@@ -175,15 +182,33 @@ class _Emitter:
     """Turns a value expression into numba-friendly Python, hoisting repeated operands."""
 
     def __init__(self, pk: ParsedKernel, tensors: Mapping[str, TensorDecl], kind: Kind,
-                 names: Mapping[str, str], params: Mapping[str, str]):
+                 names: Mapping[str, str], params: Mapping[str, str], prefix: str = "t"):
         self.pk, self.tensors, self.kind, self.names, self.params = pk, tensors, kind, names, params
-        self.loop_vars = {lp.var: i for i, lp in enumerate(pk.kernel.loops)}
+        self.loop_vars = {v: i for i, v in enumerate([*(lp.var for lp in pk.kernel.loops), *pk.free])}
         self.temps: list[str] = []
+        self.prefix = prefix
 
     def fresh(self, text: str) -> str:
-        name = f"t{len(self.temps)}"
+        name = f"{self.prefix}{len(self.temps)}"
         self.temps.append(f"{name} = {text}")
         return name
+
+    def subscript(self, a: Affine | Indirect, param: str, d: int) -> str:
+        """The text of one subscript; an indirect one becomes a checked local."""
+        if not isinstance(a, Indirect):
+            return _index_source(a, self.names)
+        idx = _access_source(self.params[a.index.tensor], a.index.index, self.names)  # type: ignore[arg-type]
+        off = _index_source(a.offset, self.names)
+        text = f"{idx}" if off == "0" else f"{idx} + {off}"
+        x = self.fresh(text)
+        where = f"indirect subscript {d} of {'the output' if param == 'out' else 'a read'}"
+        self.temps.append(f"if {x} < 0 or {x} >= {param}.shape[{d}]: raise IndexError({where!r} + ' out of range')")
+        return x
+
+    def access(self, acc: Access, param: str) -> str:
+        if not acc.index:
+            return f"{param}[()]"
+        return f"{param}[{', '.join(self.subscript(a, param, d) for d, a in enumerate(acc.index))}]"
 
     def atom(self, node: ast.expr) -> str:
         text = self.value(node)
@@ -242,6 +267,10 @@ class _Emitter:
         if name in ("max", "min"):  # NaN-propagating, like torch.maximum / torch.minimum
             a, b = self.atom(args[0]), self.atom(args[1])
             return f"({a} if ({a} {'>' if name == 'max' else '<'} {b} or {a} != {a}) else {b})"
+        if name == "fmod":  # C fmod: the sign of the dividend, like torch.fmod (in float64: numba's
+            # integer np.fmod mixes signed and unsigned operands)
+            text = f"np.fmod(float({self.value(args[0])}), float({self.value(args[1])}))"
+            return f"int({text})" if self.kind == "i" else text
         if name == "pow":
             return f"({self.value(args[0])} ** {self.value(args[1])})"
         if name == "select":
@@ -252,9 +281,10 @@ class _Emitter:
         tensor = node.value.id  # type: ignore[attr-defined]
         items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         where = f"kernel {self.pk.kernel.name!r}"
-        index = tuple(parse_affine(i, self.loop_vars, where) for i in items)
+        acc = _parse_access(node, self.loop_vars, where)
+        index = acc.index
         decl = self.tensors[tensor]
-        text = _access_source(self.params[tensor], index, self.names)
+        text = self.access(acc, self.params[tensor])
         read_kind = dtype_kind(decl.dtype)
         if read_kind == "b" and self.kind != "b":
             true, false = _TRUE_FALSE[self.kind]
@@ -265,9 +295,14 @@ class _Emitter:
             return text
         checks = []
         for d, (a, size) in enumerate(zip(index, decl.shape)):
-            lo, hi = a.range(self.pk.extents)
+            if isinstance(a, Indirect):
+                continue  # checked (and an error) when out of range
             e = _index_source(a, self.names)
             bound = f"{self.params[tensor]}.shape[{d}]"
+            if any(v in self.pk.free for v in a.vars):  # a repeat variable: check both sides
+                checks.append(f"0 <= {e} < {bound}")
+                continue
+            lo, hi = a.range(self.pk.extents)
             if lo < 0 and hi >= size:
                 checks.append(f"0 <= {e} < {bound}")
             elif lo < 0:
@@ -318,6 +353,7 @@ def plan_kernel(pk: ParsedKernel, tensors: Mapping[str, TensorDecl] | Program, *
     k = pk.kernel
     ext = pk.extents
     names = {lp.var: f"i{n}" for n, lp in enumerate(k.loops)}
+    names.update({v: f"r{n}" for n, v in enumerate(pk.free)})
     sizes = {lp.var: f"n{n}" for n, lp in enumerate(k.loops)}
     reads = [a.tensor for a in pk.reads if a.tensor != pk.out.tensor]
     params = {pk.out.tensor: "out", **{t: f"in{n}" for n, t in enumerate(dict.fromkeys(reads))}}
@@ -325,7 +361,8 @@ def plan_kernel(pk: ParsedKernel, tensors: Mapping[str, TensorDecl] | Program, *
     order, form = loop_order(pk, literal)
     em = _Emitter(pk, tensors, kind, names, params)
     value = em.value(pk.expr)
-    out_ref = _access_source("out", pk.out.index, names)
+    out_em = _Emitter(pk, tensors, kind, names, params, prefix="u")  # locals of an indirect output
+    out_ref = out_em.access(pk.out, "out")
     out_vars = _out_vars(pk)
     identity = IDENTITY[kind].get(k.update)
     needs_init_nest = k.update != "=" and k.init == "identity" and (
@@ -344,14 +381,14 @@ def plan_kernel(pk: ParsedKernel, tensors: Mapping[str, TensorDecl] | Program, *
 
     if needs_init_nest:
         d = nest([v for v in order if v in out_vars], 1)
-        emit(d, [f"{out_ref} = {identity}"])
+        emit(d, [*out_em.temps, f"{out_ref} = {identity}"])
     if form == "assign":
         d = nest(order, 1)
-        emit(d, [*em.temps, f"{out_ref} = {value}"])
+        emit(d, [*em.temps, *out_em.temps, f"{out_ref} = {value}"])
     elif form == "direct":
         d = nest(order, 1)
         update = _combine(k.update, out_ref, value, em)
-        emit(d, [*em.temps, *update])
+        emit(d, [*out_em.temps, *em.temps, *update])
     else:  # local: output loops outside, reductions inside accumulating into `acc`
         reductions = [v for v in order if v not in out_vars and ext[v] != 1]
         outer = order[: len(order) - len(reductions)]
@@ -360,7 +397,7 @@ def plan_kernel(pk: ParsedKernel, tensors: Mapping[str, TensorDecl] | Program, *
             start = identity
         else:
             start = f"float({out_ref})" if kind == "f" else out_ref
-        emit(d, [f"acc = {start}"])
+        emit(d, [*out_em.temps, f"acc = {start}"])
         d2 = nest(reductions, d)
         update = _combine(k.update, "acc", value, em)
         emit(d2, [*em.temps, *update])
@@ -374,7 +411,7 @@ def plan_kernel(pk: ParsedKernel, tensors: Mapping[str, TensorDecl] | Program, *
     for t, p in params.items():
         if tensors[t].pad_value is not None:
             header.append(f"# {p}: reads outside its shape give {tensors[t].pad_value!r}")
-    signature = ", ".join([*params.values(), *sizes.values()])
+    signature = ", ".join([*params.values(), *sizes.values(), *(names[v] for v in pk.free)])
     source = "\n".join([
         *header,
         "import math",
@@ -389,7 +426,8 @@ def plan_kernel(pk: ParsedKernel, tensors: Mapping[str, TensorDecl] | Program, *
         "",
     ])
     digest = hashlib.sha256(source.encode()).hexdigest()[:24]
-    return KernelPlan(source, digest, tuple(params), tuple(order), form, tuple(lp.extent for lp in k.loops))
+    return KernelPlan(source, digest, tuple(params), tuple(order), form, tuple(lp.extent for lp in k.loops),
+                      tuple(pk.free))
 
 
 def kernel_source(pk: ParsedKernel, tensors: Mapping[str, TensorDecl] | Program, *,

@@ -60,18 +60,25 @@ def plan_einsum(pk: ParsedKernel, tensors: Mapping[str, TensorDecl]) -> EinsumPl
     loops = [lp.var for lp in k.loops]
     if k.update != "+=" or not pk.reads or len(loops) > len(string.ascii_letters):
         return None
+    if pk.indirect:  # indirect subscripts: the numba nest checks their values
+        return None
     if any(e < 1 for e in ext.values()) or dtype_kind(tensors[pk.out.tensor].dtype) != "f":
         return None
     nodes: list[ast.Subscript] = []
     scale = _product_factors(pk.expr, nodes)
     if scale is None or len(nodes) != len(pk.reads) or not math.isfinite(scale):
         return None
+    box = {**ext, **{v: 1 for v in pk.free}}  # a repeat variable: range checked per iteration below
     for acc in pk.reads:
         decl = tensors[acc.tensor]
         if acc.tensor == pk.out.tensor or dtype_kind(decl.dtype) != "f":
             return None
+        if pk.free and decl.pad_value is not None:
+            return None
         for a, size in zip(acc.index, decl.shape):
-            lo, hi = a.range(ext)
+            lo, hi = a.range(box)
+            if pk.free:
+                lo, hi = 0, 0  # checked by the checker over the whole repeat (no pad value here)
             if lo < 0 or hi >= size:
                 return None  # a padded read: the numba nest handles the bounds
     out_vars = [v for v in loops if any(a.coef(v) for a in pk.out.index)]
@@ -100,19 +107,27 @@ def strided_view(arr: np.ndarray, acc: Access, vars_: list[str] | tuple[str, ...
     return np.lib.stride_tricks.as_strided(origin, shape, strides, writeable=writeable)
 
 
+def bind_free(acc: Access, values: Mapping[str, int]) -> Access:
+    """``acc`` with repeat variables replaced by their current values (folded into constants)."""
+    return acc.bind(dict(values))
+
+
 def run_einsum(plan: EinsumPlan, pk: ParsedKernel, out: np.ndarray,
-               arrays: Mapping[str, np.ndarray]) -> None:
-    """Execute ``pk`` (planned by ``plan_einsum``) into ``out``."""
+               arrays: Mapping[str, np.ndarray], free_values: Mapping[str, int] | None = None) -> None:
+    """Execute ``pk`` (planned by ``plan_einsum``) into ``out``; ``free_values`` gives the current
+    iteration of each repeat variable the subscripts use."""
     ext = pk.extents
     loops = [lp.var for lp in pk.kernel.loops]
+    values = dict(free_values or {})
     views = []
     for acc in plan.factors:
+        acc = bind_free(acc, values)
         vars_ = [v for v in loops if any(a.coef(v) for a in acc.index)]
         views.append(strided_view(arrays[acc.tensor], acc, vars_, ext))
     result = np.einsum(plan.subscripts, *views, optimize=True)
     if plan.scale != 1.0:
         result = result * plan.scale
-    target = strided_view(out, pk.out, plan.out_vars, ext, writeable=True)
+    target = strided_view(out, bind_free(pk.out, values), plan.out_vars, ext, writeable=True)
     if pk.kernel.init == "identity":
         target[...] = result
     else:

@@ -1,4 +1,9 @@
-"""Execute an Affine Loop IR program: kernels through numba (or einsum), views in NumPy."""
+"""Execute an Affine Loop IR program: kernels through numba (or einsum), views in NumPy.
+
+A ``Repeat`` runs its body ``extent`` times in Python, passing the iteration to every body
+kernel (a scalar argument of the compiled nest, or folded into the einsum views); a ``TopK``
+runs in NumPy (a stable sort: ties keep the lower index first, NaN counts as the largest).
+"""
 from __future__ import annotations
 
 import time
@@ -8,12 +13,12 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ir_schemas import Kernel, Program, Reshape, TensorDecl
+from ir_schemas import Kernel, Program, Repeat, Reshape, TensorDecl, TopK
 from solar_assets.errors import SolarError
 from solar_assets.execute.cache import load_kernel
 from solar_assets.execute.codegen import dtype_kind, plan_kernel
 from solar_assets.execute.einsum_path import plan_einsum, run_einsum
-from solar_assets.ir import ParsedKernel, check_program, format_kernel
+from solar_assets.ir import ParsedKernel, check_program, format_kernel, format_step, parse_kernel
 
 
 class ExecutionError(SolarError):
@@ -25,7 +30,7 @@ class StepRecord:
     """How one step ran: for timings and for tests of the compile cache."""
 
     name: str
-    path: Literal["numba", "einsum", "reshape", "empty"]
+    path: Literal["numba", "einsum", "reshape", "empty", "topk"]
     seconds: float
     kernel_from: str = ""  # numba only: memory | compiled | disk (numba's on-disk cache)
 
@@ -50,26 +55,45 @@ class ProgramInterpreter:
         self.parsed = check_program(program, source)
 
     def run(self, env: dict[str, Any]) -> dict[str, Any]:
-        for i, (step, pk) in enumerate(zip(self.program.steps, self.parsed)):
+        self.run_steps(self.program.steps, self.parsed, env, {})
+        return env
+
+    def run_steps(self, steps: tuple, parsed: list[ParsedKernel | None], env: dict[str, Any],
+                  free: dict[str, int]) -> None:
+        """Run ``steps`` in order; ``free`` holds the current iteration of each enclosing repeat."""
+        for i, (step, pk) in enumerate(zip(steps, parsed)):
             try:
                 if isinstance(step, Reshape):
                     self.reshape(step, env)
+                elif isinstance(step, TopK):
+                    self.topk(step, env)
+                elif isinstance(step, Repeat):
+                    self.repeat(step, env, free)
                 else:
                     assert pk is not None
-                    self.kernel(step, pk, env)
+                    self.kernel(step, pk, env, free)
             except SolarError:
                 raise
             except Exception as e:
-                text = format_kernel(step) if isinstance(step, Kernel) else f"{step.out} = reshape({step.src})"
+                text = format_kernel(step) if isinstance(step, Kernel) else format_step(step, "")[0]
+                at = "".join(f" at {v}={t}" for v, t in free.items())
                 raise ExecutionError(
-                    f"{self.source}: while executing step {i} {step.name!r}: {text}\n  {type(e).__name__}: {e}"
+                    f"{self.source}: while executing step {i} {step.name!r}{at}: {text}\n  {type(e).__name__}: {e}"
                 ) from e
-        return env
+
+    def repeat(self, step: Repeat, env: dict[str, Any], free: dict[str, int]) -> None:
+        names = (*free, step.var)
+        parsed = [parse_kernel(s, names) if isinstance(s, Kernel) else None for s in step.steps]
+        for t in range(step.extent):
+            self.run_steps(step.steps, parsed, env, {**free, step.var: t})
 
     def reshape(self, step: Reshape, env: dict[str, Any]) -> None:
         raise NotImplementedError
 
-    def kernel(self, step: Kernel, pk: ParsedKernel, env: dict[str, Any]) -> None:
+    def topk(self, step: TopK, env: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def kernel(self, step: Kernel, pk: ParsedKernel, env: dict[str, Any], free: dict[str, int]) -> None:
         raise NotImplementedError
 
 
@@ -116,25 +140,33 @@ class Executor(ProgramInterpreter):
         env[step.out] = np.reshape(env[step.src], self.tensors[step.out].shape)
         self.records.append(StepRecord(step.name, "reshape", time.perf_counter() - start))
 
+    def topk(self, step: TopK, env: dict[str, Any]) -> None:
+        start = time.perf_counter()
+        values, indices = topk_arrays(env[step.src], step.axis, step.k, step.largest)
+        self._array(step.values, env)[...] = values
+        self._array(step.indices, env)[...] = indices
+        self.records.append(StepRecord(step.name, "topk", time.perf_counter() - start))
+
     def _array(self, name: str, env: dict[str, Any]) -> np.ndarray:
         if name not in env:  # first write: allocate (zeros, so nothing reads garbage)
             t = self.tensors[name]
             env[name] = np.zeros(t.shape, dtype=self.storage_dtype(t))
         return env[name]
 
-    def kernel(self, step: Kernel, pk: ParsedKernel, env: dict[str, Any]) -> None:
+    def kernel(self, step: Kernel, pk: ParsedKernel, env: dict[str, Any], free: dict[str, int] | None = None) -> None:
         start = time.perf_counter()
+        free = free or {}
         out = self._array(pk.out.tensor, env)
         reads = {a.tensor: env[a.tensor] for a in pk.reads if a.tensor != pk.out.tensor}
         aliased = pk.out.tensor in {a.tensor for a in pk.reads} or any(
             np.may_share_memory(out, arr) for arr in reads.values())
-        if pk.iterations == 0 and not self._empty_nest_writes(pk):
+        if pk.iterations == 0 and not self._empty_nest_writes(pk, free):
             self.records.append(StepRecord(step.name, "empty", time.perf_counter() - start))
             return
         if self.einsum and not aliased:
             plan = plan_einsum(pk, self.tensors)
             if plan is not None:
-                run_einsum(plan, pk, out, reads)
+                run_einsum(plan, pk, out, reads, free)
                 self.records.append(StepRecord(step.name, "einsum", time.perf_counter() - start))
                 return
         plan = plan_kernel(pk, self.tensors, literal=aliased)
@@ -142,7 +174,7 @@ class Executor(ProgramInterpreter):
         target = out
         if plan.accumulates_in_memory and out.dtype == np.float32 and not aliased:
             target = out.astype(np.float64)  # accumulate in float64, store float32
-        args = [target, *(reads[t] for t in plan.params[1:]), *plan.extents]
+        args = [target, *(reads[t] for t in plan.params[1:]), *plan.extents, *(free[v] for v in plan.free)]
         n_signatures = len(fn.signatures)
         fn(*args)
         if len(fn.signatures) > n_signatures:
@@ -151,18 +183,19 @@ class Executor(ProgramInterpreter):
             out[...] = target
         self.records.append(StepRecord(step.name, "numba", time.perf_counter() - start, origin))
 
-    def _empty_nest_writes(self, pk: ParsedKernel) -> bool:
+    def _empty_nest_writes(self, pk: ParsedKernel, free: dict[str, int]) -> bool:
         """A nest with no iterations still resets its written region when it reduces over an
         empty loop with init 'identity' (a sum over nothing is 0); check that region's bounds,
         which the checker skips for empty nests."""
         k = pk.kernel
-        ext = pk.extents
-        out_vars = {v for a in pk.out.index for v in a.vars}
+        ext = {**pk.extents, **{v: 1 for v in free}}
+        out_vars = {v for a in pk.out.index for v in a.vars if v not in free}
         if k.update == "=" or k.init != "identity" or any(ext[v] == 0 for v in out_vars):
             return False
         shape = self.tensors[pk.out.tensor].shape
         for d, (a, size) in enumerate(zip(pk.out.index, shape)):
             lo, hi = a.range(ext)
+            lo, hi = lo + sum(c * free[v] for v, c in a.coefs if v in free), hi + sum(c * free[v] for v, c in a.coefs if v in free)
             if lo < 0 or hi >= size:
                 raise ExecutionError(
                     f"{self.source}: kernel {k.name!r} reduces over an empty loop, and its output "
@@ -181,6 +214,19 @@ class Executor(ProgramInterpreter):
                 arr = arr.astype(numpy_dtype(t.dtype), copy=False)
             result.append(arr)
         return result
+
+
+def topk_arrays(src: np.ndarray, axis: int, k: int, largest: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Values and int64 indices of the ``k`` largest (smallest) entries along ``axis``, sorted;
+    ties keep the lower index first and NaN counts as the largest value (as in torch)."""
+    key = src
+    if src.dtype.kind == "f":
+        key = np.where(np.isnan(src), np.inf, src)
+    if largest:
+        key = -key.astype(np.float64) if key.dtype.kind in "fb" else -key.astype(np.int64)
+    order = np.argsort(key, axis=axis, kind="stable")
+    idx = np.take(order, np.arange(k), axis=axis)
+    return np.take_along_axis(src, idx, axis=axis), idx.astype(np.int64)
 
 
 def execute_program(program: Program, bindings: Mapping[str, np.ndarray], dtype: Any = np.float64, *,

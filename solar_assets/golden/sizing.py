@@ -126,11 +126,19 @@ def _bytes(n: float) -> str:
 # ---------------------------------------------------------------------------- cost
 def program_cost(program: Program) -> ValidationCost:
     """Bytes of every tensor the IR declares (reshape results are views and not counted) at 8 bytes
-    an element, and the iterations of every kernel (product of its loop extents)."""
-    views = {s.out for s in program.steps if s.kind == "reshape"}
+    an element, and the iterations of every kernel (product of its loop extents, times the extents
+    of the repeats around it; a topk counts the elements of its source)."""
+    steps = program.walk_steps()
+    views = {s.out for s, _ in steps if s.kind == "reshape"}
     tensor_bytes = sum(math.prod(t.shape) * ELEMENT_BYTES for t in program.tensors if t.name not in views)
-    iterations = sum(math.prod(lp.extent for lp in loops) for s in program.steps
-                     if (loops := getattr(s, "loops", None)) is not None)
+    tensors = program.tensor_map()
+    iterations = 0
+    for s, enclosing in steps:
+        times = math.prod(r.extent for r in enclosing)
+        if s.kind == "kernel":
+            iterations += times * math.prod(lp.extent for lp in s.loops)
+        elif s.kind == "topk":
+            iterations += times * math.prod(tensors[s.src].shape)
     return ValidationCost(int(tensor_bytes), int(iterations))
 
 
@@ -150,7 +158,13 @@ def _normalised(value: Any) -> Any:
     return value
 
 
-def _step_line(step: Any) -> str:
+def _step_line(step: Any, depth: int = 0) -> str:
+    if step.kind == "repeat":  # its body follows, one line per step, indented by depth
+        return "  " * depth + f"repeat {step.name}: {step.var}<#"
+    return "  " * depth + _plain_step_line(step)
+
+
+def _plain_step_line(step: Any) -> str:
     data = step.model_dump(mode="json")
     kind, name = data.pop("kind", "?"), data.pop("name", "?")
     if kind == "kernel":
@@ -166,7 +180,7 @@ def structure_of(program: Program) -> tuple[list[str], list[str]]:
     tensors = [f"{t.name}: {t.role} {t.dtype} rank {len(t.shape)} binding {t.binding} pad "
                f"{'none' if t.pad_value is None else t.pad_value}" for t in program.tensors]
     extra = [f"inputs {list(program.inputs)}", f"outputs {list(program.outputs)}"]
-    return tensors + extra, [_step_line(s) for s in program.steps]
+    return tensors + extra, [_step_line(s, len(enclosing)) for s, enclosing in program.walk_steps()]
 
 
 def structure_difference(full: Program, small: Program) -> str | None:
@@ -200,7 +214,7 @@ def _loop_vars(access: str) -> set[str]:
 def reduction_lengths(program: Program) -> set[int]:
     """Extents of reduction loops: loops of an accumulating kernel whose variable the output omits."""
     found: set[int] = set()
-    for s in program.steps:
+    for s, _ in program.walk_steps():
         if s.kind != "kernel" or s.update == "=":
             continue
         written = _loop_vars(s.out)
@@ -211,7 +225,9 @@ def reduction_lengths(program: Program) -> set[int]:
 def program_sizes(program: Program) -> set[int]:
     """Every tensor extent and loop extent of the program."""
     sizes = {d for t in program.tensors for d in t.shape}
-    sizes.update(lp.extent for s in program.steps for lp in (getattr(s, "loops", None) or ()))
+    steps = [s for s, _ in program.walk_steps()]
+    sizes.update(lp.extent for s in steps for lp in (getattr(s, "loops", None) or ()))
+    sizes.update(s.extent for s in steps if s.kind == "repeat")
     return sizes
 
 

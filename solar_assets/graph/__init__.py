@@ -12,6 +12,7 @@ from solar_assets.graph.einsum_graph import (
 from solar_assets.graph.footprint import (
     Footprint,
     access_footprint,
+    indirect_footprint,
     footprint_of,
     touched_elements,
     union_footprint,
@@ -20,5 +21,5 @@ from solar_assets.graph.footprint import (
 __all__ = [
     "BYTES_PER_ELEMENT", "CODE_VERSION", "FLOAT_DTYPES", "EinsumGraph", "EinsumNode", "Operand",
     "build_einsum_graph", "program_digest",
-    "Footprint", "access_footprint", "footprint_of", "touched_elements", "union_footprint",
+    "Footprint", "access_footprint", "indirect_footprint", "footprint_of", "touched_elements", "union_footprint",
 ]

@@ -23,6 +23,16 @@ Choices worth knowing (a speed-of-light bound must never overcount bytes):
   size whenever the program reads (or writes) all of it. A tensor the program never touches
   costs nothing, and an output that is a reshape of an input is one storage, counted once.
   ``io_bytes_declared`` is the plain sum of declared sizes, for reference.
+
+IR extension (see ``docs/interfaces.md``):
+
+* a kernel in the body of ``Repeat`` steps is one node whose MACs, FLOPs and bytes are its
+  per-iteration counts × ``repeat`` (the product of the enclosing extents). Per-iteration
+  footprints are taken with the repeat variables fixed, at the first and at the last iteration,
+  and the smaller is used. Edges follow program order once (no loop-carried back edges, so the
+  graph stays a DAG); ``io_bytes`` unions each graph tensor's accesses over all iterations;
+* a ``TopK`` step is a zero-FLOP node that reads its source and writes values and indices;
+* an indirect access costs ``footprint.indirect_footprint`` elements.
 """
 from __future__ import annotations
 
@@ -35,12 +45,13 @@ from typing import Literal
 
 import networkx as nx
 
-from ir_schemas import Kernel, Program, Reshape
+from ir_schemas import Kernel, Program, Repeat, Reshape, TopK
 from solar_assets.graph.footprint import Footprint, footprint_of, union_footprint
-from solar_assets.ir import check_program, format_kernel
-from solar_assets.ir.expr import Access, ParsedKernel
+from solar_assets.ir import check_program, format_kernel, parse_kernel
+from solar_assets.ir.printer import format_topk
+from solar_assets.ir.expr import Access, Affine, ParsedKernel
 
-CODE_VERSION = "1"
+CODE_VERSION = "2"
 """Bump when the counting rules change: it is the Dagster code version of ``einsum_graph``."""
 
 BYTES_PER_ELEMENT: dict[str, int] = {
@@ -65,7 +76,7 @@ class EinsumNode:
     """One step as an extended einsum. Costs are exact integers (bytes per the tensors' dtypes)."""
 
     name: str
-    kind: Literal["kernel", "reshape"]
+    kind: Literal["kernel", "reshape", "topk"]
     text: str
     ranks: dict[str, int]
     macs: int
@@ -77,6 +88,9 @@ class EinsumNode:
     output: str = ""  # the name it writes (a reshape: the new view)
     update: str | None = None
     parsed: ParsedKernel | None = field(default=None, repr=False, compare=False)
+    repeat: int = 1  # times the step runs: the product of the enclosing repeats' extents
+    repeats: tuple[str, ...] = ()  # the enclosing repeat steps, outermost first
+    extra_writes: tuple[Operand, ...] = ()  # a topk's indices (``write`` holds its values)
 
 
 @dataclass(frozen=True)
@@ -125,7 +139,7 @@ class EinsumGraph:
         tensors = self.program.tensor_map()
         traffic: dict[str, int] = {}
         for node in self.nodes:
-            for op in [*node.reads.values(), *([node.write] if node.write else [])]:
+            for op in [*node.reads.values(), *([node.write] if node.write else []), *node.extra_writes]:
                 dt = tensors[op.tensor].dtype
                 traffic[dt] = traffic.get(dt, 0) + op.bytes
         declared: dict[str, int] = {}
@@ -201,32 +215,47 @@ def program_digest(program: Program) -> str:
 
 def build_einsum_graph(program: Program, source: str = "<program>") -> EinsumGraph:
     """Check ``program`` and lift every step to an einsum node with exact costs."""
-    parsed = check_program(program, source)
-    tensors = program.tensor_map()
+    check_program(program, source)
     storage_of = {t.name: t.name for t in program.tensors}
-    for step in program.steps:
+    steps = program.walk_steps()
+    for step, _ in steps:
         if isinstance(step, Reshape):
             storage_of[step.out] = storage_of[step.src]
 
     g = nx.DiGraph(name=program.name)
     nodes: list[EinsumNode] = []
     defined_by: dict[str, str] = {}  # name -> the step that last defined it
-    for step, pk in zip(program.steps, parsed):
+    touching: list[tuple[Access, dict[str, int], tuple[int, ...]]] = []  # for io_bytes
+    tensors = program.tensor_map()
+    for step, enclosing in steps:
+        free = {r.var: r.extent for r in enclosing}
+        if isinstance(step, Repeat):
+            continue
         if isinstance(step, Reshape):
             node = EinsumNode(
                 name=step.name, kind="reshape", text=f"{step.out} = reshape({step.src})", ranks={},
                 macs=0, flops=0, reads={}, write=None, bytes=0, inputs=(step.src,), output=step.out,
+                repeats=tuple(r.name for r in enclosing),
             )
+        elif isinstance(step, TopK):
+            node = _topk_node(step, program, enclosing)
+            for name in (step.src, step.values, step.indices):
+                t = tensors[name]
+                whole = Access(name, tuple(Affine(((f"d{d}", 1),), 0) for d in range(len(t.shape))))
+                touching.append((whole, {f"d{d}": n for d, n in enumerate(t.shape)}, t.shape))
         else:
-            assert pk is not None
-            node = _kernel_node(step, pk, program, storage_of)
+            pk = parse_kernel(step, tuple(free))
+            node = _kernel_node(step, pk, program, storage_of, enclosing)
+            box = pk.box(free)
+            for acc in (*pk.reads, pk.out):
+                touching.append((acc, box, tensors[acc.tensor].shape))
         nodes.append(node)
         g.add_node(node.name, kind=node.kind, macs=node.macs, flops=node.flops, bytes=node.bytes,
                    text=node.text, node=node)
         for name in node.inputs:
             producer = defined_by.get(name)
-            if producer is None:
-                continue  # a graph input or weight
+            if producer is None or producer == node.name:
+                continue  # a graph input or weight (or state the node itself carries)
             if g.has_edge(producer, node.name):
                 data = g.edges[producer, node.name]
                 if name not in data["tensors"]:
@@ -237,16 +266,29 @@ def build_einsum_graph(program: Program, source: str = "<program>") -> EinsumGra
         if node.kind == "reshape":
             defined_by[node.output] = node.name
         else:  # a write through one view redefines every view of that storage
-            written = storage_of[node.output]
+            written = {storage_of[node.output]} | {storage_of[w.tensor] for w in node.extra_writes}
             for name, st in storage_of.items():
-                if st == written:
+                if st in written:
                     defined_by[name] = node.name
     return EinsumGraph(program=program, nx=g, nodes=tuple(nodes), storage_of=storage_of,
-                       io=_io_operands(program, parsed, storage_of))
+                       io=_io_operands(program, touching, storage_of))
 
 
-def _kernel_node(k: Kernel, pk: ParsedKernel, program: Program, storage_of: dict[str, str]) -> EinsumNode:
+def _per_iteration(acc: Access, pk: ParsedKernel, free: dict[str, int], shape: tuple[int, ...]) -> Footprint:
+    """The footprint of ``acc`` in one iteration of the enclosing repeats: the smaller of the first
+    and the last iteration (they differ only when a padded read leaves the tensor)."""
+    if not free:
+        return footprint_of(acc, pk.extents, shape)
+    first = footprint_of(acc.bind({v: 0 for v in free}), pk.extents, shape)
+    last = footprint_of(acc.bind({v: n - 1 for v, n in free.items()}), pk.extents, shape)
+    return min(first, last, key=lambda fp: fp.elements)
+
+
+def _kernel_node(k: Kernel, pk: ParsedKernel, program: Program, storage_of: dict[str, str],
+                 enclosing: tuple[Repeat, ...] = ()) -> EinsumNode:
     tensors = program.tensor_map()
+    free = {r.var: r.extent for r in enclosing}
+    repeat = math.prod(free.values())
     extents = pk.extents
     read_accesses = list(pk.reads)
     if k.init == "keep" and k.update != "=":
@@ -258,39 +300,64 @@ def _kernel_node(k: Kernel, pk: ParsedKernel, program: Program, storage_of: dict
     for st, accs in by_storage.items():
         names = {a.tensor for a in accs}
         key = next(iter(names)) if len(names) == 1 else st
-        fp = union_footprint([(a, extents, tensors[a.tensor].shape) for a in accs])
-        reads[key] = _operand(key, fp, tensors[key].dtype)
-    out_fp = footprint_of(pk.out, extents, tensors[pk.out.tensor].shape)
-    write = _operand(pk.out.tensor, out_fp, tensors[pk.out.tensor].dtype)
+        if free:
+            fps = [_per_iteration(a, pk, free, tensors[a.tensor].shape) for a in dict.fromkeys(accs)]
+            fp = max(fps, key=lambda f: f.elements) if len(fps) > 1 else fps[0]
+            if len(fps) > 1:
+                fp = Footprint(fp.elements, False)
+        else:
+            fp = union_footprint([(a, extents, tensors[a.tensor].shape) for a in accs])
+        reads[key] = _operand(key, fp, tensors[key].dtype, repeat)
+    out_fp = _per_iteration(pk.out, pk, free, tensors[pk.out.tensor].shape)
+    write = _operand(pk.out.tensor, out_fp, tensors[pk.out.tensor].dtype, repeat)
     inputs = tuple(dict.fromkeys(a.tensor for a in read_accesses))
     return EinsumNode(
         name=k.name, kind="kernel", text=format_kernel(k), ranks=dict(extents),
-        macs=pk.iterations if pk.is_sum_of_products else 0,
-        flops=pk.iterations * pk.ops_per_iteration,
+        macs=repeat * (pk.iterations if pk.is_sum_of_products else 0),
+        flops=repeat * pk.iterations * pk.ops_per_iteration,
         reads=reads, write=write, bytes=sum(op.bytes for op in reads.values()) + write.bytes,
-        inputs=inputs, output=pk.out.tensor, update=k.update, parsed=pk,
+        inputs=inputs, output=pk.out.tensor, update=k.update, parsed=pk, repeat=repeat,
+        repeats=tuple(r.name for r in enclosing),
     )
 
 
-def _io_operands(program: Program, parsed: list[ParsedKernel | None],
+def _topk_node(step: TopK, program: Program, enclosing: tuple[Repeat, ...]) -> EinsumNode:
+    """Zero FLOPs; reads all of ``src`` and writes both results, once per iteration."""
+    tensors = program.tensor_map()
+    repeat = math.prod(r.extent for r in enclosing)
+
+    def whole(name: str) -> Operand:
+        t = tensors[name]
+        return _operand(name, Footprint(_numel(t.shape)), t.dtype, repeat)
+
+    reads = {step.src: whole(step.src)}
+    values, indices = whole(step.values), whole(step.indices)
+    return EinsumNode(
+        name=step.name, kind="topk", text=format_topk(step), ranks={}, macs=0, flops=0, reads=reads,
+        write=values, bytes=reads[step.src].bytes + values.bytes + indices.bytes, inputs=(step.src,),
+        output=step.values, repeat=repeat, repeats=tuple(r.name for r in enclosing), extra_writes=(indices,),
+    )
+
+
+def _io_operands(program: Program, touching: list[tuple[Access, dict[str, int], tuple[int, ...]]],
                  storage_of: dict[str, str]) -> dict[str, Operand]:
-    """Per graph input / weight / output storage: the union of what every step touches in it."""
+    """Per graph input / weight / output storage: the union of what every step touches in it
+    (over all iterations of the enclosing repeats)."""
     tensors = program.tensor_map()
     io_names = [t.name for t in program.tensors if t.role in ("input", "weight")] + list(program.outputs)
     io_storages = list(dict.fromkeys(storage_of[n] for n in io_names))
-    touching: dict[str, list[tuple[Access, dict[str, int], tuple[int, ...]]]] = {s: [] for s in io_storages}
-    for pk in parsed:
-        if pk is None:
-            continue
-        for acc in (*pk.reads, pk.out):
-            st = storage_of[acc.tensor]
-            if st in touching:
-                touching[st].append((acc, pk.extents, tensors[acc.tensor].shape))
-    return {st: _operand(st, union_footprint(accs), tensors[st].dtype) for st, accs in touching.items()}
+    by_storage: dict[str, list[tuple[Access, dict[str, int], tuple[int, ...]]]] = {s: [] for s in io_storages}
+    for acc, box, shape in touching:
+        st = storage_of[acc.tensor]
+        if st in by_storage:
+            by_storage[st].append((acc, box, shape))
+    return {st: _operand(st, union_footprint(accs), tensors[st].dtype) for st, accs in by_storage.items()}
 
 
-def _operand(tensor: str, fp: Footprint, dtype: str) -> Operand:
-    return Operand(tensor, fp.elements, fp.elements * BYTES_PER_ELEMENT[dtype], fp.exact)
+def _operand(tensor: str, fp: Footprint, dtype: str, repeat: int = 1) -> Operand:
+    """An operand's traffic; ``repeat`` times a per-iteration footprint inside repeats."""
+    elements = fp.elements * repeat
+    return Operand(tensor, elements, elements * BYTES_PER_ELEMENT[dtype], fp.exact)
 
 
 def _numel(shape: tuple[int, ...]) -> int:

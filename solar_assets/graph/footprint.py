@@ -27,6 +27,12 @@ the Cartesian product of the components' sets, so the counts multiply.
   lines through the box (what part of the box touches is a subset of what all of it touches).
 
 ``Footprint.exact`` says whether the count is exact or such a lower bound.
+
+An access with an indirect subscript (``X[I[n, k], c]``) depends on data, not only on the loop
+box: it touches min(tensor size, Π extents of the variables it depends on) elements, which is
+exact when the indices it reads are distinct (a gather of distinct rows, a permutation, a
+cross-entropy target per row) and an overcount when they repeat (an embedding lookup of repeated
+tokens). This is the IR extension's documented convention; it is never enumerated.
 """
 from __future__ import annotations
 
@@ -60,8 +66,19 @@ def access_footprint(access: Access, extents: Mapping[str, int], shape: tuple[in
     return footprint_of(access, extents, shape).elements
 
 
+def indirect_footprint(access: Access, extents: Mapping[str, int], shape: tuple[int, ...]) -> Footprint:
+    """An access with an indirect subscript: min(tensor size, number of distinct loop points it
+    depends on). See the module docstring for when this is exact."""
+    if any(e == 0 for e in extents.values()) or any(s == 0 for s in shape):
+        return Footprint(0)
+    vars_ = {v for a in access.index for v in a.vars}
+    return Footprint(min(math.prod(shape), math.prod(extents[v] for v in vars_)))
+
+
 def footprint_of(access: Access, extents: Mapping[str, int], shape: tuple[int, ...]) -> Footprint:
     """Like ``access_footprint``, also saying whether the count is exact or a lower bound."""
+    if access.is_indirect:
+        return indirect_footprint(access, extents, shape)
     comps = _components(access, extents, shape)
     if comps is None:
         return Footprint(0)
@@ -81,8 +98,10 @@ def touched_elements(access: Access, extents: Mapping[str, int], shape: tuple[in
 
     None when the set has more than ``limit`` elements or a component is too big to enumerate.
     A reshape keeps row-major order, so indices taken through different views of one storage
-    are comparable.
+    are comparable. None as well for an indirect access (its elements depend on data).
     """
+    if access.is_indirect:
+        return None
     comps = _components(access, extents, shape)
     if comps is None:
         return np.zeros(0, dtype=np.int64)

@@ -3,13 +3,14 @@ from solar_assets.ir.expr import (
     SCALAR_FUNCTIONS,
     Access,
     Affine,
+    Indirect,
     ParsedKernel,
     parse_kernel,
 )
 from solar_assets.ir.check import check_program
-from solar_assets.ir.printer import format_kernel, format_program
+from solar_assets.ir.printer import format_kernel, format_program, format_step
 
 __all__ = [
-    "SCALAR_FUNCTIONS", "Access", "Affine", "ParsedKernel", "parse_kernel",
-    "check_program", "format_kernel", "format_program",
+    "SCALAR_FUNCTIONS", "Access", "Affine", "Indirect", "ParsedKernel", "parse_kernel",
+    "check_program", "format_kernel", "format_program", "format_step",
 ]

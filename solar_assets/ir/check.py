@@ -1,15 +1,20 @@
 """Static checks of an Affine Loop IR program, with messages that say where the fault is.
 
-The executor and the analysis trust a checked program: every subscript is affine, every
-access stays inside its tensor (or reads a declared pad value), every name is declared
-and defined before it is read. Numba does not check bounds, so this is the place it happens.
+The executor and the analysis trust a checked program: every subscript is affine (or an
+indirect read of an integer tensor, whose value is checked at execution), every affine access
+stays inside its tensor (or reads a declared pad value), every name is declared and defined
+before it is read. Numba does not check bounds, so this is the place it happens. Kernels in the
+body of a ``Repeat`` are checked with the repeat variables ranging over their whole extents.
 """
 from __future__ import annotations
 
-from ir_schemas import Kernel, Program, Reshape
+from ir_schemas import Kernel, Program, Repeat, Reshape, TopK
 from solar_assets.errors import IRError
-from solar_assets.ir.expr import Access, ParsedKernel, parse_kernel
+from solar_assets.ir.expr import Access, Indirect, ParsedKernel, parse_kernel
 from solar_assets.ir.printer import format_kernel
+from solar_assets.ir.shapes import topk_shape
+
+INTEGER_DTYPES = ("int64", "int32", "int8", "uint8")
 
 
 def _numel(shape: tuple[int, ...]) -> int:
@@ -19,7 +24,8 @@ def _numel(shape: tuple[int, ...]) -> int:
     return n
 
 
-def _check_access(acc: Access, p: Program, pk: ParsedKernel, source: str, writing: bool) -> None:
+def _check_access(acc: Access, p: Program, pk: ParsedKernel, box: dict[str, int], source: str,
+                  writing: bool) -> None:
     k = pk.kernel
     where = f"{source}: kernel {k.name!r}\n  in: {format_kernel(k)}\n "
     tensors = p.tensor_map()
@@ -28,10 +34,23 @@ def _check_access(acc: Access, p: Program, pk: ParsedKernel, source: str, writin
     t = tensors[acc.tensor]
     if len(acc.index) != len(t.shape):
         raise IRError(f"{where} {acc} has {len(acc.index)} subscripts but {t.name} has rank {len(t.shape)}")
+    for d, a in enumerate(acc.index):
+        if not isinstance(a, Indirect):
+            continue
+        idx = tensors.get(a.index.tensor)
+        if idx is not None and idx.dtype not in INTEGER_DTYPES:
+            raise IRError(f"{where} subscript {d} of {acc} reads {idx.name}, which is {idx.dtype}; an index "
+                          f"tensor must have an integer dtype ({', '.join(INTEGER_DTYPES)})")
+        if writing and k.update != "=" and k.init != "keep":
+            raise IRError(f"{where} {acc} is an indirect output of an accumulating kernel, which must use "
+                          f"init 'keep' (accumulate into values a previous kernel wrote)")
+        _check_access(a.index, p, pk, box, source, writing=False)
     if pk.iterations == 0:
         return
     for d, (a, size) in enumerate(zip(acc.index, t.shape)):
-        lo, hi = a.range(pk.extents)
+        if isinstance(a, Indirect):
+            continue  # its value is checked when the kernel runs
+        lo, hi = a.range(box)
         if lo >= 0 and hi < size:
             continue
         if writing or t.pad_value is None:
@@ -41,15 +60,20 @@ def _check_access(acc: Access, p: Program, pk: ParsedKernel, source: str, writin
             )
 
 
-def check_kernel(k: Kernel, p: Program, source: str) -> ParsedKernel:
-    """Check one kernel against the program's declarations; returns it parsed."""
+def check_kernel(k: Kernel, p: Program, source: str, free: dict[str, int] | None = None) -> ParsedKernel:
+    """Check one kernel against the program's declarations; returns it parsed.
+
+    ``free`` maps the variables of enclosing repeats (outermost first) to their extents.
+    """
+    free = free or {}
     try:
-        pk = parse_kernel(k)
+        pk = parse_kernel(k, tuple(free))
     except IRError as e:
         raise IRError(f"{source}: {e}\n  in: {format_kernel(k)}") from None
-    _check_access(pk.out, p, pk, source, writing=True)
+    box = pk.box(free)
+    _check_access(pk.out, p, pk, box, source, writing=True)
     for acc in pk.reads:
-        _check_access(acc, p, pk, source, writing=False)
+        _check_access(acc, p, pk, box, source, writing=False)
     role = p.tensor(pk.out.tensor).role
     if role in ("input", "weight"):
         raise IRError(f"{source}: kernel {k.name!r} writes {role} tensor {pk.out.tensor!r}")
@@ -65,8 +89,90 @@ def check_kernel(k: Kernel, p: Program, source: str) -> ParsedKernel:
     return pk
 
 
+class _Checker:
+    def __init__(self, p: Program, source: str):
+        self.p, self.source = p, source
+        self.tensors = p.tensor_map()
+        self.defined = {t.name for t in p.tensors if t.role in ("input", "weight")}
+        self.step_names: set[str] = set()
+
+    def need(self, step_name: str, what: str, name: str) -> None:
+        if name not in self.tensors:
+            raise IRError(f"{self.source}: {what} {step_name!r} names undeclared tensor {name!r}")
+
+    def steps(self, steps: tuple, free: dict[str, int]) -> list[ParsedKernel | None]:
+        parsed: list[ParsedKernel | None] = []
+        for i, step in enumerate(steps):
+            if step.name in self.step_names:
+                raise IRError(f"{self.source}: step {i} reuses the step name {step.name!r}")
+            self.step_names.add(step.name)
+            if isinstance(step, Reshape):
+                self.reshape(step)
+            elif isinstance(step, TopK):
+                self.topk(step)
+            elif isinstance(step, Repeat):
+                self.repeat(step, free)
+            else:
+                parsed.append(self.kernel(step, free))
+                continue
+            parsed.append(None)
+        return parsed
+
+    def reshape(self, step: Reshape) -> None:
+        for n in (step.src, step.out):
+            self.need(step.name, "reshape", n)
+        if step.src not in self.defined:
+            raise IRError(f"{self.source}: reshape {step.name!r} reads {step.src!r} before any step writes it")
+        src, out = self.tensors[step.src], self.tensors[step.out]
+        if _numel(src.shape) != _numel(out.shape) or src.dtype != out.dtype:
+            raise IRError(
+                f"{self.source}: reshape {step.name!r} changes {step.src}: {src.dtype}{src.shape} into "
+                f"{step.out}: {out.dtype}{out.shape}; element count and dtype must match"
+            )
+        self.defined.add(step.out)
+
+    def topk(self, step: TopK) -> None:
+        where = f"{self.source}: topk {step.name!r}"
+        for n in (step.src, step.values, step.indices):
+            self.need(step.name, "topk", n)
+        if step.src not in self.defined:
+            raise IRError(f"{where} reads {step.src!r} before any step writes it")
+        src, values, indices = (self.tensors[n] for n in (step.src, step.values, step.indices))
+        if step.axis >= len(src.shape):
+            raise IRError(f"{where}: axis {step.axis} is out of range for {src.name} of rank {len(src.shape)}")
+        if step.k > src.shape[step.axis]:
+            raise IRError(f"{where}: k={step.k} exceeds the extent {src.shape[step.axis]} of axis {step.axis}")
+        want = topk_shape(src.shape, step.axis, step.k)
+        for t, dtype in ((values, src.dtype), (indices, "int64")):
+            if tuple(t.shape) != want or t.dtype != dtype:
+                raise IRError(f"{where}: {t.name} is {t.dtype}{tuple(t.shape)}, expected {dtype}{want}")
+            if t.role in ("input", "weight"):
+                raise IRError(f"{where} writes {t.role} tensor {t.name!r}")
+        if len({step.src, step.values, step.indices}) != 3:
+            raise IRError(f"{where}: src, values and indices must be three different tensors")
+        self.defined |= {step.values, step.indices}
+
+    def repeat(self, step: Repeat, free: dict[str, int]) -> None:
+        if step.var in free:
+            raise IRError(f"{self.source}: repeat {step.name!r} reuses the variable {step.var!r} of an "
+                          f"enclosing repeat")
+        self.steps(step.steps, {**free, step.var: step.extent})
+
+    def kernel(self, step: Kernel, free: dict[str, int]) -> ParsedKernel:
+        pk = check_kernel(step, self.p, self.source, free)
+        for acc in pk.reads:
+            if acc.tensor not in self.defined and acc.tensor != pk.out.tensor:
+                raise IRError(f"{self.source}: kernel {step.name!r} reads {acc.tensor!r} before any step writes it")
+        if step.init == "keep" and pk.out.tensor not in self.defined:
+            raise IRError(f"{self.source}: kernel {step.name!r} accumulates into {pk.out.tensor!r} (init 'keep') "
+                          f"before it is written")
+        self.defined.add(pk.out.tensor)
+        return pk
+
+
 def check_program(p: Program, source: str = "<program>") -> list[ParsedKernel | None]:
-    """Check the whole program; returns the parsed form of each step (None for composition ops)."""
+    """Check the whole program; returns the parsed form of each top-level step (None for
+    composition ops and repeats; a repeat body's kernels parse with ``parse_kernel(k, free)``)."""
     names = [t.name for t in p.tensors]
     dup = {n for n in names if names.count(n) > 1}
     if dup:
@@ -83,37 +189,9 @@ def check_program(p: Program, source: str = "<program>") -> list[ParsedKernel | 
             raise IRError(f"{source}: {t.role} tensor {t.name!r} has no binding (e.g. 'input:0' or 'param:fc.weight')")
         if t.role == "input" and t.name not in p.inputs:
             raise IRError(f"{source}: tensor {t.name!r} has role input but is not listed in inputs")
-    defined = {t.name for t in p.tensors if t.role in ("input", "weight")}
-    step_names: set[str] = set()
-    parsed: list[ParsedKernel | None] = []
-    for i, step in enumerate(p.steps):
-        if step.name in step_names:
-            raise IRError(f"{source}: step {i} reuses the step name {step.name!r}")
-        step_names.add(step.name)
-        if isinstance(step, Reshape):
-            for n in (step.src, step.out):
-                if n not in tensors:
-                    raise IRError(f"{source}: reshape {step.name!r} names undeclared tensor {n!r}")
-            if step.src not in defined:
-                raise IRError(f"{source}: reshape {step.name!r} reads {step.src!r} before any step writes it")
-            src, out = tensors[step.src], tensors[step.out]
-            if _numel(src.shape) != _numel(out.shape) or src.dtype != out.dtype:
-                raise IRError(
-                    f"{source}: reshape {step.name!r} changes {step.src}: {src.dtype}{src.shape} into "
-                    f"{step.out}: {out.dtype}{out.shape}; element count and dtype must match"
-                )
-            defined.add(step.out)
-            parsed.append(None)
-            continue
-        pk = check_kernel(step, p, source)
-        for acc in pk.reads:
-            if acc.tensor not in defined and acc.tensor != pk.out.tensor:
-                raise IRError(f"{source}: kernel {step.name!r} reads {acc.tensor!r} before any step writes it")
-        if step.init == "keep" and pk.out.tensor not in defined:
-            raise IRError(f"{source}: kernel {step.name!r} accumulates into {pk.out.tensor!r} (init 'keep') before it is written")
-        defined.add(pk.out.tensor)
-        parsed.append(pk)
+    checker = _Checker(p, source)
+    parsed = checker.steps(p.steps, {})
     for n in p.outputs:
-        if n not in defined:
+        if n not in checker.defined:
             raise IRError(f"{source}: output {n!r} is never written")
     return parsed

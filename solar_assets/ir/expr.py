@@ -2,6 +2,11 @@
 
 Python's own parser does the tokenising; this module whitelists the node kinds so that
 an expression is data, never code: nothing here (or anywhere in solar) evaluates it.
+
+A subscript is an ``Affine`` in the loop variables (and the free variables of enclosing
+``Repeat`` steps), or an ``Indirect``: a read of an integer tensor with affine subscripts plus
+an optional affine offset, ``X[I[n, k] + 1, c]``. The index read is also listed among the
+kernel's reads, so dataflow, checks and costs see the index tensor like any other operand.
 """
 from __future__ import annotations
 
@@ -17,7 +22,7 @@ SCALAR_FUNCTIONS: dict[str, int] = {
     "exp": 1, "log": 1, "tanh": 1, "erf": 1, "sqrt": 1, "rsqrt": 1, "sigmoid": 1,
     "abs": 1, "neg": 1, "sin": 1, "cos": 1, "floor": 1, "ceil": 1, "log1p": 1, "expm1": 1,
     "sign": 1, "reciprocal": 1, "relu": 1,
-    "max": 2, "min": 2, "pow": 2, "select": 3,
+    "max": 2, "min": 2, "pow": 2, "fmod": 2, "select": 3,
 }
 CONSTANT_NAMES = {"inf": float("inf"), "nan": float("nan"), "pi": 3.141592653589793}
 BINARY_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
@@ -46,6 +51,13 @@ class Affine:
             lo, hi = lo + min(0, span), hi + max(0, span)
         return lo, hi
 
+    def bind(self, values: dict[str, int]) -> Affine:
+        """This subscript with the variables in ``values`` replaced by those values."""
+        if not any(v in values for v, _ in self.coefs):
+            return self
+        return Affine(tuple((v, c) for v, c in self.coefs if v not in values),
+                      self.const + sum(c * values[v] for v, c in self.coefs if v in values))
+
     def __str__(self) -> str:
         parts = []
         for v, c in self.coefs:
@@ -58,11 +70,58 @@ class Affine:
 
 
 @dataclass(frozen=True)
+class Indirect:
+    """An indirect subscript ``I[a, b] + offset``: the value read from an integer tensor.
+
+    Shaped like ``Affine`` where analysis code only needs the variables (``vars`` are those of
+    the index read and of the offset; ``coefs`` is empty, since the subscript moves with them in
+    no affine way, and ``coef`` is 0).
+    """
+
+    index: "Access"
+    offset: Affine = Affine((), 0)
+
+    coefs = ()
+
+    @property
+    def vars(self) -> tuple[str, ...]:
+        seen = dict.fromkeys(v for a in self.index.index for v in a.vars)
+        seen.update(dict.fromkeys(self.offset.vars))
+        return tuple(seen)
+
+    def coef(self, var: str) -> int:
+        return 0
+
+    def bind(self, values: dict[str, int]) -> Indirect:
+        return Indirect(self.index.bind(values), self.offset.bind(values))
+
+    def __str__(self) -> str:
+        if not self.offset.coefs and self.offset.const == 0:
+            return str(self.index)
+        off = str(self.offset)
+        return f"{self.index} - {off[1:]}" if off.startswith("-") else f"{self.index} + {off}"
+
+
+@dataclass(frozen=True)
 class Access:
     """A tensor read or write ``tensor[index...]``."""
 
     tensor: str
-    index: tuple[Affine, ...]
+    index: tuple[Affine | Indirect, ...]
+
+    @property
+    def is_indirect(self) -> bool:
+        return any(isinstance(a, Indirect) for a in self.index)
+
+    def bind(self, values: dict[str, int]) -> Access:
+        """This access with the variables in ``values`` (e.g. a repeat's) fixed to those values."""
+        if not values:
+            return self
+        return Access(self.tensor, tuple(a.bind(values) for a in self.index))
+
+    def index_reads(self) -> tuple["Access", ...]:
+        """The index tensors this access reads (its indirect subscripts' reads)."""
+        return tuple(a.index for a in self.index if isinstance(a, Indirect))
 
     def __str__(self) -> str:
         return f"{self.tensor}[{', '.join(map(str, self.index)) or '()'}]"
@@ -78,6 +137,16 @@ class ParsedKernel:
     expr: ast.expr = field(compare=False)
     ops_per_iteration: int  # arithmetic ops in expr, plus one for an accumulating update
     is_sum_of_products: bool  # `+=` of a product of two or more reads: each iteration is one MAC
+    free: tuple[str, ...] = ()  # variables of enclosing Repeat steps the subscripts may use
+
+    @property
+    def indirect(self) -> bool:
+        """Whether the output or any read has an indirect subscript."""
+        return self.out.is_indirect or any(a.is_indirect for a in self.reads)
+
+    def box(self, free_extents: dict[str, int] | None = None) -> dict[str, int]:
+        """Loop extents plus the free variables' extents (for ranges over a whole repeat)."""
+        return {**self.extents, **(free_extents or {})}
 
     @property
     def extents(self) -> dict[str, int]:
@@ -132,12 +201,42 @@ def _affine_terms(node: ast.expr, loop_vars: set[str], where: str) -> tuple[dict
     raise IRError(f"{where}: subscript {ast.unparse(node)!r} is not affine in the loop variables")
 
 
-def _parse_access(node: ast.expr, loop_vars: set[str], where: str) -> Access:
+def _signed_terms(node: ast.expr, sign: int = 1) -> list[tuple[int, ast.expr]]:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        right = sign if isinstance(node.op, ast.Add) else -sign
+        return _signed_terms(node.left, sign) + _signed_terms(node.right, right)
+    return [(sign, node)]
+
+
+def _parse_subscript(node: ast.expr, loop_vars: dict[str, int] | set[str], where: str,
+                     allow_indirect: bool) -> Affine | Indirect:
+    """An affine subscript, or ``I[...] (+|-) affine`` when ``allow_indirect``."""
+    if not any(isinstance(n, ast.Subscript) for n in ast.walk(node)):
+        return parse_affine(node, loop_vars, where)
+    text = ast.unparse(node)
+    if not allow_indirect:
+        raise IRError(f"{where}: subscript {text!r} of an index read is itself indirect (nested indirection)")
+    terms = _signed_terms(node)
+    reads = [(sg, t) for sg, t in terms if isinstance(t, ast.Subscript)]
+    rest = [(sg, t) for sg, t in terms if not isinstance(t, ast.Subscript)]
+    if len(reads) != 1 or reads[0][0] != 1 or any(
+            isinstance(n, ast.Subscript) for _, t in rest for n in ast.walk(t)):
+        raise IRError(f"{where}: indirect subscript {text!r} must be one index read plus an optional affine "
+                      f"offset, like I[n, k] + 1")
+    index = _parse_access(reads[0][1], loop_vars, where, allow_indirect=False)
+    offset: ast.expr = ast.Constant(0)
+    for sg, t in rest:
+        offset = ast.BinOp(offset, ast.Add() if sg > 0 else ast.Sub(), t)
+    return Indirect(index, parse_affine(offset, loop_vars, where))
+
+
+def _parse_access(node: ast.expr, loop_vars: dict[str, int] | set[str], where: str,
+                  allow_indirect: bool = True) -> Access:
     if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)):
         raise IRError(f"{where}: expected an access like T[i, j], got {ast.unparse(node)!r}")
     sl = node.slice
     items = sl.elts if isinstance(sl, ast.Tuple) else [sl]
-    return Access(node.value.id, tuple(parse_affine(i, loop_vars, where) for i in items))
+    return Access(node.value.id, tuple(_parse_subscript(i, loop_vars, where, allow_indirect) for i in items))
 
 
 def _parse(text: str, where: str, what: str) -> ast.expr:
@@ -158,7 +257,9 @@ def _walk_expr(node: ast.expr, loop_vars: set[str], where: str, reads: list[Acce
             raise IRError(f"{where}: unknown name {node.id!r} (not a loop variable or constant)")
         return 0
     if isinstance(node, ast.Subscript):
-        reads.append(_parse_access(node, loop_vars, where))
+        acc = _parse_access(node, loop_vars, where)
+        reads.append(acc)
+        reads.extend(acc.index_reads())
         return 0
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Not)):
         inner = _walk_expr(node.operand, loop_vars, where, reads)
@@ -192,20 +293,27 @@ def _is_product(node: ast.expr) -> bool:
 
 
 @lru_cache(maxsize=65536)
-def parse_kernel(kernel: Kernel) -> ParsedKernel:
-    """Parse one kernel's statement; raises IRError naming the kernel on any fault."""
+def parse_kernel(kernel: Kernel, free: tuple[str, ...] = ()) -> ParsedKernel:
+    """Parse one kernel's statement; raises IRError naming the kernel on any fault.
+
+    ``free`` names the variables of the ``Repeat`` steps around the kernel (outermost first):
+    its subscripts may use them like loop variables, but they are not loops of the kernel.
+    """
     where = _where(kernel)
     loop_vars = [lp.var for lp in kernel.loops]
     if len(set(loop_vars)) != len(loop_vars):
         raise IRError(f"{where}: loop variables repeat: {loop_vars}")
-    clash = set(loop_vars) & (set(SCALAR_FUNCTIONS) | set(CONSTANT_NAMES))
+    clash = set(loop_vars) & (set(SCALAR_FUNCTIONS) | set(CONSTANT_NAMES) | set(free))
     if clash:
-        raise IRError(f"{where}: loop variable {sorted(clash)[0]!r} shadows a function or constant name")
-    vars_ = {v: i for i, v in enumerate(loop_vars)}  # a dict: membership, and term order for printing
+        raise IRError(f"{where}: loop variable {sorted(clash)[0]!r} shadows a function, constant or "
+                      f"repeat variable name")
+    # a dict: membership, and term order for printing (free variables after the loops)
+    vars_ = {v: i for i, v in enumerate([*loop_vars, *free])}
     out = _parse_access(_parse(kernel.out, where, "output"), vars_, where)
     expr = _parse(kernel.expr, where, "expression")
     reads: list[Access] = []
     ops = _walk_expr(expr, vars_, where, reads)
+    reads.extend(out.index_reads())
     accumulating = kernel.update != "="
     return ParsedKernel(
         kernel=kernel,
@@ -214,4 +322,5 @@ def parse_kernel(kernel: Kernel) -> ParsedKernel:
         expr=expr,
         ops_per_iteration=ops + (1 if accumulating else 0),
         is_sum_of_products=kernel.update == "+=" and _is_product(expr),
+        free=tuple(free),
     )

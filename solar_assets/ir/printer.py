@@ -1,7 +1,10 @@
-"""A readable, stable text form of the IR: one line per step, reading like loop code."""
+"""A readable, stable text form of the IR: one line per step, reading like loop code.
+
+A repeat prints as a header line with its body indented below it; a topk as one line.
+"""
 from __future__ import annotations
 
-from ir_schemas import Kernel, Program, Reshape, TensorDecl
+from ir_schemas import Kernel, Program, Repeat, Reshape, TensorDecl, TopK
 
 
 def format_kernel(k: Kernel) -> str:
@@ -11,19 +14,36 @@ def format_kernel(k: Kernel) -> str:
     return f"for {loops}: {k.out} {k.update} {k.expr}{init}"
 
 
+def format_topk(t: TopK) -> str:
+    """``V, I = topk(S, k=2, axis=1, largest)``"""
+    which = "largest" if t.largest else "smallest"
+    return f"{t.values}, {t.indices} = topk({t.src}, k={t.k}, axis={t.axis}, {which})"
+
+
 def format_tensor(t: TensorDecl) -> str:
     shape = ",".join(map(str, t.shape))
     extras = [x for x in (t.binding, None if t.pad_value is None else f"pad={t.pad_value:g}") if x]
     return f"{t.role:<12} {t.name}: {t.dtype}[{shape}]" + (f"  ({'; '.join(extras)})" if extras else "")
 
 
+def format_step(step: Kernel | Reshape | TopK | Repeat, indent: str = "  ") -> list[str]:
+    """The lines of one step (a repeat: its header, then its body indented by two more spaces)."""
+    if isinstance(step, Reshape):
+        return [f"{indent}{step.name}: {step.out} = reshape({step.src})"]
+    if isinstance(step, TopK):
+        return [f"{indent}{step.name}: {format_topk(step)}"]
+    if isinstance(step, Repeat):
+        lines = [f"{indent}{step.name}: repeat {step.var}<{step.extent}:"]
+        for inner in step.steps:
+            lines += format_step(inner, indent + "  ")
+        return lines
+    return [f"{indent}{step.name}: {format_kernel(step)}"]
+
+
 def format_program(p: Program) -> str:
     lines = [f"program {p.name}(" + ", ".join(p.inputs) + ")"]
     lines += ["  " + format_tensor(t) for t in p.tensors]
     for step in p.steps:
-        if isinstance(step, Reshape):
-            lines.append(f"  {step.name}: {step.out} = reshape({step.src})")
-        else:
-            lines.append(f"  {step.name}: {format_kernel(step)}")
+        lines += format_step(step)
     lines.append("  return " + ", ".join(p.outputs))
     return "\n".join(lines)

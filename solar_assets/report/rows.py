@@ -46,6 +46,7 @@ def report_row(source: Any, translation: Any, validation: Any, graph: Any, bound
         peak_flop_per_s=float(bounds.peak_flop_per_s),
         dram_bytes_per_s=float(bounds.dram_bytes_per_s),
         einsums=sum(1 for n in graph.nodes if n.kind != "reshape"),  # a reshape is a view: no data moves
+        onchip_buffer_bytes=int(hardware.onchip_buffer_bytes),
     )
     return add_inverse(row, inverse, target_latency_s) if inverse is not None else row
 
@@ -63,6 +64,25 @@ def add_inverse(row: ReportRow, inverse: Any, target_latency_s: float | None = N
         "min_bytes_per_s_unfused": float(unfused.min_bytes_per_s),
         "compute_factor_fused": float(fused.compute_factor),
         "bandwidth_factor_fused": float(fused.bandwidth_factor),
+    })
+
+
+def add_cache_aware(row: ReportRow, outcome: Any) -> ReportRow:
+    """The row with the cache-aware columns filled from a ``CacheAwareOutcome`` (the bound uses the
+    row's own peak and bandwidth, so it sits on the same roofline as the other two modes)."""
+    from solar_assets.bounds.cache_aware import outcome_time_s
+
+    if outcome is None:
+        return row
+    timed = outcome_time_s(outcome, row.flops, row.peak_flop_per_s, row.dram_bytes_per_s)
+    return row.model_copy(update={
+        "onchip_buffer_bytes": int(outcome.capacity_bytes),
+        "bytes_cache_aware": outcome.bytes if outcome.ok else None,
+        "bytes_unfused_tiled": outcome.unfused_tiled_bytes if outcome.ok else None,
+        "sol_cache_aware_s": timed[0] if timed else None,
+        "bound_cache_aware": timed[1] if timed else None,
+        "cache_aware_proven_optimal": outcome.proven_optimal if outcome.ok else None,
+        "cache_aware_note": outcome.note(),
     })
 
 

@@ -36,6 +36,15 @@ def _factor(x: float | None) -> str:
     return "" if x is None else f"{x:.3g}×"
 
 
+def _cache_aware_bytes(r: ReportRow) -> str:
+    """The traffic, marked ``*`` when tiling-bound (above the unfused bytes) and ``?`` when unproven."""
+    if r.bytes_cache_aware is None:
+        return "–"
+    marks = ("*" if r.cache_aware_note.startswith("tiling-bound") else "") + \
+            ("?" if r.cache_aware_proven_optimal is False else "")
+    return format_bytes(r.bytes_cache_aware) + marks
+
+
 Column = tuple[str, Callable[[ReportRow], str], str]  # header, cell, alignment ("<" or ">")
 COLUMNS: tuple[Column, ...] = (
     ("workload", lambda r: r.workload, "<"),
@@ -43,6 +52,7 @@ COLUMNS: tuple[Column, ...] = (
     ("dtype", lambda r: r.dtype, "<"),
     ("IR", lambda r: r.translator + (" ✓" if r.validated else " ✗"), "<"),
     ("max abs err", lambda r: f"{r.max_abs_error:.1e}", ">"),
+    ("validated at", lambda r: r.validated_size, "<"),  # "full" or the rebound constants: what the error is of
     ("MACs", lambda r: format_count(r.macs), ">"),
     ("FLOPs", lambda r: format_count(r.flops), ">"),
     ("bytes unfused", lambda r: format_bytes(r.bytes_unfused), ">"),
@@ -51,6 +61,9 @@ COLUMNS: tuple[Column, ...] = (
     ("limit", lambda r: r.bound_unfused, "<"),
     ("SOL fused", lambda r: format_seconds(r.sol_fused_s), ">"),
     ("limit", lambda r: r.bound_fused, "<"),
+    ("bytes cache-aware", lambda r: _cache_aware_bytes(r), ">"),
+    ("SOL cache-aware", lambda r: format_seconds(r.sol_cache_aware_s) if r.sol_cache_aware_s else "–", ">"),
+    ("limit", lambda r: r.bound_cache_aware or "", "<"),
     ("FLOP/B fused", lambda r: f"{r.intensity_fused_flop_per_byte:.3g}", ">"),
 )
 TARGET_COLUMNS: tuple[Column, ...] = (

@@ -7,7 +7,7 @@ states its assumptions and lists the workloads that failed, with why.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -34,7 +34,9 @@ def write_csv(rows: Sequence[ReportRow], path: Path) -> Path:
 
 
 def write_markdown(rows: Sequence[ReportRow], path: Path, errors: Sequence[str] = (),
-                   roofline_png: str | None = None) -> Path:
+                   roofline_png: str | None = None, charts: Mapping[str, str] | None = None) -> Path:
+    """The report as Markdown; ``charts`` (kind -> file name) adds the headroom and projection
+    sections with their pictures."""
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
         "# solar report",
@@ -45,13 +47,24 @@ def write_markdown(rows: Sequence[ReportRow], path: Path, errors: Sequence[str] 
         "Assumptions: dense peak FLOP/s at the workload's dtype and peak DRAM bandwidth from the "
         "hardware spec; 1 MAC = 2 FLOP. *Unfused*: every einsum reads its operands from and writes "
         "its output to DRAM, bound = Σ max(F/peak, B/bandwidth). *Fused*: intermediates stay on chip, "
-        "bound = max(ΣF/peak, graph I/O bytes/bandwidth). *limit*: the resource that sets each bound. "
-        "Only IR that reproduced the golden outputs gets bounds.",
+        "bound = max(ΣF/peak, graph I/O bytes/bandwidth). *Cache-aware*: the minimum DRAM traffic over "
+        "tilings and fused segments with the hardware's on-chip buffer (Pyomo + GLPK ILP), bound = "
+        "max(ΣF/peak, that traffic/bandwidth); `*` marks a tiling-bound row (the buffer forces more traffic "
+        "than the unfused bytes), `?` one GLPK did not prove optimal. *limit*: the resource that sets each "
+        "bound. Only IR that reproduced the golden outputs gets bounds.",
         "",
         format_table(rows, markdown=True) if rows else "_No workload produced bounds._",
     ]
     if roofline_png:
         lines += ["", f"![roofline]({roofline_png})"]
+    notes = [f"- {r.workload} on {r.hardware}: {r.cache_aware_note}" for r in rows if r.cache_aware_note]
+    if notes:
+        lines += ["", "## Cache-aware notes", "", *notes]
+    slopes = sorted({r.workload for r in rows if (path.parent / "skislope" / f"{r.workload}.png").is_file()})
+    if slopes:
+        lines += ["", "## Ski-slopes (minimum DRAM traffic against on-chip buffer capacity)", "",
+                  *(f"- {w}: [CSV](skislope/{w}.csv), ![{w}](skislope/{w}.png)" for w in slopes)]
+    lines += _measured_sections(rows, charts or {})
     if errors:
         lines += ["", "## Failed", ""] + [f"- {e}" for e in errors]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -60,13 +73,80 @@ def write_markdown(rows: Sequence[ReportRow], path: Path, errors: Sequence[str] 
 
 def write_report(rows: Sequence[ReportRow], directory: str | Path, errors: Sequence[str] = (),
                  stem: str = REPORT_STEM) -> dict[str, Path]:
-    """Write ``<stem>.csv``, ``.json``, ``.md`` and ``<stem>_roofline.png``; return them by kind."""
+    """Write ``<stem>.csv``, ``.json``, ``.md`` and ``<stem>_roofline.png`` (plus ``_headroom.png`` when
+    rows are measured, ``_projection.png`` / ``_projection.csv`` for several hardware); return them by kind."""
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     png = plot_roofline(rows, out / f"{stem}_roofline.png")
+    charts = _write_charts(rows, out, stem)
     return {
         "csv": write_csv(rows, out / f"{stem}.csv"),
         "json": write_json(rows, out / f"{stem}.json"),
-        "markdown": write_markdown(rows, out / f"{stem}.md", errors, roofline_png=png.name),
+        "markdown": write_markdown(rows, out / f"{stem}.md", errors, roofline_png=png.name,
+                                   charts={k: p.name for k, p in charts.items() if p.suffix == ".png"}),
         "roofline": png,
+        **charts,
     }
+
+
+def _write_charts(rows: Sequence[ReportRow], out: Path, stem: str) -> dict[str, Path]:
+    """The headroom chart (rows measured on this host) and the projection CSV and chart (rows on
+    more than one hardware); a chart this report does not have is removed, so that no picture
+    of an earlier run is taken for this one's."""
+    from solar_assets.report.headroom import plot_headroom
+    from solar_assets.report.projection import plot_projection, projection_frame
+
+    written: dict[str, Path] = {}
+    targets = {"headroom": out / f"{stem}_headroom.png", "projection": out / f"{stem}_projection.png",
+               "projection_csv": out / f"{stem}_projection.csv"}
+    if any(r.measured_s is not None for r in rows):
+        written["headroom"] = plot_headroom(rows, targets["headroom"])
+    if len({r.hardware for r in rows}) > 1:
+        written["projection"] = plot_projection(rows, targets["projection"])
+        projection_frame(rows).to_csv(targets["projection_csv"], index=False)
+        written["projection_csv"] = targets["projection_csv"]
+    for kind, path in targets.items():
+        if kind not in written:
+            path.unlink(missing_ok=True)
+    return written
+
+
+def _measured_sections(rows: Sequence[ReportRow], charts: Mapping[str, str]) -> list[str]:
+    from solar_assets.report.headroom import audit_lines, format_headroom_table, measured_rows
+    from solar_assets.report.projection import format_projection
+
+    lines: list[str] = []
+    if measured_rows(rows):
+        audit = audit_lines(rows)
+        lines += ["", "## Headroom on this host", "",
+                  "Measured: the workload run on this machine, caches flushed (a buffer larger than every "
+                  "cache read and written) before each run, after warm-up; median of the runs, p10–p90 "
+                  "spread. Headroom = measured median / bound. The audit compares each backend's fastest run "
+                  "with the bounds: below the fused or cache-aware bound (true lower bounds) is a violation; "
+                  "below the unfused bound is explained (it charges every IR kernel its own DRAM round trip).",
+                  "", format_headroom_table(rows, markdown=True), "",
+                  f"Violations: {sum(r.violation for r in rows)}."]
+        lines += [""] + [f"- {line}" for line in audit] if audit else []
+        if "headroom" in charts:
+            lines += ["", f"![headroom]({charts['headroom']})"]
+    if len({r.hardware for r in rows}) > 1:
+        lines += ["", "## Cross-platform projection", "",
+                  "The bounds of each workload on each hardware; fusion × = unfused / fused. With a target "
+                  "latency, × peak and × bw are the factors by which the part's peak FLOP/s and DRAM "
+                  "bandwidth would have to grow to meet it (below 1: to spare).", "",
+                  format_projection(rows, markdown=True)]
+        if "projection" in charts:
+            lines += ["", f"![projection]({charts['projection']})"]
+    return lines
+
+
+def report_pngs(directory: str | Path | None = None, stem: str = REPORT_STEM) -> dict[str, Path]:
+    """The report's pictures that exist in ``directory`` (default ``$SOLAR_HOME/reports``), by kind
+    (``roofline``, ``headroom``, ``projection``): for the Dagster UI and anything else that shows them."""
+    if directory is None:
+        from solar_assets.pipeline import reports_dir
+
+        directory = reports_dir()
+    out = Path(directory)
+    found = {kind: out / f"{stem}_{kind}.png" for kind in ("roofline", "headroom", "projection")}
+    return {kind: path for kind, path in found.items() if path.is_file()}

@@ -20,14 +20,26 @@ from solar_assets.workloads import WorkloadSource, load_torch_workload
 log = logging.getLogger(__name__)
 
 
+def decomposition_table() -> dict[Any, Any]:
+    """The core-ATen decompositions, less the recurrent ops: those are lowered whole (one Repeat
+    over time, ``torch_lowering.recurrent``) instead of as thousands of unrolled steps."""
+    import torch
+
+    aten = torch.ops.aten
+    table = torch.export.default_decompositions()
+    for op in (aten.lstm.input, aten.gru.input, aten.rnn_tanh.input, aten.rnn_relu.input):
+        table.pop(op, None)
+    return table
+
+
 def export_graph(model: Any, inputs: list[Any], path: str) -> Any:
-    """``torch.export`` then the core-ATen decompositions."""
+    """``torch.export`` then the core-ATen decompositions (recurrent ops kept whole)."""
     import torch
 
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return torch.export.export(model, tuple(inputs)).run_decompositions()
+            return torch.export.export(model, tuple(inputs)).run_decompositions(decomposition_table())
     except Exception as e:
         raise TranslationError(f"{path}: torch.export failed: {type(e).__name__}: {str(e).splitlines()[0]}") from e
 
@@ -64,8 +76,10 @@ def _resolve(arg: Any, env: dict[str, Any]) -> Any:
     return arg
 
 
-def lower_exported(ep: Any, name: str, path: str) -> Any:
-    """Walk the exported graph in order and build the Program."""
+def lower_exported(ep: Any, name: str, path: str, fallback: Any = None) -> Any:
+    """Walk the exported graph in order and build the Program. ``fallback(builder, node, args,
+    kwargs)``, when given, lowers a node that has no lowering or hits a LoweringGap (auto mode:
+    ``solar_assets.translate.agent.node.NodeFallback``) and returns the node's value."""
     from torch.export.graph_signature import OutputKind
 
     b = ProgramBuilder(name)
@@ -77,14 +91,23 @@ def lower_exported(ep: Any, name: str, path: str) -> Any:
         if node.op != "call_function":
             continue
         lowering = find_lowering(node.target)
+        if lowering is None and fallback is not None:
+            env[node.name] = fallback(b, node, _resolve(node.args, env), _resolve(node.kwargs, env))
+            continue
         if lowering is None:
             raise TranslationError(f"{path}: no lowering for {node.target} (node {node.name}: {node.format_node()})")
+        n_steps, decls = len(b.steps), set(b.decls)
         try:
             env[node.name] = lowering(Ctx(b, node), *_resolve(node.args, env), **_resolve(node.kwargs, env))
         except SolarError:
             raise
         except LoweringGap as e:
-            raise TranslationError(f"{path}: cannot lower {node.target} at node {node.name}: {e}") from None
+            if fallback is None:
+                raise TranslationError(f"{path}: cannot lower {node.target} at node {node.name}: {e}") from None
+            del b.steps[n_steps:]  # drop what the lowering emitted before it gave up
+            for extra in set(b.decls) - decls:
+                del b.decls[extra]
+            env[node.name] = fallback(b, node, _resolve(node.args, env), _resolve(node.kwargs, env))
         except Exception as e:
             raise TranslationError(
                 f"{path}: while lowering {node.format_node()}: {type(e).__name__}: {e}"
@@ -97,15 +120,37 @@ def lower_exported(ep: Any, name: str, path: str) -> Any:
     return b.build()
 
 
-def trace_torch(src: WorkloadSource, constants: dict[str, int] | None = None) -> Translation:
-    """Translate a PyTorch workload file into a checked Affine Loop IR program."""
+REAL_TENSOR_NOTE = "traced with real tensors: building or exporting the model with fake tensors failed"
+
+
+def load_and_export(src: WorkloadSource, constants: dict[str, int] | None = None) -> tuple[Any, bool]:
+    """The file's exported (decomposed) graph, at its own size or with ``constants`` rebound, and
+    whether it was traced on fake tensors.
+
+    Fake tensors first (``load_torch_workload(fake=True)``): shapes and dtypes only, so a
+    full-size trace costs no FLOPs and allocates nothing, whatever the file's sizes. A file whose
+    construction or export needs real values (a number read from a tensor in ``__init__``) is
+    loaded and exported again with real tensors."""
+    try:
+        w = load_torch_workload(src, constants, fake=True)
+        return export_graph(w.model, w.inputs, src.path), True
+    except SolarError as e:
+        log.info("%s: %s; tracing with real tensors", src.path, str(e).splitlines()[0])
+    w = load_torch_workload(src, constants)
+    return export_graph(w.model, w.inputs, src.path), False
+
+
+def trace_torch(src: WorkloadSource, constants: dict[str, int] | None = None, fallback: Any = None) -> Translation:
+    """Translate a PyTorch workload file into a checked Affine Loop IR program (``fallback``: see
+    ``lower_exported``). Traced on fake tensors where the file allows (``load_and_export``)."""
     from solar_assets.ir import check_program
 
     start = time.perf_counter()
-    w = load_torch_workload(src, constants)
-    ep = export_graph(w.model, w.inputs, src.path)
-    program = lower_exported(ep, src.name, src.path)
+    ep, fake = load_and_export(src, constants)
+    program = lower_exported(ep, src.name, src.path, fallback)
     check_program(program, src.path)
     seconds = time.perf_counter() - start
-    log.info("traced %s: %d steps in %.2fs", src.name, len(program.steps), seconds)
-    return Translation(program=program, translator="tracer", source_sha256=src.sha256, seconds=seconds)
+    log.info("traced %s: %d steps in %.2fs (%s tensors)", src.name, len(program.steps), seconds,
+             "fake" if fake else "real")
+    return Translation(program=program, translator="tracer", source_sha256=src.sha256, seconds=seconds,
+                       diagnostics=() if fake else (REAL_TENSOR_NOTE,))

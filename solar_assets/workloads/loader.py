@@ -3,10 +3,16 @@
 The module is executed as a fresh, uniquely named module each time, with torch seeded
 before the model is built and again before the inputs are drawn, so the same file always
 gives the same weights and inputs (the golden outputs depend on it).
+
+For tracing, ``fake=True`` builds the model and its inputs under torch's ``FakeTensorMode``:
+every parameter and input is a tensor with a shape, a dtype and no storage, so a file with
+production sizes (a 16384² GEMM, a batch of 512² images) is loaded in milliseconds and
+allocates nothing; torch.export traces fake tensors as it traces real ones.
 """
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib.util
 import sys
 import types
@@ -31,6 +37,7 @@ class TorchWorkload:
     module: types.ModuleType
     model: Any  # torch.nn.Module, in eval mode
     inputs: list[Any]  # what get_inputs() returned
+    fake: bool = False  # built under FakeTensorMode: shapes and dtypes only, no data
 
 
 def _exec_module(src: WorkloadSource, constants: dict[str, int] | None) -> types.ModuleType:
@@ -57,9 +64,21 @@ def _exec_module(src: WorkloadSource, constants: dict[str, int] | None) -> types
     return module
 
 
-def load_torch_workload(src: WorkloadSource, constants: dict[str, int] | None = None) -> TorchWorkload:
+def fake_tensor_mode() -> Any:
+    """A ``FakeTensorMode`` for building a workload without data. Real tensors the file made at
+    module level (outside the mode) are accepted and turned into fake ones where they are used."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    return FakeTensorMode(allow_non_fake_inputs=True)
+
+
+def load_torch_workload(src: WorkloadSource, constants: dict[str, int] | None = None, *,
+                        fake: bool = False) -> TorchWorkload:
     """Build the model and its inputs; ``constants`` rebinds module-level sizes (``{"BATCH": 3}``)
-    as the file runs, before the model is built."""
+    as the file runs, before the model is built. ``fake``: build both under ``FakeTensorMode``
+    (for tracing: shapes only, nothing allocated); a file whose construction needs real values
+    (``int(torch.randint(...))`` in ``__init__``) raises ``WorkloadError`` then, and the caller
+    loads it for real."""
     import torch
 
     module = _exec_module(src, constants)
@@ -70,13 +89,15 @@ def load_torch_workload(src: WorkloadSource, constants: dict[str, int] | None = 
             "get_inputs() and get_init_inputs()"
         )
     try:
-        torch.manual_seed(SEED)
-        model = module.Model(*module.get_init_inputs())
-        torch.manual_seed(SEED + 1)
-        inputs = list(module.get_inputs())
+        with fake_tensor_mode() if fake else contextlib.nullcontext():
+            torch.manual_seed(SEED)
+            model = module.Model(*module.get_init_inputs())
+            torch.manual_seed(SEED + 1)
+            inputs = list(module.get_inputs())
     except Exception as e:
-        raise WorkloadError(f"{src.path}: building the model or its inputs failed: {type(e).__name__}: {e}") from e
+        how = " with fake tensors" if fake else ""
+        raise WorkloadError(f"{src.path}: building the model or its inputs{how} failed: {type(e).__name__}: {e}") from e
     if not isinstance(model, torch.nn.Module):
         raise WorkloadError(f"{src.path}: Model(...) is a {type(model).__name__}, not a torch.nn.Module")
     model.eval()
-    return TorchWorkload(source=src, module=module, model=model, inputs=inputs)
+    return TorchWorkload(source=src, module=module, model=model, inputs=inputs, fake=fake)

@@ -8,6 +8,12 @@ against capacity sweep (``skislope``). Entry point: ``cache_aware_traffic``.
 """
 from solar_assets.bounds.cache_aware.errors import CacheAwareError
 from solar_assets.bounds.cache_aware.mapping import TILE_MODES, Dim, Einsum, Role, TensorUse, tile_candidates
+from solar_assets.bounds.cache_aware.outcome import (
+    TILING_BOUND,
+    CacheAwareOutcome,
+    cache_aware_outcome,
+    outcome_time_s,
+)
 from solar_assets.bounds.cache_aware.problem import (
     Problem,
     einsum_from_kernel,
@@ -28,7 +34,7 @@ from solar_assets.bounds.cache_aware.solve import (
 )
 
 __all__ = [
-    "CODE_VERSION", "CacheAwareError", "CacheAwareResult", "CacheAwareSolver", "Dim", "Einsum",
+    "CODE_VERSION", "TILING_BOUND", "CacheAwareError", "CacheAwareOutcome", "cache_aware_outcome", "outcome_time_s", "CacheAwareResult", "CacheAwareSolver", "Dim", "Einsum",
     "EinsumTraffic", "Options", "Problem", "Role", "SegmentTraffic", "SkiSlope", "SkiSlopeRow", "TILE_MODES",
     "TensorUse", "cache_aware_bound", "cache_aware_traffic", "capacity_sweep", "default_solver",
     "einsum_from_kernel", "problem_from_graph", "problem_from_kernels", "ski_slope", "tile_candidates",

@@ -4,6 +4,14 @@
 storages behind reshape views, graph outputs); ``problem_from_kernels`` takes parsed kernels and
 a table of tensor shapes and dtypes, for callers without a graph. Reshape steps move no data and
 are transparent: a read through a view is a read of the storage it views.
+
+IR extension (the bound must stay a lower bound; see ``solve.cache_aware_traffic``):
+
+* an indirect subscript (``X[I[n], c]``) is relaxed to the constant 0: every tile touches one
+  slice along that dim, the best case for reuse (all indices equal) and so never more traffic
+  than any real index pattern in this mapping model; the index tensor is read as usual;
+* graphs with ``Repeat`` bodies or ``TopK`` steps are not lifted here (``has_unmodelled_steps``):
+  their cache-aware traffic is the fused I/O traffic, the trivial lower bound at any capacity.
 """
 from __future__ import annotations
 
@@ -17,7 +25,7 @@ from typing import TYPE_CHECKING
 from solar_assets.bounds.cache_aware.mapping import Dim, Einsum, TensorUse
 from solar_assets.graph.einsum_graph import BYTES_PER_ELEMENT
 from solar_assets.graph.footprint import footprint_of, union_footprint
-from solar_assets.ir.expr import Access as IRAccess, ParsedKernel
+from solar_assets.ir.expr import Access as IRAccess, Affine, Indirect, ParsedKernel
 
 if TYPE_CHECKING:
     from solar_assets.graph import EinsumGraph
@@ -62,9 +70,24 @@ class Problem:
         return sum(e.compulsory_bytes for e in self.einsums)
 
 
+def relax_indirect(acc: IRAccess) -> IRAccess:
+    """``acc`` with every indirect subscript replaced by the constant 0 (see the module docstring)."""
+    if not acc.is_indirect:
+        return acc
+    return IRAccess(acc.tensor, tuple(Affine((), 0) if isinstance(a, Indirect) else a for a in acc.index))
+
+
+def has_unmodelled_steps(graph: EinsumGraph) -> bool:
+    """Whether the graph has repeat bodies or topk steps, which the mapping model does not lift."""
+    return any(n.kind == "topk" or n.repeats for n in graph.nodes)
+
+
 def einsum_from_kernel(pk: ParsedKernel, shapes: Mapping[str, tuple[int, ...]], dtypes: Mapping[str, str],
                        storage_of: Mapping[str, str] | None = None, flops: int = 0) -> Einsum:
-    """Lift a parsed kernel: reads grouped by storage (views resolved), compulsory counts exact."""
+    """Lift a parsed kernel: reads grouped by storage (views resolved), compulsory counts exact
+    (indirect subscripts relaxed to a constant)."""
+    if pk.free:
+        raise ValueError(f"kernel {pk.kernel.name!r} is in a repeat body: the mapping model does not lift it")
     storage_of = storage_of or {}
     extents = pk.extents
     ranks = tuple((v, n) for v, n in extents.items() if n > 1)
@@ -73,7 +96,8 @@ def einsum_from_kernel(pk: ParsedKernel, shapes: Mapping[str, tuple[int, ...]], 
     out_storage = storage_of.get(pk.out.tensor, pk.out.tensor)
     groups: dict[str, list[IRAccess]] = {}
     for acc in pk.reads:
-        groups.setdefault(storage_of.get(acc.tensor, acc.tensor), []).append(acc)
+        groups.setdefault(storage_of.get(acc.tensor, acc.tensor), []).append(relax_indirect(acc))
+    out_acc = relax_indirect(pk.out)
 
     def use(storage: str, accs: Sequence[IRAccess]) -> TensorUse:
         unique = list(dict.fromkeys(accs))
@@ -83,8 +107,8 @@ def einsum_from_kernel(pk: ParsedKernel, shapes: Mapping[str, tuple[int, ...]], 
                          fp.elements if fp else 0, fp.exact if fp else True)
 
     reads = tuple(use(s, accs) for s, accs in groups.items())
-    out_fp = footprint_of(pk.out, extents, tuple(shapes[pk.out.tensor])) if not empty else None
-    out = TensorUse(out_storage, (_dims(pk.out, extents, shapes[pk.out.tensor]),),
+    out_fp = footprint_of(out_acc, extents, tuple(shapes[pk.out.tensor])) if not empty else None
+    out = TensorUse(out_storage, (_dims(out_acc, extents, shapes[pk.out.tensor]),),
                     BYTES_PER_ELEMENT[dtypes[pk.out.tensor]], out_fp.elements if out_fp else 0,
                     out_fp.exact if out_fp else True)
     from solar_assets.ir.printer import format_kernel

@@ -12,7 +12,8 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from solar_assets.bounds.cache_aware.solve import CacheAwareSolver, Options, as_problem, default_solver
+from solar_assets.bounds.cache_aware.problem import Problem
+from solar_assets.bounds.cache_aware.solve import CacheAwareSolver, Options, default_solver, solve_subject
 
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 
@@ -102,11 +103,11 @@ def ski_slope(subject: Any, capacities: Sequence[int] | None = None, *, solver: 
               **options: Any) -> SkiSlope:
     """The sweep for an EinsumGraph (or a Problem); ``options`` as for ``cache_aware_traffic``."""
     solver = solver or default_solver(Options(**options))
-    problem = as_problem(subject)
+    name = subject.name if isinstance(subject, Problem) else subject.program.name
     fused = int(getattr(subject, "io_bytes", 0))
     rows = []
     for c in capacities or capacity_sweep():
-        r = solver.solve(problem, c)
+        r = solve_subject(solver, subject, c)
         rows.append(SkiSlopeRow(c, r.bytes, r.unfused_tiled_bytes, fused, r.unfused_bytes, len(r.segments),
                                 r.proven_optimal, r.solve_seconds))
-    return SkiSlope(problem.name, tuple(rows))
+    return SkiSlope(name, tuple(rows))

@@ -34,7 +34,7 @@ from solar_assets.bounds.cache_aware.mapping import (
     use_counts,
 )
 from solar_assets.bounds.cache_aware.order_dp import best_order
-from solar_assets.bounds.cache_aware.problem import Problem, problem_from_graph
+from solar_assets.bounds.cache_aware.problem import Problem, has_unmodelled_steps, problem_from_graph
 from solar_assets.bounds.cache_aware.segments import (
     SegmentFrontier,
     SegmentPlan,
@@ -436,6 +436,35 @@ def as_problem(subject: Any) -> Problem:
 _PROBLEMS: dict[str, Problem] = {}
 
 
+def solve_subject(solver: CacheAwareSolver, subject: EinsumGraph | Problem, capacity_bytes: int) -> CacheAwareResult:
+    """``solver.solve`` on a Problem or a graph, keeping the IR extension's bounds lower bounds.
+
+    A graph with repeat bodies or topk steps gets the fused I/O traffic (each graph input, weight
+    and output once: a lower bound at any capacity, marked inexact). A graph with indirect
+    accesses is solved with them relaxed (``problem.relax_indirect``) and its traffic raised to
+    at least the fused I/O traffic (the larger of two lower bounds).
+    """
+    if isinstance(subject, Problem):
+        return solver.solve(subject, capacity_bytes)
+    if has_unmodelled_steps(subject):
+        capacity = int(capacity_bytes)
+        if capacity <= 0:
+            raise CacheAwareError(f"{subject.program.name}: buffer capacity must be positive, got "
+                                  f"{capacity_bytes!r}; {UNAFFECTED}")
+        return CacheAwareResult(
+            bytes=int(subject.io_bytes), per_einsum=(), segments=(), proven_optimal=True, solve_seconds=0.0,
+            build_seconds=0.0, frontier_seconds=0.0, capacity_bytes=capacity,
+            unfused_bytes=int(subject.bytes_unfused), unfused_tiled_bytes=None, flops=int(subject.flops),
+            exact=False, workload=subject.program.name, options=solver.options)
+    result = solver.solve(as_problem(subject), capacity_bytes)
+    if any(n.parsed is not None and n.parsed.indirect for n in subject.nodes):
+        io = int(subject.io_bytes)
+        tiled = result.unfused_tiled_bytes
+        result = replace(result, bytes=max(result.bytes, io), exact=False,
+                         unfused_tiled_bytes=None if tiled is None else max(tiled, io))
+    return result
+
+
 def cache_aware_traffic(subject: EinsumGraph | Problem, capacity_bytes: int, *, tiles: str = "union",
                         max_segment: int = 32, time_limit_s: float = 60.0, glpsol: str | None = None,
                         solver: CacheAwareSolver | None = None) -> CacheAwareResult:
@@ -449,7 +478,7 @@ def cache_aware_traffic(subject: EinsumGraph | Problem, capacity_bytes: int, *, 
     if solver is None:
         solver = default_solver(Options(tiles=tiles, max_segment=max_segment, time_limit_s=time_limit_s,
                                         glpsol=glpsol))
-    return solver.solve(as_problem(subject), capacity_bytes)
+    return solve_subject(solver, subject, capacity_bytes)
 
 
 def cache_aware_bound(graph: EinsumGraph, hw: RooflineHardware, result: CacheAwareResult | None = None,

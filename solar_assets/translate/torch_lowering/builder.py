@@ -1,10 +1,11 @@
 """The program being built while the tracer walks an exported graph."""
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Iterator, Sequence
 
-from ir_schemas import Kernel, Loop, Program, Reshape, TensorDecl
+from ir_schemas import Kernel, Loop, Program, Repeat, Reshape, TensorDecl, TopK
 from solar_assets.ir.expr import parse_kernel
 from solar_assets.translate.torch_lowering.symbolic import Lin, SymTensor, split_reshape, view_dim
 
@@ -41,10 +42,33 @@ def fmt_const(x: float | int | bool) -> str:
 class ProgramBuilder:
     name: str
     decls: dict[str, _Decl] = field(default_factory=dict)
-    steps: list[Kernel | Reshape] = field(default_factory=list)
+    steps: list[Kernel | Reshape | TopK | Repeat] = field(default_factory=list)
     inputs: list[str] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
     _used: dict[str, set[str]] = field(default_factory=lambda: {"tensor": set(), "step": set()})
+    free: tuple[str, ...] = ()  # variables of the repeats being built (innermost last)
+
+    @contextmanager
+    def repeat(self, hint: str, var: str, extent: int) -> Iterator[str]:
+        """Steps added inside the ``with`` block form the body of one Repeat step over ``var``."""
+        outer, self.steps = self.steps, []
+        self.free = self.free + (var,)
+        try:
+            yield var
+        finally:
+            body, self.steps = self.steps, outer
+            self.free = self.free[:-1]
+        self.steps.append(Repeat(name=self.fresh(hint, "step"), var=var, extent=int(extent), steps=tuple(body)))
+
+    def topk(self, hint: str, src: SymTensor, axis: int, k: int, largest: bool) -> tuple[SymTensor, SymTensor]:
+        """A TopK step over a whole tensor (a view is copied first)."""
+        src = self.materialize(src, hint + "_src")
+        shape = tuple(k if d == axis else n for d, n in enumerate(src.shape))
+        values = self.declare(hint + "_values", shape, src.dtype)
+        indices = self.declare(hint + "_indices", shape, "int64")
+        self.steps.append(TopK(name=self.fresh(hint, "step"), src=src.base, axis=axis, k=int(k),
+                               largest=bool(largest), values=values.base, indices=indices.base))
+        return values, indices
 
     def fresh(self, hint: str, space: str = "tensor") -> str:
         """A unique identifier from ``hint`` (tensors and steps have separate name spaces)."""
@@ -147,12 +171,21 @@ class ProgramBuilder:
     def build(self) -> Program:
         """The finished program, declaring only the tensors some step touches."""
         used = set(self.inputs) | set(self.outputs)
-        for step in self.steps:
-            if isinstance(step, Reshape):
-                used |= {step.src, step.out}
-            else:
-                pk = parse_kernel(step)
-                used |= {pk.out.tensor} | {a.tensor for a in pk.reads}
+
+        def collect(steps: Sequence, free: tuple[str, ...]) -> None:
+            nonlocal used
+            for step in steps:
+                if isinstance(step, Reshape):
+                    used |= {step.src, step.out}
+                elif isinstance(step, TopK):
+                    used |= {step.src, step.values, step.indices}
+                elif isinstance(step, Repeat):
+                    collect(step.steps, free + (step.var,))
+                else:
+                    pk = parse_kernel(step, free)
+                    used |= {pk.out.tensor} | {a.tensor for a in pk.reads}
+
+        collect(self.steps, ())
         tensors = tuple(
             TensorDecl(name=n, shape=d.shape, dtype=d.dtype, role=d.role, binding=d.binding, pad_value=d.pad_value)
             for n, d in self.decls.items() if n in used

@@ -1,0 +1,58 @@
+"""Asset checks over the report: the great-expectations suites of ``solar_assets.checks`` run on
+``headroom_report``'s table, so a broken invariant shows as a failed check in the UI, with one
+line per failed expectation naming the rows.
+
+``report_checks`` is what the definitions load; ``solar analyze`` does not run them (the suites
+take seconds to import), the UI and the automation do, after each materialisation of the report.
+"""
+# no `from __future__ import annotations`: Dagster reads the annotations at runtime
+
+from typing import Any
+
+import dagster as dg
+
+from solar_assets.assets.stages import headroom_report
+
+FAILED_VALIDATION_METADATA = "failed validation"
+
+
+def check_result(failures: list[str], passed: str, checked: int) -> dg.AssetCheckResult:
+    """A check result whose description lists the failures (or says what passed)."""
+    if failures:
+        text = f"{len(failures)} expectation(s) failed:\n" + "\n".join(f"- {f}" for f in failures)
+    else:
+        text = passed
+    return dg.AssetCheckResult(passed=not failures, severity=dg.AssetCheckSeverity.ERROR, description=text,
+                               metadata={"rows checked": checked, "failed expectations": len(failures),
+                                         "failures": dg.MetadataValue.md(text)})
+
+
+@dg.asset_check(asset=headroom_report, name="bounds_table", blocking=False,
+                description="great-expectations: positive bounds, mode ordering, no unflagged SOL violation.")
+def bounds_table(headroom_report: list) -> dg.AssetCheckResult:
+    from solar_assets.checks import bounds_table_failures
+    from solar_assets.report import rows_to_frame
+
+    frame = rows_to_frame(headroom_report)
+    return check_result(bounds_table_failures(frame), f"all expectations met on {len(frame)} rows", len(frame))
+
+
+@dg.asset_check(asset=headroom_report, name="all_translated_validated", blocking=False,
+                description="great-expectations: every workload that translated validated (100 %).")
+def all_translated_validated(context: dg.AssetCheckExecutionContext, headroom_report: list) -> dg.AssetCheckResult:
+    from solar_assets.checks import validation_failures, validation_frame
+    from solar_assets.report import rows_to_frame
+
+    frame = validation_frame(rows_to_frame(headroom_report), failed_validation_of_latest_report(context.instance))
+    return check_result(validation_failures(frame), f"{len(frame)} translated workloads, all validated", len(frame))
+
+
+def failed_validation_of_latest_report(instance: dg.DagsterInstance) -> list[str]:
+    """The workloads the latest report lists as failing validation (its metadata)."""
+    event = instance.get_latest_materialization_event(headroom_report.key)
+    metadata: dict[str, Any] = event.asset_materialization.metadata if event and event.asset_materialization else {}
+    value = metadata.get(FAILED_VALIDATION_METADATA)
+    return list(value.value) if value is not None and isinstance(value.value, list) else []
+
+
+REPORT_CHECKS = (bounds_table, all_translated_validated)

@@ -1,0 +1,106 @@
+"""The files everything starts from, as observable source assets: ``workload_file`` (one partition
+per ``<workload_dir>/<stem>.py``) and ``hardware_file`` (one per ``<hardware_dir>/<stem>.yaml``).
+
+An observation records each file's content hash as the partition's data version, so Dagster knows
+a file changed before anything is recomputed: ``workload_source`` / ``hardware_spec`` depend on
+them, turn stale for exactly the edited partition, and the re-analysis conditions
+(``solar_assets.assets.automation``) take it from there. The observation jobs are what the
+``source_files`` sensor launches when a hash differs from the last observed one.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from pathlib import Path
+
+import dagster as dg
+
+from solar_assets.assets.partitions import (
+    HARDWARE_PARTITIONS_NAME,
+    WORKLOAD_PARTITIONS_NAME,
+    hardware_partitions,
+    workload_partitions,
+)
+from solar_assets.assets.resources import SolarConfig
+
+
+
+def file_version(path: str | Path) -> str:
+    """The data version of a file: the first 16 hex digits of the sha256 of its bytes (the same
+    digits ``workload_source`` uses, so the two agree on an unchanged file)."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+
+
+def workload_file_versions(solar: SolarConfig, keys: list[str]) -> dict[str, str]:
+    """``key -> file_version`` for the registered workload keys whose file exists."""
+    return {k: file_version(solar.workload_path(k)) for k in keys if solar.workload_path(k).is_file()}
+
+
+def hardware_file_versions(solar: SolarConfig, keys: list[str]) -> dict[str, str]:
+    """``key -> file_version`` for the registered hardware keys whose YAML exists."""
+    return {k: file_version(p) for k in keys if (p := Path(solar.hardware_dir) / f"{k}.yaml").is_file()}
+
+
+@dg.observable_source_asset(partitions_def=workload_partitions, required_resource_keys={"solar"},
+                            group_name="sources", description="A workload file; data version = its sha256.")
+def workload_file(context) -> dg.DataVersionsByPartition:
+    keys = context.instance.get_dynamic_partitions(WORKLOAD_PARTITIONS_NAME)
+    return dg.DataVersionsByPartition(workload_file_versions(context.resources.solar, keys))
+
+
+@dg.observable_source_asset(partitions_def=hardware_partitions, required_resource_keys={"solar"},
+                            group_name="sources", description="A hardware YAML; data version = its sha256.")
+def hardware_file(context) -> dg.DataVersionsByPartition:
+    keys = context.instance.get_dynamic_partitions(HARDWARE_PARTITIONS_NAME)
+    return dg.DataVersionsByPartition(hardware_file_versions(context.resources.solar, keys))
+
+
+SOURCE_ASSETS = (workload_file, hardware_file)
+
+# One job per source: a job's assets must share a partitions definition. A run observes every
+# registered partition of its source at once (the observation returns a version per partition).
+observe_workload_files = dg.define_asset_job(
+    "observe_workload_files", selection=dg.AssetSelection.keys(workload_file.key),
+    description="Hash every registered workload file; the hashes become its partitions' data versions.",
+)
+observe_hardware_files = dg.define_asset_job(
+    "observe_hardware_files", selection=dg.AssetSelection.keys(hardware_file.key),
+    description="Hash every registered hardware YAML; the hashes become its partitions' data versions.",
+)
+OBSERVE_JOBS = {workload_file.key.to_user_string(): observe_workload_files,
+                hardware_file.key.to_user_string(): observe_hardware_files}
+
+
+def observed_versions(instance: dg.DagsterInstance, key: dg.AssetKey, partitions: list[str]) -> Mapping[str, str | None]:
+    """The last observed data version of each partition of a source asset (None: never observed)."""
+    from dagster._core.definitions.data_version import extract_data_version_from_entry
+
+    out: dict[str, str | None] = {}
+    for partition in partitions:
+        record = instance.get_latest_data_version_record(key, is_source=True, partition_key=partition)
+        version = extract_data_version_from_entry(record.event_log_entry) if record else None
+        out[partition] = version.value if version else None
+    return out
+
+
+def changed_files(instance: dg.DagsterInstance, solar: SolarConfig) -> list[tuple[str, str, str]]:
+    """``(source asset, partition, new version)`` where a file's hash differs from its last observation."""
+    changed = []
+    for asset, name, versions in (
+        (workload_file, WORKLOAD_PARTITIONS_NAME, workload_file_versions),
+        (hardware_file, HARDWARE_PARTITIONS_NAME, hardware_file_versions),
+    ):
+        keys = instance.get_dynamic_partitions(name)
+        current = versions(solar, keys)
+        seen = observed_versions(instance, asset.key, list(current))
+        changed += [(asset.key.to_user_string(), k, v) for k, v in current.items() if seen[k] != v]
+    return sorted(changed)
+
+
+def observe_sources(instance: dg.DagsterInstance, solar: SolarConfig) -> list[dg.ExecuteInProcessResult]:
+    """Run the observation jobs in-process (what the sensor launches; ``solar analyze`` calls it
+    before materialising, so its results are not marked stale by the first observation)."""
+    defs = dg.Definitions(assets=list(SOURCE_ASSETS), jobs=list(OBSERVE_JOBS.values()), resources={"solar": solar})
+    quiet = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+    return [defs.resolve_job_def(job.name).execute_in_process(instance=instance, raise_on_error=False, run_config=quiet)
+            for job in OBSERVE_JOBS.values()]

@@ -1,0 +1,193 @@
+"""The great-expectations suites over the report table (``rows_to_frame`` of ``ReportRow``s).
+
+- ``bounds_table_failures``: every bound and byte count positive; the modes in order
+  (fused ≤ cache-aware ≤ unfused-tiled bytes, fused ≤ whole-graph unfused ≤ unfused time,
+  fused ≤ cache-aware time); and, where measured columns exist, no unflagged SOL violation
+  (a run faster than a true lower bound must carry ``violation`` and a ``violation_detail``).
+  The cache-aware bytes may exceed ``bytes_unfused`` when tiling-bound (the buffer forces
+  re-reads; ``cache_aware_note`` says so): that is not checked against, on purpose.
+- ``validation_failures``: every workload that translated validated (100 %).
+
+Columns a table lacks are skipped (older reports, rows without the measured fields); a column
+that exists is checked. Derived columns (e.g. ``unflagged_violation``) are computed with pandas
+and named so the failure line says what was wrong.
+"""
+from __future__ import annotations
+
+import logging
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+logger = logging.getLogger(__name__)
+
+# A run may beat a bound by rounding only: relative slack for the violation audit.
+VIOLATION_RTOL = 1e-9
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """One great-expectations expectation, by class name and kwargs, with its reason in words."""
+
+    kind: str
+    kwargs: dict[str, Any]
+    why: str
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return tuple(v for k, v in self.kwargs.items() if k in ("column", "column_A", "column_B"))
+
+
+POSITIVE_COLUMNS = ("sol_unfused_s", "sol_fused_s", "sol_unfused_graph_s", "sol_cache_aware_s",
+                    "bytes_unfused", "bytes_fused", "bytes_cache_aware", "bytes_unfused_tiled",
+                    "peak_flop_per_s", "dram_bytes_per_s")
+# (smaller, larger, why): the mode ordering that holds for true lower bounds.
+ORDERED_PAIRS = (
+    ("bytes_fused", "bytes_unfused", "graph I/O cannot exceed every einsum's own traffic"),
+    ("bytes_fused", "bytes_cache_aware", "a finite buffer cannot beat the infinite one"),
+    ("bytes_cache_aware", "bytes_unfused_tiled", "the best segmentation is no worse than no fusion"),
+    ("sol_fused_s", "sol_unfused_graph_s", "fused ≤ whole-graph unfused time"),
+    ("sol_unfused_graph_s", "sol_unfused_s", "whole-graph form ≤ per-einsum sum"),
+    ("sol_fused_s", "sol_cache_aware_s", "fused ≤ cache-aware time"),
+)
+
+
+def _bounds_expectations(frame: pd.DataFrame) -> list[Expectation]:
+    out = [Expectation("ExpectColumnValuesToBeBetween", {"column": c, "min_value": 0, "strict_min": True},
+                       f"{c} must be positive") for c in POSITIVE_COLUMNS if c in frame]
+    out += [Expectation("ExpectColumnPairValuesAToBeGreaterThanB",
+                        {"column_A": big, "column_B": small, "or_equal": True,
+                         "ignore_row_if": "either_value_is_missing"}, f"{small} ≤ {big}: {why}")
+            for small, big, why in ORDERED_PAIRS if small in frame and big in frame]
+    if "unflagged_violation" in frame:
+        out.append(Expectation("ExpectColumnValuesToBeInSet", {"column": "unflagged_violation", "value_set": [False]},
+                               "a run faster than a lower bound must be flagged (violation) with its detail"))
+    return out
+
+
+BOUNDS_TABLE_SUITE = "solar_bounds_table"
+VALIDATION_SUITE = "solar_validation"
+
+
+def _with_violation_audit(frame: pd.DataFrame) -> pd.DataFrame:
+    """Add ``unflagged_violation``: the fastest measured run beat the fused or cache-aware bound
+    but the row does not say so (``violation`` False, or no ``violation_detail``). Only when the
+    measured columns exist."""
+    if "violation" not in frame or not ({"measured_min_s", "measured_s"} & set(frame)):
+        return frame
+    measured = frame["measured_min_s"] if "measured_min_s" in frame else frame["measured_s"]
+    if "measured_min_s" in frame and "measured_s" in frame:
+        measured = frame["measured_min_s"].where(frame["measured_min_s"].notna(), frame["measured_s"])
+    measured = pd.to_numeric(measured, errors="coerce")
+    lower = pd.to_numeric(frame["sol_fused_s"], errors="coerce")
+    if "sol_cache_aware_s" in frame:
+        lower = pd.concat([lower, pd.to_numeric(frame["sol_cache_aware_s"], errors="coerce")], axis=1).max(axis=1)
+    beats = measured.notna() & (measured < lower * (1 - VIOLATION_RTOL))
+    flagged = frame["violation"].fillna(False).astype(bool)
+    if "violation_detail" in frame:
+        flagged &= frame["violation_detail"].fillna("").astype(str).str.len() > 0
+    out = frame.copy()
+    out["unflagged_violation"] = (beats & ~flagged).astype(bool)
+    return out
+
+
+def bounds_table_failures(frame: pd.DataFrame) -> list[str]:
+    """The failed expectations of the bounds suite on the report table, one readable line each."""
+    frame = _with_violation_audit(frame)
+    return _run_suite(BOUNDS_TABLE_SUITE, frame, _bounds_expectations(frame), label=_row_label(frame))
+
+
+def validation_frame(rows: pd.DataFrame, failed_validation: list[str] | tuple[str, ...] = ()) -> pd.DataFrame:
+    """One row per workload that translated: ``workload``, ``translated`` (True), ``validated``.
+    ``rows``: the report table; ``failed_validation``: workloads whose IR failed validation
+    (they have no report row: an unvalidated IR gets no bounds)."""
+    validated = {}
+    if len(rows):
+        for workload, ok in zip(rows["workload"], rows["validated"]):
+            validated[workload] = bool(validated.get(workload, True) and bool(ok))
+    for workload in failed_validation:
+        validated[workload] = False
+    return pd.DataFrame({"workload": list(validated), "translated": [True] * len(validated),
+                         "validated": list(validated.values())})
+
+
+def validation_failures(frame: pd.DataFrame) -> list[str]:
+    """Failed expectations of the validation suite: every translated workload validated."""
+    translated = frame[frame["translated"].astype(bool)] if "translated" in frame else frame
+    expectations = [Expectation("ExpectColumnValuesToBeInSet", {"column": "validated", "value_set": [True]},
+                                "100 % of the workloads that translated must validate")]
+    return _run_suite(VALIDATION_SUITE, translated, expectations, label=translated.get("workload"))
+
+
+def _row_label(frame: pd.DataFrame):
+    if "workload" in frame and "hardware" in frame:
+        return frame["workload"].astype(str) + "@" + frame["hardware"].astype(str)
+    return None
+
+
+def _run_suite(name: str, frame: pd.DataFrame, expectations: list[Expectation], label=None) -> list[str]:
+    """Run the expectations on the whole frame in an ephemeral GE context; describe each failure
+    with the expectation, its reason, how many rows failed and which (by ``label``)."""
+    if frame.empty or not expectations:
+        return []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import great_expectations as gx
+        import great_expectations.expectations as gxe
+        from great_expectations.data_context.types.base import ProgressBarsConfig
+
+        context = gx.get_context(mode="ephemeral")
+        context.variables.progress_bars = ProgressBarsConfig(globally=False)
+        batch = (context.data_sources.add_pandas(name).add_dataframe_asset("table")
+                 .add_batch_definition_whole_dataframe("all"))
+        suite = context.suites.add(gx.ExpectationSuite(name=name))
+        for e in expectations:
+            suite.add_expectation(getattr(gxe, e.kind)(**e.kwargs))
+        definition = context.validation_definitions.add(gx.ValidationDefinition(name=name, data=batch, suite=suite))
+        frame = frame.reset_index(drop=True)
+        result = definition.run(batch_parameters={"dataframe": frame}, result_format="COMPLETE")
+    reasons = {_key(e.kind, e.kwargs): e for e in expectations}
+    failures = []
+    for r in result.results:
+        if r.success:
+            continue
+        config = r.expectation_config
+        e = reasons.get(_key(config.type, config.kwargs))
+        why = e.why if e else config.type
+        where = ", ".join(f"{k}={v}" for k, v in config.kwargs.items() if k in ("column", "column_A", "column_B"))
+        detail = r.result or {}
+        count = detail.get("unexpected_count")
+        rows = detail.get("unexpected_index_list") or []
+        names = [str(label.iloc[i]) for i in rows[:5]] if label is not None else [str(i) for i in rows[:5]]
+        values = detail.get("partial_unexpected_list") or []
+        text = f"{config.type} ({where}): {why}"
+        if count is not None:
+            text += f"; {count} row(s) fail"
+        if names:
+            text += f": {', '.join(names)}" + (" ..." if len(rows) > 5 else "")
+        if values:
+            text += f" (values {', '.join(map(_short, values[:5]))})"
+        if r.exception_info and r.exception_info.get("raised_exception"):
+            text += f"; error: {r.exception_info.get('exception_message')}"
+        failures.append(text)
+    return failures
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, (tuple, list)):
+        return "(" + ", ".join(_short(v) for v in value) + ")"
+    if isinstance(value, (bool, str)) or type(value).__name__ == "bool_":
+        return str(value)
+    try:
+        return f"{float(value):.4g}"
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _key(kind: str, kwargs: dict[str, Any]) -> tuple:
+    """Match a result's config (snake_case type) with our expectation (CamelCase class)."""
+    snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in kind).lstrip("_")
+    cols = tuple(kwargs.get(k) for k in ("column", "column_A", "column_B"))
+    return (snake, cols)

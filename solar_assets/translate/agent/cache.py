@@ -1,0 +1,56 @@
+"""Accepted agent answers on disk, keyed by (what was asked, model, prompt hash): a re-run asks
+the model nothing.
+
+"What was asked" is the source's hash plus the rebound constants for a whole workload, and the
+node's description (op, argument, input and output declarations) for one node. Only accepted
+programs are stored, with the attempts that led to them, so the provenance survives a cache hit.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from ir_schemas import Program
+from solar_assets.translate.translation import AttemptRecord
+
+log = logging.getLogger(__name__)
+
+
+def cache_key(**parts: Any) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+class AgentCache:
+    """``<cache_dir>/agent/<label>-<key>.json``; ``cache_dir=None`` stores nothing."""
+
+    def __init__(self, cache_dir: str | Path | None):
+        self.dir = Path(cache_dir) / "agent" if cache_dir is not None else None
+
+    def _path(self, label: str, key: str) -> Path | None:
+        safe = "".join(ch if ch.isalnum() or ch in "_-" else "_" for ch in label)[:60]
+        return self.dir / f"{safe}-{key[:20]}.json" if self.dir is not None else None
+
+    def load(self, label: str, key: str) -> tuple[Program, tuple[AttemptRecord, ...], float] | None:
+        path = self._path(label, key)
+        if path is None or not path.is_file():
+            return None
+        data = json.loads(path.read_text())
+        if data.get("key") != key:
+            return None
+        log.debug("agent answer from cache %s", path)
+        return (Program.model_validate(data["program"]),
+                tuple(AttemptRecord.from_json(a) for a in data["attempts"]), float(data["seconds"]))
+
+    def store(self, label: str, key: str, program: Program, attempts: tuple[AttemptRecord, ...],
+              seconds: float, about: dict[str, Any]) -> None:
+        path = self._path(label, key)
+        if path is None:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({
+            "key": key, **about, "seconds": seconds, "program": program.model_dump(mode="json"),
+            "attempts": [{**a.__dict__, "diagnostics": list(a.diagnostics)} for a in attempts],
+        }, indent=1))

@@ -1,0 +1,89 @@
+"""What a JAX lowering sees of the equation it lowers: the builder, the outputs' shapes and dtypes.
+
+Values in the environment are ``SymTensor`` (an IR tensor seen through an affine view) or plain
+Python numbers (jaxpr literals, and rank-0 integer values the tracer folded, such as a
+``fori_loop`` counter), so static indices stay static.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from solar_assets.translate.torch_lowering.builder import ProgramBuilder, fmt_const, lins, loop_vars
+from solar_assets.translate.torch_lowering.context import LoweringGap
+from solar_assets.translate.torch_lowering.symbolic import Lin, SymTensor
+
+JAX_TO_IR_DTYPE = {
+    "float32": "float32", "float64": "float64", "float16": "float16", "bfloat16": "bfloat16",
+    "int64": "int64", "int32": "int32", "int8": "int8", "uint8": "uint8", "bool": "bool",
+}
+Value = Any  # SymTensor | int | float | bool
+
+__all__ = ["JCtx", "LoweringGap", "Value", "ir_dtype", "is_const", "lins", "loop_vars", "Lin", "SymTensor"]
+
+
+def ir_dtype(dtype: Any) -> str:
+    key = str(np.dtype(dtype)) if not str(dtype) == "bfloat16" else "bfloat16"
+    if key not in JAX_TO_IR_DTYPE:
+        raise LoweringGap(f"dtype {key} is not supported by the Affine Loop IR")
+    return JAX_TO_IR_DTYPE[key]
+
+
+def is_const(x: Value) -> bool:
+    return not isinstance(x, SymTensor)
+
+
+@dataclass
+class JCtx:
+    b: ProgramBuilder
+    eqn: Any  # jax.core.JaxprEqn
+    name: str  # a hint for tensor and step names: the primitive and the output variable
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return self.eqn.params
+
+    def aval(self, i: int = 0) -> Any:
+        return self.eqn.outvars[i].aval
+
+    def out_shape(self, i: int = 0) -> tuple[int, ...]:
+        return tuple(int(s) for s in self.aval(i).shape)
+
+    def out_dtype(self, i: int = 0) -> str:
+        return ir_dtype(self.aval(i).dtype)
+
+    def in_dtype(self, i: int) -> str:
+        return ir_dtype(self.eqn.invars[i].aval.dtype)
+
+    def new_output(self, i: int = 0, hint: str | None = None) -> SymTensor:
+        return self.b.declare(hint or self.name, self.out_shape(i), self.out_dtype(i))
+
+    def elementwise(self, template: str, *operands: Value, i: int = 0) -> SymTensor:
+        """One '=' kernel over output ``i``'s shape; ``template`` formats the operands' reads."""
+        shape = self.out_shape(i)
+        out = self.new_output(i)
+        v = loop_vars("i", len(shape))
+        idx = lins(v)
+        parts = [self.read(x, idx, shape) for x in operands]
+        self.b.kernel(self.name, list(zip(v, shape)), out.access(idx), "=", template.format(*parts))
+        return out
+
+    def read(self, x: Value, idx: Sequence[Lin], shape: Sequence[int]) -> str:
+        if isinstance(x, SymTensor):
+            return self.b.broadcast_access(x, idx, shape)
+        text = fmt_const(x)
+        return f"({text})" if text.startswith("-") else text
+
+    def fill(self, value: Value, i: int = 0) -> SymTensor:
+        """A tensor of output ``i``'s shape holding ``value`` everywhere."""
+        return self.elementwise("{0}", value, i=i)
+
+    def tensor(self, x: Value, dtype: str) -> SymTensor:
+        """``x`` as a tensor: a constant (always rank 0 in a jaxpr) becomes a rank-0 tensor."""
+        if isinstance(x, SymTensor):
+            return x
+        out = self.b.declare(self.name + "_const", (), dtype)
+        self.b.kernel(self.name + "_const", [], out.access([]), "=", self.read(x, [], ()))
+        return out

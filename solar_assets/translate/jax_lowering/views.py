@@ -1,0 +1,158 @@
+"""Data movement: lazy affine views where XLA need not copy, copy kernels where a new array is made.
+
+broadcast_in_dim (which is also how ``expand_dims`` traces), transpose, squeeze, slice, rev, split and dynamic_slice at a
+static index are views folded into their readers' subscripts; reshape is a view when it only
+splits dims, else an alias of a contiguous copy; concatenate, pad, dynamic_update_slice and
+iota write new tensors.
+"""
+from __future__ import annotations
+
+from solar_assets.translate.jax_lowering.context import JCtx, Lin, LoweringGap, SymTensor, is_const, lins, loop_vars
+from solar_assets.translate.jax_lowering.registry import lowers
+from solar_assets.translate.torch_lowering.symbolic import view_dim
+
+
+def padded_whole(c: JCtx, x: SymTensor, value: float, hint: str) -> SymTensor:
+    """``x`` on a whole base tensor whose out-of-range reads give ``value`` (a view of part of a
+    tensor is copied first: out of the view's range is not out of its base's)."""
+    x = c.b.materialize(x, hint)
+    return c.b.padded(x, value, hint)
+
+
+def _identity_map(rank: int) -> list[Lin]:
+    return [Lin.of(view_dim(d)) for d in range(rank)]
+
+
+@lowers("broadcast_in_dim")
+def broadcast_in_dim_lowering(c: JCtx, x, *dyn, shape, broadcast_dimensions, **_):
+    if dyn:
+        raise LoweringGap("broadcast_in_dim with dynamic shapes")
+    if is_const(x):
+        return c.fill(x)
+    old_of_new = [Lin.constant(0) if x.shape[i] == 1 and shape[d] != 1 else Lin.of(view_dim(d))
+                  for i, d in enumerate(broadcast_dimensions)]
+    return x.reindex(tuple(int(s) for s in shape), old_of_new)
+
+
+@lowers("reshape")
+def reshape_lowering(c: JCtx, x, *dyn, new_sizes, dimensions=None, **_):
+    if dyn or dimensions is not None:
+        raise LoweringGap("reshape with dimensions or dynamic shapes")
+    if is_const(x):
+        return c.fill(x)
+    return c.b.reshape(x, c.out_shape(), c.name)
+
+
+@lowers("squeeze")
+def squeeze_lowering(c: JCtx, x, *, dimensions):
+    return c.b.reshape(x, c.out_shape(), c.name)
+
+
+@lowers("transpose")
+def transpose_lowering(c: JCtx, x, *, permutation):
+    return c.b.permute(x, permutation)
+
+
+@lowers("rev")
+def rev_lowering(c: JCtx, x, *, dimensions):
+    old_of_new = _identity_map(len(x.shape))
+    for d in dimensions:
+        old_of_new[d] = Lin.constant(x.shape[d] - 1) + Lin.of(view_dim(d), -1)
+    return x.reindex(x.shape, old_of_new)
+
+
+@lowers("slice")
+def slice_lowering(c: JCtx, x, *, start_indices, limit_indices, strides=None):
+    old_of_new = _identity_map(len(x.shape))
+    for d, start in enumerate(start_indices):
+        step = 1 if strides is None else int(strides[d])
+        old_of_new[d] = Lin.constant(int(start)) + Lin.of(view_dim(d), step)
+    return x.reindex(c.out_shape(), old_of_new)
+
+
+@lowers("split")
+def split_lowering(c: JCtx, x, *, sizes, axis):
+    outs, start = [], 0
+    for n, size in enumerate(sizes):
+        old_of_new = _identity_map(len(x.shape))
+        old_of_new[axis] = Lin.constant(start) + Lin.of(view_dim(axis))
+        outs.append(x.reindex(c.out_shape(n), old_of_new))
+        start += int(size)
+    return outs
+
+
+def _static_starts(c: JCtx, x: SymTensor, starts, sizes) -> list[int]:
+    """JAX clamps a start so the window fits: ``clip(start, 0, dim - size)``."""
+    if not all(is_const(s) for s in starts):
+        raise LoweringGap("a data-dependent start index (needs the IR's indirect subscripts)")
+    return [max(0, min(int(s), dim - size)) for s, dim, size in zip(starts, x.shape, sizes)]
+
+
+@lowers("dynamic_slice")
+def dynamic_slice_lowering(c: JCtx, x, *starts, slice_sizes):
+    starts = _static_starts(c, x, starts[: len(x.shape)], slice_sizes)
+    old_of_new = [Lin.constant(s) + Lin.of(view_dim(d)) for d, s in enumerate(starts)]
+    return x.reindex(c.out_shape(), old_of_new)
+
+
+def _copy_into(c: JCtx, out: SymTensor, src, offsets, shape, hint: str) -> None:
+    v = loop_vars("i", len(shape))
+    idx = lins(v)
+    dst = [lin + Lin.constant(o) for lin, o in zip(idx, offsets)]
+    c.b.kernel(hint, list(zip(v, shape)), out.access(dst), "=", c.read(src, idx, shape))
+
+
+@lowers("dynamic_update_slice")
+def dynamic_update_slice_lowering(c: JCtx, x, update, *starts):
+    starts = _static_starts(c, c.tensor(x, c.out_dtype()), starts, update.shape)
+    out = c.elementwise("{0}", x)
+    _copy_into(c, out, update, starts, update.shape, c.name + "_update")
+    return out
+
+
+@lowers("concatenate")
+def concatenate_lowering(c: JCtx, *xs, dimension):
+    out = c.new_output()
+    offset = 0
+    for n, x in enumerate(xs):
+        shape = list(c.out_shape())
+        shape[dimension] = x.shape[dimension] if not is_const(x) else 1
+        offsets = [0] * len(shape)
+        offsets[dimension] = offset
+        _copy_into(c, out, x, offsets, shape, f"{c.name}_part{n}")
+        offset += shape[dimension]
+    return out
+
+
+@lowers("pad")
+def pad_lowering(c: JCtx, x, value, *, padding_config):
+    if not is_const(value):
+        raise LoweringGap("a padding value that is not a constant")
+    if all(interior == 0 for _, _, interior in padding_config):
+        # out[p] = x[p - lo], reading the pad value outside x (negative lo / hi crop)
+        old_of_new = [Lin.of(view_dim(d)) + Lin.constant(-int(lo)) for d, (lo, _, _) in enumerate(padding_config)]
+        view = padded_whole(c, x, float(value), c.name + "_src").reindex(c.out_shape(), old_of_new)
+        return c.elementwise("{0}", view)
+    # interior padding: fill, then place x strided; negative edges crop that result (a view)
+    full = [max(int(lo), 0) + n + max(n - 1, 0) * int(interior) + max(int(hi), 0)
+            for n, (lo, hi, interior) in zip(x.shape, padding_config)]
+    out = c.b.declare(c.name, full, c.out_dtype())
+    v = loop_vars("i", len(full))
+    c.b.kernel(c.name + "_fill", list(zip(v, full)), out.access(lins(v)), "=", c.read(value, [], ()))
+    v = loop_vars("i", len(x.shape))
+    dst = [Lin.of(var, int(interior) + 1) + Lin.constant(max(int(lo), 0))
+           for var, (lo, _, interior) in zip(v, padding_config)]
+    c.b.kernel(c.name + "_interior", list(zip(v, x.shape)), out.access(dst), "=", x.access(lins(v)))
+    if all(lo >= 0 and hi >= 0 for lo, hi, _ in padding_config):
+        return out
+    crop = [Lin.of(view_dim(d)) + Lin.constant(max(-int(lo), 0)) for d, (lo, _, _) in enumerate(padding_config)]
+    return out.reindex(c.out_shape(), crop)
+
+
+@lowers("iota")
+def iota_lowering(c: JCtx, *, dimension, **_):
+    shape = c.out_shape()
+    out = c.new_output()
+    v = loop_vars("i", len(shape))
+    c.b.kernel(c.name, list(zip(v, shape)), out.access(lins(v)), "=", v[dimension])
+    return out

@@ -1,0 +1,151 @@
+"""Walk a jaxpr's equations in order, lowering each through the table.
+
+Rank-0 equations whose operands are all known numbers are evaluated on the spot (by binding
+the primitive to them): loop counters, static indices and ``while`` conditions then stay Python
+numbers, which is what lets ``fori_loop`` / ``while`` with a static trip count unroll and
+``dynamic_slice`` at a counter become a static view. Everything else goes through a lowering.
+"""
+from __future__ import annotations
+
+import keyword
+import logging
+from typing import Any, Sequence
+
+import numpy as np
+
+from solar_assets.ir.expr import CONSTANT_NAMES, SCALAR_FUNCTIONS
+from solar_assets.translate.jax_lowering.context import JCtx, LoweringGap, Value, is_const
+from solar_assets.translate.jax_lowering.registry import find_lowering
+from solar_assets.translate.torch_lowering.builder import ProgramBuilder
+
+log = logging.getLogger(__name__)
+
+# Rank-0 primitives with every operand known are folded; these never are (they have effects or
+# sub-programs handled by their lowerings).
+NOT_FOLDED = {"scan", "while", "cond", "jit", "pjit", "closed_call", "core_call", "custom_jvp_call",
+              "custom_vjp_call", "custom_vjp_call_jaxpr", "remat", "remat2", "checkpoint", "iota"}
+
+
+class PrimitiveError(Exception):
+    """A primitive with no lowering, or one that failed, with where it is in the source."""
+
+    def __init__(self, primitive: str, where: str, message: str):
+        super().__init__(message)
+        self.primitive, self.where = primitive, where
+
+
+def source_line(eqn: Any) -> str:
+    """``file.py:12 (forward)`` for the user's line that made the equation, or ''."""
+    try:
+        from jax._src import source_info_util
+
+        return source_info_util.summarize(eqn.source_info)
+    except Exception:  # noqa: BLE001 - an internal API: no line is better than no message
+        return ""
+
+
+# id(literal) -> its value in the float64 trace of the same function (see jax_tracer.literal_overrides):
+# a float32 jaxpr carries float32-rounded constants (0.044714998 for 0.044715), and the float64
+# golden run uses the exact ones, so the IR takes the exact ones where the two traces line up.
+LITERAL_OVERRIDES: dict[int, Value] = {}
+
+
+def literal_value(x: Any) -> Value:
+    """A jaxpr literal as a Python number."""
+    if id(x) in LITERAL_OVERRIDES:
+        return LITERAL_OVERRIDES[id(x)]
+    val = np.asarray(x.val)
+    if val.shape != ():
+        raise LoweringGap(f"a non-scalar literal of shape {val.shape}")
+    item = val.item()
+    return bool(item) if val.dtype == np.bool_ else item
+
+
+def read_var(env: dict[Any, Value], v: Any) -> Value:
+    if hasattr(v, "val") and type(v).__name__ == "Literal":
+        return literal_value(v)
+    return env[v]
+
+
+def _fold(eqn: Any, values: Sequence[Value]) -> list[Value] | None:
+    """Evaluate a rank-0 equation on known numbers, or None when it cannot be."""
+    if eqn.primitive.name in NOT_FOLDED or not all(is_const(v) for v in values):
+        return None
+    if any(getattr(o.aval, "shape", None) != () for o in eqn.outvars):
+        return None
+    if eqn.primitive.name == "convert_element_type":  # keep float64 precision; cast like C otherwise
+        kind = np.dtype(eqn.params["new_dtype"]).kind
+        v = values[0]
+        return [float(v) if kind == "f" else bool(v) if kind == "b" else int(v)]
+    try:
+        import jax
+
+        # in float64 (x64 enabled in scope): the float64 golden run computes these constants in
+        # float64 too, and the IR's arithmetic is float64 whatever the storage dtype
+        with jax.enable_x64(True):
+            args = [np.asarray(v, dtype=np.float64 if np.dtype(iv.aval.dtype).kind == "f" else iv.aval.dtype)
+                    for v, iv in zip(values, eqn.invars)]
+            out = eqn.primitive.bind(*args, **eqn.params)
+    except Exception:  # noqa: BLE001 - not foldable: lower it instead
+        return None
+    outs = out if eqn.primitive.multiple_results else [out]
+    result = []
+    for o in outs:
+        a = np.asarray(o)
+        result.append(bool(a.item()) if a.dtype == np.bool_ else a.item())
+    return result
+
+
+def run_jaxpr(b: ProgramBuilder, jaxpr: Any, consts: Sequence[Value], args: Sequence[Value]) -> list[Value]:
+    """Lower an (open) jaxpr with its constvars bound to ``consts`` and invars to ``args``."""
+    env: dict[Any, Value] = {}
+    for v, x in zip(jaxpr.constvars, consts):
+        env[v] = x
+    if len(args) != len(jaxpr.invars):
+        raise LoweringGap(f"a sub-program takes {len(jaxpr.invars)} arguments, given {len(args)}")
+    for v, x in zip(jaxpr.invars, args):
+        env[v] = x
+    for eqn in jaxpr.eqns:
+        values = [read_var(env, v) for v in eqn.invars]
+        outs = _fold(eqn, values)
+        if outs is None:
+            outs = lower_eqn(b, eqn, values)
+        for v, x in zip(eqn.outvars, outs):
+            if type(v).__name__ != "DropVar":
+                env[v] = x
+    return [read_var(env, v) for v in jaxpr.outvars]
+
+
+def run_closed(b: ProgramBuilder, closed: Any, args: Sequence[Value]) -> list[Value]:
+    """Lower a ClosedJaxpr whose consts are concrete arrays (rank-0 ones become numbers)."""
+    consts = []
+    for c in closed.consts:
+        a = np.asarray(c)
+        if a.shape != ():
+            raise LoweringGap("a sub-program closes over an array constant")
+        consts.append(bool(a.item()) if a.dtype == np.bool_ else a.item())
+    return run_jaxpr(b, closed.jaxpr, consts, args)
+
+
+def lower_eqn(b: ProgramBuilder, eqn: Any, values: Sequence[Value]) -> list[Value]:
+    name = eqn.primitive.name
+    lowering = find_lowering(name)
+    where = source_line(eqn)
+    at = f" at {where}" if where else ""
+    if lowering is None:
+        raise PrimitiveError(name, where, f"no lowering for JAX primitive {name}{at} ({_eqn_text(eqn)})")
+    hint = name.replace("-", "_")
+    if keyword.iskeyword(hint) or hint in SCALAR_FUNCTIONS or hint in CONSTANT_NAMES:
+        hint += "_"  # a tensor named 'and' or 'max' would not read as a name in a kernel statement
+    try:
+        out = lowering(JCtx(b, eqn, hint), *values, **eqn.params)
+    except PrimitiveError:
+        raise
+    except LoweringGap as e:
+        raise PrimitiveError(name, where, f"cannot lower JAX primitive {name}{at}: {e}") from None
+    return list(out) if eqn.primitive.multiple_results else [out]
+
+
+def _eqn_text(eqn: Any) -> str:
+    text = " ".join(str(eqn).split())
+    return text if len(text) <= 160 else text[:159] + "…"

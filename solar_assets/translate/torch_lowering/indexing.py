@@ -1,0 +1,155 @@
+"""Indexing ops as kernels with indirect subscripts, and topk as a TopK step.
+
+gather / index_select / index.Tensor / embedding read ``X[I[...], ...]``; scatter writes
+``Y[I[...], ...]`` after a copy of ``self`` (scatter_add with ``+=`` and init 'keep'). The
+indexed tensor is made whole first (a lazy view cannot carry an indirect subscript); the index
+may stay a view. Ops that accept negative indices (index.Tensor) get a normalising kernel
+first, because the IR treats an out-of-range index as an error, never a wrap-around.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import torch
+
+from solar_assets.translate.torch_lowering.builder import lins, loop_vars
+from solar_assets.translate.torch_lowering.context import Ctx, LoweringGap
+from solar_assets.translate.torch_lowering.registry import lowers
+from solar_assets.translate.torch_lowering.symbolic import Lin, SymTensor
+
+aten = torch.ops.aten
+
+
+def _whole(c: Ctx, x: SymTensor, hint: str) -> SymTensor:
+    return c.b.materialize(x, c.name + hint)
+
+
+def _render(lins_: Sequence[Lin]) -> list[str]:
+    return [lin.render() for lin in lins_]
+
+
+def _normalised_index(c: Ctx, index: SymTensor, extent: int, hint: str) -> SymTensor:
+    """``index`` with negative entries wrapped (+extent), as a whole int64 tensor."""
+    out = c.b.declare(c.name + hint, index.shape, "int64")
+    v = loop_vars("i", len(index.shape))
+    r = index.access(lins(v))
+    c.b.kernel(c.name + hint, list(zip(v, index.shape)), out.access(lins(v)), "=",
+               f"select({r} < 0, {r} + {extent}, {r})")
+    return out
+
+
+@lowers(aten.gather)
+def gather_lowering(c: Ctx, x: SymTensor, dim: int, index: SymTensor, sparse_grad: bool = False) -> SymTensor:
+    dim %= max(1, len(x.shape))
+    x = _whole(c, x, "_src")
+    out = c.new_output()
+    v = loop_vars("i", len(index.shape))
+    idx = lins(v)
+    subs = _render(idx)
+    subs[dim] = index.access(idx)
+    c.b.kernel(c.name, list(zip(v, index.shape)), out.access(idx), "=", f"{x.base}[{', '.join(subs)}]")
+    return out
+
+
+@lowers(aten.index_select)
+def index_select_lowering(c: Ctx, x: SymTensor, dim: int, index: SymTensor) -> SymTensor:
+    dim %= max(1, len(x.shape))
+    x = _whole(c, x, "_src")
+    out = c.new_output()
+    shape = c.out_shape()
+    v = loop_vars("i", len(shape))
+    idx = lins(v)
+    subs = _render(idx)
+    subs[dim] = index.access([idx[dim]]) if index.shape else index.access([])
+    c.b.kernel(c.name, list(zip(v, shape)), out.access(idx), "=", f"{x.base}[{', '.join(subs)}]")
+    return out
+
+
+@lowers(aten.embedding)
+def embedding_lowering(c: Ctx, weight: SymTensor, indices: SymTensor, padding_idx: int = -1,
+                       scale_grad_by_freq: bool = False, sparse: bool = False) -> SymTensor:
+    weight = _whole(c, weight, "_table")
+    out = c.new_output()
+    shape = c.out_shape()
+    v = loop_vars("i", len(shape))
+    idx = lins(v)
+    row = indices.access(idx[:-1])
+    c.b.kernel(c.name, list(zip(v, shape)), out.access(idx), "=", f"{weight.base}[{row}, {v[-1]}]")
+    return out
+
+
+@lowers(aten.index.Tensor)
+def index_lowering(c: Ctx, x: SymTensor, indices: Sequence[SymTensor | None]) -> SymTensor:
+    """Advanced indexing ``x[i0, :, i2]``: the index tensors broadcast together; their dims come
+    first when the indexed dims are not adjacent, else where the indexed dims were."""
+    indices = list(indices) + [None] * (len(x.shape) - len(indices))
+    present = [d for d, t in enumerate(indices) if t is not None]
+    if not present:
+        return x
+    if any(t.dtype == "bool" for t in indices if t is not None):
+        raise LoweringGap("boolean-mask indexing has a data-dependent shape")
+    x = _whole(c, x, "_src")
+    out = c.new_output()
+    shape = c.out_shape()
+    bshape = list(torch.broadcast_shapes(*[tuple(indices[d].shape) for d in present]))
+    adjacent = present == list(range(present[0], present[-1] + 1))
+    lead = present[0] if adjacent else 0  # where the broadcast index dims sit in the output
+    v = loop_vars("i", len(shape))
+    idx = lins(v)
+    bidx = idx[lead:lead + len(bshape)]
+    rest = iter(idx[:lead] + idx[lead + len(bshape):])
+    subs = []
+    for d, t in enumerate(indices):
+        if t is None:
+            subs.append(next(rest).render())
+            continue
+        norm = _normalised_index(c, SymTensor(t.base, t.shape, t.dtype, t.index), x.shape[d], f"_idx{d}")
+        subs.append(c.b.broadcast_access(norm, bidx, bshape))
+    c.b.kernel(c.name, list(zip(v, shape)), out.access(idx), "=", f"{x.base}[{', '.join(subs)}]")
+    return out
+
+
+def _scatter(c: Ctx, x: SymTensor, dim: int, index: SymTensor, src: SymTensor | float | int, update: str) -> SymTensor:
+    dim %= max(1, len(x.shape))
+    out = c.new_output()
+    v = loop_vars("i", len(x.shape))
+    c.b.kernel(c.name + "_copy", list(zip(v, x.shape)), out.access(lins(v)), "=", x.access(lins(v)))
+    w = loop_vars("j", len(index.shape))
+    jdx = lins(w)
+    subs = _render(jdx)
+    subs[dim] = index.access(jdx)
+    value = c.read(src, jdx, index.shape) if isinstance(src, SymTensor) else c.read(src, jdx, index.shape)
+    c.b.kernel(c.name, list(zip(w, index.shape)), f"{out.base}[{', '.join(subs)}]", update, value,
+               init="keep" if update != "=" else "identity")
+    return out
+
+
+@lowers(aten.scatter.value, aten.scatter.src)
+def scatter_lowering(c: Ctx, x: SymTensor, dim: int, index: SymTensor, src, reduce: str | None = None) -> SymTensor:
+    if reduce is not None:
+        raise LoweringGap(f"scatter with reduce={reduce!r}")
+    return _scatter(c, x, dim, index, src, "=")
+
+
+@lowers(aten.scatter_add)
+def scatter_add_lowering(c: Ctx, x: SymTensor, dim: int, index: SymTensor, src: SymTensor) -> SymTensor:
+    return _scatter(c, x, dim, index, src, "+=")
+
+
+@lowers(aten.topk)
+def topk_lowering(c: Ctx, x: SymTensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):
+    dim %= max(1, len(x.shape))
+    values, indices = c.b.topk(c.name, x, dim, k, largest)
+    return (values, indices)
+
+
+@lowers(aten.sort)
+def sort_lowering(c: Ctx, x: SymTensor, dim: int = -1, descending: bool = False):
+    dim %= max(1, len(x.shape))
+    values, indices = c.b.topk(c.name, x, dim, x.shape[dim], descending)
+    return (values, indices)
+
+
+@lowers(aten.fmod)
+def fmod_lowering(c: Ctx, x, y) -> SymTensor:
+    return c.elementwise("fmod({0}, {1})", x, y)

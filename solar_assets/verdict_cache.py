@@ -1,0 +1,64 @@
+"""Accepted validation verdicts on disk, so an unchanged workload is not executed again.
+
+Validation is deterministic given the IR that ran, the golden outputs and the executor and
+comparison code: ``pipeline.validate_translation`` keys a verdict by the program's content hash,
+the source hash, the rebound constants and those packages' sources, and stores only verdicts
+that passed (a failure is re-run, so its diagnostics are always fresh). A hit skips the IR's
+execution, numba compilation included: the second analysis of an unchanged file takes
+milliseconds for this stage.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+# What a verdict depends on besides the program and the source: the golden run, the executor
+# (kernels, einsum path) and the comparison (tolerances).
+VERDICT_PACKAGES = ("solar_assets.execute", "solar_assets.validate", "solar_assets.golden", "solar_assets.workloads")
+
+
+def program_digest(program: Any) -> str:
+    """Content hash of an IR program (its JSON), for cache keys."""
+    return hashlib.sha256(program.model_dump_json().encode()).hexdigest()[:16]
+
+
+def load_verdict(path: Path | None) -> Any | None:
+    """The ``ValidationResult`` stored at ``path``, or None (no file, or one that does not parse)."""
+    if path is None or not path.is_file():
+        return None
+    from solar_assets.validate.compare import OutputCheck, ValidationResult
+
+    try:
+        data = json.loads(path.read_text())
+        checks = [OutputCheck(**{**c, "shape": tuple(c["shape"]), "golden_shape": tuple(c["golden_shape"])})
+                  for c in data["checks"]]
+        return ValidationResult(ok=data["ok"], checks=checks, max_abs_error=data["max_abs_error"],
+                                max_rel_error=data["max_rel_error"], seconds=data["seconds"],
+                                notes=list(data.get("notes", [])))
+    except (OSError, ValueError, KeyError, TypeError) as e:  # a stale or torn file: validate again
+        log.debug("ignoring verdict cache %s: %s", path, e)
+        return None
+
+
+def _plain(value: Any) -> Any:
+    """NumPy scalars (``np.float64``, ``np.bool_``) as Python ones."""
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"cannot store {type(value).__name__} in a verdict")
+
+
+def save_verdict(path: Path | None, result: Any) -> None:
+    """Store a passed ``ValidationResult`` at ``path`` (atomically; failures are not stored)."""
+    if path is None or not result.ok:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(asdict(result), default=_plain))
+    os.replace(tmp, path)
