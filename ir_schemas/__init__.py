@@ -5,6 +5,7 @@ generated from them (``python -m ir_schemas.export``) and a test keeps the two i
 """
 from ir_schemas.affine_loop_ir import (
     IR_VERSION,
+    Cond,
     DType,
     Kernel,
     Loop,
@@ -20,6 +21,6 @@ from ir_schemas.affine_loop_ir import (
 from ir_schemas.report import REPORT_VERSION, ReportRow
 
 __all__ = [
-    "IR_VERSION", "DType", "Kernel", "Loop", "Program", "Repeat", "Reshape", "Role", "Step",
+    "IR_VERSION", "Cond", "DType", "Kernel", "Loop", "Program", "Repeat", "Reshape", "Role", "Step",
     "TensorDecl", "TopK", "Update", "REPORT_VERSION", "ReportRow",
 ]

@@ -18,6 +18,10 @@ Three additive extensions (``ir_version`` stays "1"):
   count); kernels in its body may use its ``var`` in affine subscripts as a free variable.
 * ``TopK``: the one non-affine selection step (values and int64 indices, sorted like
   ``torch.topk``), executed in NumPy.
+* ``Cond``: a value-dependent branch (``lax.cond`` / ``lax.switch`` with a data-dependent
+  predicate): the index is read at run time and only that branch runs; every branch writes
+  the same ``outs``. Analyses look at every branch and keep a cheaper one (see
+  ``solar_assets.graph.einsum_graph``), so bounds stay lower bounds.
 """
 from __future__ import annotations
 
@@ -126,8 +130,25 @@ class Repeat(_Strict):
     steps: tuple["Step", ...]
 
 
-Step = Annotated[Union[Kernel, Reshape, TopK, Repeat], Field(discriminator="kind")]
+class Cond(_Strict):
+    """``switch(index, branches)``: run ``branches[clamp(index, 0, len(branches) - 1)]`` only.
+
+    ``index`` is a rank-0 integer (or bool) tensor written before the step; its value is known
+    only at run time (a static choice would simply be the taken branch's steps). Every branch
+    writes every tensor of ``outs`` (its results, read after the step). Body kernels may use
+    the variables of enclosing repeats. Step names are unique across the whole program.
+    """
+
+    kind: Literal["cond"] = "cond"
+    name: str = Field(pattern=IDENT)
+    index: str = Field(pattern=IDENT)
+    branches: tuple[tuple["Step", ...], ...] = Field(min_length=1)
+    outs: tuple[str, ...] = ()
+
+
+Step = Annotated[Union[Kernel, Reshape, TopK, Repeat, Cond], Field(discriminator="kind")]
 Repeat.model_rebuild()
+Cond.model_rebuild()
 
 
 class Program(_Strict):
@@ -140,9 +161,9 @@ class Program(_Strict):
     outputs: tuple[str, ...] = Field(description="Graph outputs in the workload's return order.")
     steps: tuple[Step, ...]
 
-    def walk_steps(self) -> list[tuple[Kernel | Reshape | TopK | Repeat, tuple[Repeat, ...]]]:
-        """Every step in execution order (a repeat before its body, listed once), each with the
-        repeats enclosing it, outermost first."""
+    def walk_steps(self) -> list[tuple[Kernel | Reshape | TopK | Repeat | Cond, tuple[Repeat, ...]]]:
+        """Every step in execution order (a repeat before its body, listed once; a cond before
+        all its branches, in branch order), each with the repeats enclosing it, outermost first."""
         out: list = []
 
         def walk(steps: tuple, enclosing: tuple[Repeat, ...]) -> None:
@@ -150,6 +171,9 @@ class Program(_Strict):
                 out.append((st, enclosing))
                 if isinstance(st, Repeat):
                     walk(st.steps, enclosing + (st,))
+                elif isinstance(st, Cond):
+                    for branch in st.branches:
+                        walk(branch, enclosing)
 
         walk(self.steps, ())
         return out

@@ -17,6 +17,7 @@ bounds nothing.
 from __future__ import annotations
 
 import contextlib
+import functools
 import dataclasses
 import hashlib
 import importlib.util
@@ -75,9 +76,13 @@ def reports_dir(home: Path | None = None) -> Path:
     return (home or solar_home()) / "reports"
 
 
+@functools.lru_cache(maxsize=None)
 def package_fingerprint(package: str) -> str:
     """Hash of a package's ``.py`` sources, without importing it: a code version that changes
-    exactly when the stage's code does (used for Dagster ``code_version`` and cache keys)."""
+    exactly when the stage's code does (used for Dagster ``code_version`` and cache keys).
+
+    Taken once per process: a process keeps running the code it imported, so a source edited
+    while it runs must not give its results the new code's key."""
     try:
         spec = importlib.util.find_spec(package)
     except (ImportError, ValueError):  # a parent that does not import, or a module without a spec
@@ -275,7 +280,7 @@ def validate_translation(src: WorkloadSource, translation: Translation, golden: 
         check_same_structure(src.path, translation.program, small, golden.constants)
         program = small
     _starting(src.name, "validate" if small is None else f"validate at {golden.size_label}")
-    from solar_assets.verdict_cache import VERDICT_PACKAGES, load_verdict, program_digest, save_verdict
+    from solar_assets.validate.verdict_cache import VERDICT_PACKAGES, load_verdict, program_digest, save_verdict
 
     verdict_path = _cache_path(cache_dir, "verdict", src, VERDICT_PACKAGES, ".json",
                                {**golden.constants, "program": program_digest(program)})

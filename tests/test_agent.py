@@ -11,6 +11,7 @@ from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from pydantic import Field
 
+from workload_texts import TINY_LINEAR_RELU
 from solar_assets import cli, pipeline
 from solar_assets.translate.agent import (
     NOT_CONFIGURED,
@@ -26,27 +27,7 @@ from solar_assets.translate.agent import (
 from solar_assets.translate.agent.examples import generate_examples, load_examples
 from solar_assets.workloads import read_workload_source
 
-TINY = '''\
-import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def __init__(self, n_in, n_out):
-        super().__init__()
-        self.fc = nn.Linear(n_in, n_out)
-
-    def forward(self, x):
-        return torch.relu(self.fc(x))
-
-
-def get_inputs():
-    return [torch.randn(8, 32)]
-
-
-def get_init_inputs():
-    return [32, 16]
-'''
+TINY = TINY_LINEAR_RELU
 
 TINY_IR = {
     "name": "tiny_mlp",

@@ -125,7 +125,9 @@ def test_asset_graph_and_metadata_render_in_chromium(ui_server, tmp_path):
     artifacts.mkdir(parents=True, exist_ok=True)
     base = f"http://127.0.0.1:{port}"
 
-    graph_url = f"{base}/asset-groups"
+    # the lineage of the report, all levels up: every stage as its own node (the global lineage
+    # page folds assets into their groups)
+    graph_url = f"{base}/assets/headroom_report?view=lineage&lineageScope=upstream&lineageDepth=10"
     dom = _chromium(graph_url, tmp_path / "profile-graph")
     missing = [s for s in STAGES if s not in dom]
     assert not missing, f"asset graph at {graph_url} does not show {missing}"

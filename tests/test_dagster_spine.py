@@ -91,7 +91,9 @@ class Spine:
                                   hardware_dir=str(self.hardware_dir))
         self.defs = build_definitions(self.config)
         self.resources = resources_for(self.config)
-        self.instance = dg.DagsterInstance.ephemeral()
+        from solar_assets.assets.runner import solar_instance
+
+        self.instance = solar_instance(self.home)  # on disk: a schedule context needs an instance ref
         self.cursor = None
         self.keys = sorted(self.defs.resolve_asset_graph().get_all_asset_keys())
 
@@ -168,7 +170,7 @@ def _partition_key(label: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def spine(tmp_path_factory) -> Spine:
+def spine(tmp_path_factory):
     s = Spine(tmp_path_factory.mktemp("spine"))
     # discovery: the first sensor tick registers both dirs' stems, the next observes the files
     added, runs = s.sensor()
@@ -188,7 +190,8 @@ def spine(tmp_path_factory) -> Spine:
             s.materialize(BOUND_ASSETS, workload_hardware_key(workload, hw))
     s.report = s.materialize([headroom_report]).output_for_node("headroom_report")
     assert s.tick() == set()  # the first tick only records where things stand
-    return s
+    yield s
+    s.instance.dispose()
 
 
 def _pairs(hardware: str, assets=PAIR_ASSETS) -> set[tuple[str, str]]:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ir_programs import kernel, program, tensor
-from ir_schemas import Program, Repeat, TopK
+from ir_schemas import Cond, Program, Repeat, TopK
 from solar_assets.bounds import sol_bounds
 from solar_assets.bounds.cache_aware import cache_aware_traffic
 from solar_assets.errors import IRError
@@ -183,3 +183,87 @@ def test_bounds_ordering_fused_le_cache_aware_le_unfused(make):
     assert g.io_bytes <= small.bytes  # never below fused, even where the buffer forces re-reads
     roomy = cache_aware_traffic(g, 1 << 20)  # everything fits: never above the unfused traffic
     assert g.io_bytes <= roomy.bytes <= g.bytes_unfused
+
+
+# ------------------------------------------------------------------ Cond (value-dependent branch)
+def cond_program(N=4, K=6, cheap_second=False, outs=("Y",), second_writes="Y"):
+    """Y = (X @ W) if P[0] else 2 * X (branch order swapped with ``cheap_second``)."""
+    dear = (kernel("mm", [("n", N), ("j", K), ("k", K)], "Y[n, j]", "+=", "X[n, k] * W[k, j]"),)
+    cheap = (kernel("dbl", [("n", N), ("j", K)], f"{second_writes}[n, j]", "=", "X[n, j] * 2"),)
+    branches = (dear, cheap) if cheap_second else (cheap, dear)
+    return program([kernel("idx", [], "I[()]", "=", "P[0]"),
+                    Cond(name="sw", index="I", branches=branches, outs=outs)],
+                   [tensor("X", (N, K), "input", pos=0), tensor("P", (1,), "input", dtype="int64", pos=1),
+                    tensor("W", (K, K), "weight"), tensor("I", (), dtype="int64"), tensor("Z", (N, K)),
+                    tensor("Y", (N, K), "output")], name="cond")
+
+
+def test_cond_round_trips_and_prints_both_branches():
+    p = cond_program()
+    assert Program.model_validate_json(p.model_dump_json()) == p
+    assert "Cond" in json.loads(SCHEMA.read_text())["$defs"]
+    text = format_program(p)
+    assert "sw: Y = switch I:" in text and "case 0:" in text and "case 1:" in text
+    assert "      dbl: for n<4, j<6: Y[n, j] = X[n, j] * 2" in text
+    assert [s.name for s, _ in p.walk_steps()] == ["idx", "sw", "dbl", "mm"]
+
+
+def test_checker_rejects_bad_conds():
+    with pytest.raises(IRError, match="branch 1 does not write its result 'Y'"):
+        check_program(cond_program(second_writes="Z", cheap_second=True))
+    bad_index = cond_program().model_copy(update={"steps": (cond_program().steps[1].model_copy(
+        update={"index": "X"}),)})
+    with pytest.raises(IRError, match="index 'X' must be a rank-0 integer"):
+        check_program(bad_index)
+    no_index = cond_program().model_copy(update={"steps": cond_program().steps[1:]})
+    with pytest.raises(IRError, match="reads its index 'I' before any step writes it"):
+        check_program(no_index)
+
+
+@pytest.mark.parametrize("einsum", [True, False])
+def test_executor_runs_only_the_selected_branch(einsum):
+    p = cond_program()
+    x, w = np.arange(24.0).reshape(4, 6) / 7, np.eye(6) * 3
+    for sel, want in ((0, x * 2), (1, x @ w), (5, x @ w), (-2, x * 2)):  # clamped like lax.switch
+        (y,) = execute_program(p, {"input:0": x, "input:1": np.array([sel]), "param:W": w}, einsum=einsum)
+        np.testing.assert_allclose(y, want)
+
+
+@pytest.mark.parametrize("cheap_second", [False, True])
+def test_graph_keeps_the_cheaper_branch(cheap_second):
+    g = build_einsum_graph(cond_program(cheap_second=cheap_second))
+    assert g.conds == {"sw": 1 if cheap_second else 0}
+    assert g.macs == 0 and g.flops == 24 and "mm" not in [n.name for n in g.nodes]
+    # I/O: X, P and Y once; W is only read by the dearer branch
+    assert g.io_bytes == 4 * 24 + 8 * 1 + 4 * 24
+
+
+def test_graph_keeps_no_branch_when_none_is_cheaper_in_everything():
+    """Branch 0 computes more but moves less: no branch is below the other in all counts, so the
+    cond contributes nothing (still a lower bound of either)."""
+    N, K = 4, 6
+    compute = (kernel("sq", [("n", N), ("j", K), ("r", 50)], "Y[n, j]", "+=", "X[n, j] * X[n, j]"),)
+    move = (kernel("cp", [("n", N), ("j", K)], "Y[n, j]", "=", "B[n, j] + C[n, j]"),)
+    p = program([kernel("idx", [], "I[()]", "=", "P[0]"), Cond(name="sw", index="I", branches=(compute, move),
+                                                              outs=("Y",))],
+                [tensor("X", (N, K), "input", pos=0), tensor("P", (1,), "input", dtype="int64", pos=1),
+                 tensor("B", (N, K), "weight"), tensor("C", (N, K), "weight"), tensor("I", (), dtype="int64"),
+                 tensor("Y", (N, K), "output")], name="tradeoff")
+    g = build_einsum_graph(p)
+    assert g.conds == {"sw": None}
+    assert [n.name for n in g.nodes] == ["idx"]
+
+
+def test_cond_bounds_stay_lower_bounds_and_cache_aware_is_fused_io():
+    from solar_assets.hardware import load_hardware
+
+    p = cond_program()
+    g = build_einsum_graph(p)
+    b = sol_bounds(g, load_hardware("H100_SXM"))
+    assert b.fused.time_s <= b.unfused_graph.time_s <= b.unfused.time_s
+    assert cache_aware_traffic(g, 1 << 20).bytes == g.io_bytes
+    for sel in (0, 1):  # each branch alone, as a program without the cond: never below the kept one
+        branch = p.steps[1].branches[sel]
+        alone = build_einsum_graph(p.model_copy(update={"steps": (p.steps[0], *branch)}))
+        assert (g.flops, g.bytes_unfused, g.io_bytes) <= (alone.flops, alone.bytes_unfused, alone.io_bytes)
+        assert g.flops <= alone.flops and g.bytes_unfused <= alone.bytes_unfused and g.io_bytes <= alone.io_bytes

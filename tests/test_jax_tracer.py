@@ -180,8 +180,16 @@ def test_scan_is_one_repeat_step():
     assert build_einsum_graph(program).macs == 5 * 2 * 3 * 3
 
 
-def test_fori_loop_with_a_counter_index_unrolls():
+def test_fori_loop_with_a_counter_slice_is_one_repeat_step():
+    """The counter is only a dynamic_slice start (affine), so the loop is a Repeat of 4 trips."""
     program = check(CASES["fori_loop"][0], *CASES["fori_loop"][1])
+    repeats = [s for s in program.steps if s.kind == "repeat"]
+    assert len(repeats) == 1 and repeats[0].extent == 4
+
+
+def test_fori_loop_with_a_non_affine_counter_use_unrolls():
+    program = check(lambda x: jax.lax.fori_loop(0, 3, lambda i, c: c * i.astype(c.dtype) + 1.0, x), f32(2, 3),
+                    primitives=["scan"])
     assert not any(s.kind == "repeat" for s in program.steps)
 
 
@@ -228,15 +236,15 @@ def test_function_that_does_not_trace(tmp_path):
         trace_jax(read_workload_source(path))
 
 
-def test_data_dependent_cond_is_a_clear_gap(tmp_path):
-    path = _write(tmp_path, "dyn_cond", """\
+def test_data_dependent_while_is_a_clear_gap(tmp_path):
+    path = _write(tmp_path, "dyn_while", """\
         import jax
 
         def get_inputs():
             return [jax.random.normal(jax.random.key(0), (3,))]
 
         def forward(x):
-            return jax.lax.cond(x.sum() > 0, lambda y: y * 2, lambda y: -y, x)
+            return jax.lax.while_loop(lambda y: y.sum() < 10.0, lambda y: y * 2 + 1, x)
         """)
-    with pytest.raises(TranslationError, match="cannot lower JAX primitive cond.*depends on data"):
+    with pytest.raises(TranslationError, match="cannot lower JAX primitive while.*depends on data"):
         trace_jax(read_workload_source(path))

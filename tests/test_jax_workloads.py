@@ -131,6 +131,26 @@ def test_linen_validates_at_a_rebound_size(tmp_path):
     assert validated.program.tensor(validated.program.inputs[0]).shape == (16, 12)  # analysed at full size
 
 
+def test_closed_over_array_constant_is_a_weight(tmp_path):
+    src = pipeline.read_source(_write(tmp_path, "closure", """\
+        import jax
+        import numpy as np
+
+        MASK = np.tril(np.ones((5, 5), np.float32)) * 0.5
+
+        def get_inputs():
+            return [jax.random.normal(jax.random.key(0), (5, 5))]
+
+        def forward(x):
+            return x * MASK + 1.0
+        """))
+    translation = pipeline.translate_source(src)
+    assert [t.binding for t in translation.program.tensors if t.role == "weight"] == ["const:0"]
+    golden = pipeline.golden_for(src, None, {})
+    np.testing.assert_array_equal(golden.params["const:0"], np.tril(np.ones((5, 5), np.float32)) * 0.5)
+    assert pipeline.validate_translation(src, translation, golden).result.ok
+
+
 def test_missing_forward_is_named(tmp_path):
     src = read_workload_source(_write(tmp_path, "no_forward", "import jax\ndef get_inputs():\n    return []\n"))
     with pytest.raises(SolarError, match="missing forward"):
@@ -162,6 +182,33 @@ def test_coverage_row_has_xla_ratios(tmp_path):
     header, _, line = format_coverage([row]).splitlines()[:3]
     assert "FLOPs/XLA" in header and "bytes/XLA" in header
     assert f"{row.xla_flops_ratio:.3g}" in line
+
+
+def test_coverage_names_an_unlowered_primitive(tmp_path):
+    path = _write(tmp_path, "jax_atan2", """\
+        import jax
+        import jax.numpy as jnp
+
+        def get_inputs():
+            return [jax.random.normal(jax.random.key(0), (3,))]
+
+        def forward(x):
+            return jnp.arctan2(x, 2.0)
+        """)
+    row = check_workload(path, None)
+    assert (row.translated, row.failed_stage, row.unlowered_op) == (False, "trace", "atan2"), row.error
+    assert f"{path.name}:8" in row.error
+
+
+def test_cli_framework_option(tmp_path, monkeypatch, capsys):
+    from solar_assets.cli import main
+
+    monkeypatch.setenv("SOLAR_FRAMEWORK", "")  # main() sets it; monkeypatch removes it after the test
+    path = _write(tmp_path, "jax_by_name", NNX)
+    assert main(["coverage", str(path), "--framework", "jax", "--jobs", "0", "--home", str(tmp_path / "home"),
+                 "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[-1] == "coverage: 1/1 translated, 1/1 validated"
 
 
 def _constants(path: Path) -> dict:

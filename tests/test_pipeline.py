@@ -8,30 +8,11 @@ from pathlib import Path
 import pytest
 
 from ir_schemas import ReportRow
+from workload_texts import TINY_LINEAR_RELU
 from solar_assets import pipeline
 from solar_assets.report import format_table, write_report
 
-TINY = '''\
-import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def __init__(self, n_in, n_out):
-        super().__init__()
-        self.fc = nn.Linear(n_in, n_out)
-
-    def forward(self, x):
-        return torch.relu(self.fc(x))
-
-
-def get_inputs():
-    return [torch.randn(8, 32)]
-
-
-def get_init_inputs():
-    return [32, 16]
-'''
+TINY = TINY_LINEAR_RELU
 TINY_MACS = 8 * 32 * 16
 
 
@@ -70,7 +51,10 @@ def test_small_workload_end_to_end(tiny, tiny_result):
 
 def test_rows_round_trip_through_the_report_files(tiny_result, tmp_path):
     paths = write_report(tiny_result.rows, tmp_path, errors=["x.py: broken"])
-    assert {p.name for p in tmp_path.iterdir()} == {"report.csv", "report.json", "report.md", "report_roofline.png"}
+    several = len({r.hardware for r in tiny_result.rows}) > 1  # then the cross-platform projection too
+    assert {p.name for p in tmp_path.iterdir()} == {"report.csv", "report.json", "report.md", "report_roofline.png",
+                                                    *(("report_projection.csv", "report_projection.png") if several
+                                                      else ())}
     rows = [ReportRow.model_validate(d) for d in json.loads(paths["json"].read_text())]
     assert rows == tiny_result.rows
     assert paths["roofline"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

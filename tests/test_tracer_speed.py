@@ -171,7 +171,7 @@ def test_second_analysis_hits_the_caches(tmp_path, monkeypatch):
 
 def test_a_failed_verdict_is_not_cached(tmp_path, monkeypatch):
     from solar_assets.validate.compare import ValidationResult
-    from solar_assets.verdict_cache import load_verdict, save_verdict
+    from solar_assets.validate.verdict_cache import load_verdict, save_verdict
 
     failed = ValidationResult(ok=False, checks=[], max_abs_error=1.0, max_rel_error=1.0, seconds=0.1)
     save_verdict(tmp_path / "v.json", failed)
@@ -180,7 +180,7 @@ def test_a_failed_verdict_is_not_cached(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("garbage", ["", "{", '{"ok": true}'])
 def test_a_torn_verdict_file_is_ignored(tmp_path, garbage):
-    from solar_assets.verdict_cache import load_verdict
+    from solar_assets.validate.verdict_cache import load_verdict
 
     (tmp_path / "v.json").write_text(garbage)
     assert load_verdict(tmp_path / "v.json") is None

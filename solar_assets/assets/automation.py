@@ -80,7 +80,7 @@ def stale_partitions(instance: dg.DagsterInstance, asset_graph) -> dict[dg.Asset
 def upstream_most(stale: dict[dg.AssetKey, list[str | None]], asset_graph) -> dict[dg.AssetKey, list[str | None]]:
     """The stale assets none of whose ancestors is stale: what can run now without reading an
     input that is about to change."""
-    return {k: ps for k, ps in stale.items() if not (asset_graph.get(k).ancestor_asset_keys & set(stale))}
+    return {k: ps for k, ps in stale.items() if not (asset_graph.get_ancestor_asset_keys(k) & set(stale))}
 
 
 def reanalyse(instance: dg.DagsterInstance, defs: dg.Definitions, max_waves: int = 16) -> list[tuple[str, str | None]]:

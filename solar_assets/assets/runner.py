@@ -29,6 +29,9 @@ DAGSTER_YAML = """\
 # solar's embedded Dagster instance: SQLite storage in this directory (written by solar).
 telemetry:
   enabled: false
+# no "join the community" pop-up over the UI of a local tool
+nux:
+  enabled: false
 # Keep Dagster's per-file debug lines ("Loading partition ...", "Writing file at ...") out of
 # the event log: each stored event costs a SQLite write, and they double a run's events.
 python_logs:

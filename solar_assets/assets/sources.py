@@ -10,6 +10,7 @@ them, turn stale for exactly the edited partition, and the re-analysis condition
 from __future__ import annotations
 
 import hashlib
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -41,18 +42,26 @@ def hardware_file_versions(solar: SolarConfig, keys: list[str]) -> dict[str, str
     return {k: file_version(p) for k in keys if (p := Path(solar.hardware_dir) / f"{k}.yaml").is_file()}
 
 
-@dg.observable_source_asset(partitions_def=workload_partitions, required_resource_keys={"solar"},
-                            group_name="sources", description="A workload file; data version = its sha256.")
-def workload_file(context) -> dg.DataVersionsByPartition:
-    keys = context.instance.get_dynamic_partitions(WORKLOAD_PARTITIONS_NAME)
-    return dg.DataVersionsByPartition(workload_file_versions(context.resources.solar, keys))
+def _versions_by_partition(versions: dict[str, str]) -> dg.DataVersionsByPartition:
+    with warnings.catch_warnings():  # beta in dagster 1.13 (pinned): not the user's concern
+        warnings.simplefilter("ignore", dg.BetaWarning)
+        return dg.DataVersionsByPartition(versions)
 
 
-@dg.observable_source_asset(partitions_def=hardware_partitions, required_resource_keys={"solar"},
-                            group_name="sources", description="A hardware YAML; data version = its sha256.")
-def hardware_file(context) -> dg.DataVersionsByPartition:
-    keys = context.instance.get_dynamic_partitions(HARDWARE_PARTITIONS_NAME)
-    return dg.DataVersionsByPartition(hardware_file_versions(context.resources.solar, keys))
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", dg.BetaWarning)
+
+    @dg.observable_source_asset(partitions_def=workload_partitions, required_resource_keys={"solar"},
+                                group_name="sources", description="A workload file; data version = its sha256.")
+    def workload_file(context) -> dg.DataVersionsByPartition:
+        keys = context.instance.get_dynamic_partitions(WORKLOAD_PARTITIONS_NAME)
+        return _versions_by_partition(workload_file_versions(context.resources.solar, keys))
+
+    @dg.observable_source_asset(partitions_def=hardware_partitions, required_resource_keys={"solar"},
+                                group_name="sources", description="A hardware YAML; data version = its sha256.")
+    def hardware_file(context) -> dg.DataVersionsByPartition:
+        keys = context.instance.get_dynamic_partitions(HARDWARE_PARTITIONS_NAME)
+        return _versions_by_partition(hardware_file_versions(context.resources.solar, keys))
 
 
 SOURCE_ASSETS = (workload_file, hardware_file)
@@ -60,11 +69,11 @@ SOURCE_ASSETS = (workload_file, hardware_file)
 # One job per source: a job's assets must share a partitions definition. A run observes every
 # registered partition of its source at once (the observation returns a version per partition).
 observe_workload_files = dg.define_asset_job(
-    "observe_workload_files", selection=dg.AssetSelection.keys(workload_file.key),
+    "observe_workload_files", selection=dg.AssetSelection.assets(workload_file.key),
     description="Hash every registered workload file; the hashes become its partitions' data versions.",
 )
 observe_hardware_files = dg.define_asset_job(
-    "observe_hardware_files", selection=dg.AssetSelection.keys(hardware_file.key),
+    "observe_hardware_files", selection=dg.AssetSelection.assets(hardware_file.key),
     description="Hash every registered hardware YAML; the hashes become its partitions' data versions.",
 )
 OBSERVE_JOBS = {workload_file.key.to_user_string(): observe_workload_files,

@@ -17,9 +17,9 @@ from solar_assets.errors import SolarError
 
 log = logging.getLogger(__name__)
 
-# TranslationError messages of the tracer: "no lowering for aten.topk.default (node ...)" and
-# "cannot lower aten.index.Tensor at node ...".
-_UNLOWERED = re.compile(r"(?:no lowering for|cannot lower) (\S+)")
+# TranslationError messages of the tracers: "no lowering for aten.topk.default (node ...)",
+# "cannot lower aten.index.Tensor at node ..." and "no lowering for JAX primitive atan at f.py:9".
+_UNLOWERED = re.compile(r"(?:no lowering for|cannot lower) (?:JAX primitive )?(\S+)")
 
 
 @dataclass(frozen=True)

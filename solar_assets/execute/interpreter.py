@@ -2,7 +2,8 @@
 
 A ``Repeat`` runs its body ``extent`` times in Python, passing the iteration to every body
 kernel (a scalar argument of the compiled nest, or folded into the einsum views); a ``TopK``
-runs in NumPy (a stable sort: ties keep the lower index first, NaN counts as the largest).
+runs in NumPy (a stable sort: ties keep the lower index first, NaN counts as the largest); a
+``Cond`` reads its index tensor and runs only the selected branch (clamped like ``lax.switch``).
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ir_schemas import Kernel, Program, Repeat, Reshape, TensorDecl, TopK
+from ir_schemas import Cond, Kernel, Program, Repeat, Reshape, TensorDecl, TopK
 from solar_assets.errors import SolarError
 from solar_assets.execute.cache import load_kernel
 from solar_assets.execute.codegen import dtype_kind, plan_kernel
@@ -69,6 +70,8 @@ class ProgramInterpreter:
                     self.topk(step, env)
                 elif isinstance(step, Repeat):
                     self.repeat(step, env, free)
+                elif isinstance(step, Cond):
+                    self.cond(step, env, free)
                 else:
                     assert pk is not None
                     self.kernel(step, pk, env, free)
@@ -86,6 +89,17 @@ class ProgramInterpreter:
         parsed = [parse_kernel(s, names) if isinstance(s, Kernel) else None for s in step.steps]
         for t in range(step.extent):
             self.run_steps(step.steps, parsed, env, {**free, step.var: t})
+
+    def cond(self, step: Cond, env: dict[str, Any], free: dict[str, int]) -> None:
+        """Run only the branch the index selects (clamped into range, like ``lax.switch``)."""
+        b = max(0, min(self.branch_index(step, env), len(step.branches) - 1))
+        branch = step.branches[b]
+        parsed = [parse_kernel(s, tuple(free)) if isinstance(s, Kernel) else None for s in branch]
+        self.run_steps(branch, parsed, env, free)
+
+    def branch_index(self, step: Cond, env: dict[str, Any]) -> int:
+        """The run-time value of ``step.index``."""
+        return int(np.asarray(env[step.index]).reshape(()))
 
     def reshape(self, step: Reshape, env: dict[str, Any]) -> None:
         raise NotImplementedError

@@ -161,6 +161,9 @@ def _normalised(value: Any) -> Any:
 def _step_line(step: Any, depth: int = 0) -> str:
     if step.kind == "repeat":  # its body follows, one line per step, indented by depth
         return "  " * depth + f"repeat {step.name}: {step.var}<#"
+    if step.kind == "cond":  # its branches follow (walk order), their steps at the same depth
+        sizes = "/".join(str(len(b)) for b in step.branches)
+        return "  " * depth + f"cond {step.name}: switch {step.index} branches of {sizes} steps -> {list(step.outs)}"
     return "  " * depth + _plain_step_line(step)
 
 

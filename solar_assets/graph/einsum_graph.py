@@ -32,11 +32,19 @@ IR extension (see ``docs/interfaces.md``):
   and the smaller is used. Edges follow program order once (no loop-carried back edges, so the
   graph stays a DAG); ``io_bytes`` unions each graph tensor's accesses over all iterations;
 * a ``TopK`` step is a zero-FLOP node that reads its source and writes values and indices;
-* an indirect access costs ``footprint.indirect_footprint`` elements.
+* an indirect access costs ``footprint.indirect_footprint`` elements;
+* a ``Cond`` (a value-dependent branch) contributes the nodes of one branch only, chosen so the
+  bound stays a lower bound whichever branch runs: every combination of branch choices is
+  costed as a whole graph (FLOPs, unfused bytes, fused I/O bytes) and a combination that is no
+  larger than every other in all three is kept (``EinsumGraph.conds`` names each cond's branch).
+  When no combination is smallest in all three (one branch computes more but moves less),
+  or there are more than ``MAX_COND_COMBINATIONS`` combinations, no branch is kept: the
+  conds contribute nothing (``conds`` maps them to None), which is below every branch.
 """
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 from dataclasses import dataclass, field
@@ -45,7 +53,7 @@ from typing import Literal
 
 import networkx as nx
 
-from ir_schemas import Kernel, Program, Repeat, Reshape, TopK
+from ir_schemas import Cond, Kernel, Program, Repeat, Reshape, TopK
 from solar_assets.graph.footprint import Footprint, footprint_of, union_footprint
 from solar_assets.ir import check_program, format_kernel, parse_kernel
 from solar_assets.ir.printer import format_topk
@@ -59,6 +67,7 @@ BYTES_PER_ELEMENT: dict[str, int] = {
     "int64": 8, "int32": 4, "int8": 1, "uint8": 1, "bool": 1,
 }
 FLOAT_DTYPES = ("float64", "float32", "bfloat16", "float16")
+MAX_COND_COMBINATIONS = 64
 
 
 @dataclass(frozen=True)
@@ -104,6 +113,8 @@ class EinsumGraph:
     """Every tensor name -> the tensor that owns its storage (itself unless it is a reshape view)."""
     io: dict[str, Operand]
     """Graph input, weight and output storages -> the elements the program touches in them."""
+    conds: dict[str, int | None] = field(default_factory=dict)
+    """Each Cond step -> the branch whose nodes the graph holds (None: no branch, see above)."""
 
     @property
     def macs(self) -> int:
@@ -214,13 +225,52 @@ def program_digest(program: Program) -> str:
 
 
 def build_einsum_graph(program: Program, source: str = "<program>") -> EinsumGraph:
-    """Check ``program`` and lift every step to an einsum node with exact costs."""
+    """Check ``program`` and lift every step to an einsum node with exact costs (of a cond, the
+    branch chosen by ``_choose_branches``)."""
     check_program(program, source)
+    conds = [s for s, _ in program.walk_steps() if isinstance(s, Cond)]
+    if not conds:
+        return _build(program, {})
+    return _choose_branches(program, conds)
+
+
+def _choose_branches(program: Program, conds: list[Cond]) -> EinsumGraph:
+    """The graph of the branch combination no larger than any other in FLOPs, unfused bytes and
+    fused I/O bytes; with none such (or too many combinations), the graph without any branch."""
+    none = {c.name: None for c in conds}
+    if math.prod(len(c.branches) for c in conds) > MAX_COND_COMBINATIONS:
+        return _build(program, none)
+    graphs = [_build(program, {c.name: b for c, b in zip(conds, combo)})
+              for combo in itertools.product(*(range(len(c.branches)) for c in conds))]
+    costs = [(g.flops, g.bytes_unfused, g.io_bytes) for g in graphs]
+    for g, cost in sorted(zip(graphs, costs), key=lambda gc: gc[1]):
+        if all(all(a <= b for a, b in zip(cost, other)) for other in costs):
+            return g
+    return _build(program, none)
+
+
+def _resolved_steps(steps: tuple, enclosing: tuple[Repeat, ...], choice: dict[str, int | None]) -> list:
+    """``walk_steps`` with each cond replaced by its chosen branch (or nothing)."""
+    out: list = []
+    for st in steps:
+        if isinstance(st, Cond):
+            b = choice.get(st.name)
+            if b is not None:
+                out += _resolved_steps(st.branches[b], enclosing, choice)
+            continue
+        out.append((st, enclosing))
+        if isinstance(st, Repeat):
+            out += _resolved_steps(st.steps, enclosing + (st,), choice)
+    return out
+
+
+def _build(program: Program, choice: dict[str, int | None]) -> EinsumGraph:
+    """The graph of a checked program, each cond taking the branch in ``choice``."""
     storage_of = {t.name: t.name for t in program.tensors}
-    steps = program.walk_steps()
-    for step, _ in steps:
+    for step, _ in program.walk_steps():
         if isinstance(step, Reshape):
             storage_of[step.out] = storage_of[step.src]
+    steps = _resolved_steps(program.steps, (), choice)
 
     g = nx.DiGraph(name=program.name)
     nodes: list[EinsumNode] = []
@@ -271,7 +321,7 @@ def build_einsum_graph(program: Program, source: str = "<program>") -> EinsumGra
                 if st in written:
                     defined_by[name] = node.name
     return EinsumGraph(program=program, nx=g, nodes=tuple(nodes), storage_of=storage_of,
-                       io=_io_operands(program, touching, storage_of))
+                       io=_io_operands(program, touching, storage_of), conds=dict(choice))
 
 
 def _per_iteration(acc: Access, pk: ParsedKernel, free: dict[str, int], shape: tuple[int, ...]) -> Footprint:

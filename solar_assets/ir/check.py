@@ -8,7 +8,7 @@ body of a ``Repeat`` are checked with the repeat variables ranging over their wh
 """
 from __future__ import annotations
 
-from ir_schemas import Kernel, Program, Repeat, Reshape, TopK
+from ir_schemas import Cond, Kernel, Program, Repeat, Reshape, TopK
 from solar_assets.errors import IRError
 from solar_assets.ir.expr import Access, Indirect, ParsedKernel, parse_kernel
 from solar_assets.ir.printer import format_kernel
@@ -112,6 +112,8 @@ class _Checker:
                 self.topk(step)
             elif isinstance(step, Repeat):
                 self.repeat(step, free)
+            elif isinstance(step, Cond):
+                self.cond(step, free)
             else:
                 parsed.append(self.kernel(step, free))
                 continue
@@ -158,6 +160,31 @@ class _Checker:
                           f"enclosing repeat")
         self.steps(step.steps, {**free, step.var: step.extent})
 
+    def cond(self, step: Cond, free: dict[str, int]) -> None:
+        """Each branch is checked like a repeat body, from the tensors defined before the step;
+        afterwards only what every branch defines counts as defined (all of ``outs`` at least)."""
+        where = f"{self.source}: cond {step.name!r}"
+        self.need(step.name, "cond", step.index)
+        index = self.tensors[step.index]
+        if tuple(index.shape) != () or index.dtype not in ("int64", "int32", "int8", "uint8", "bool"):
+            raise IRError(f"{where}: index {step.index!r} must be a rank-0 integer or bool tensor, "
+                          f"not {index.dtype}{tuple(index.shape)}")
+        if step.index not in self.defined:
+            raise IRError(f"{where} reads its index {step.index!r} before any step writes it")
+        for n in step.outs:
+            self.need(step.name, "cond", n)
+            if self.tensors[n].role in ("input", "weight"):
+                raise IRError(f"{where} writes {self.tensors[n].role} tensor {n!r}")
+        before, after = set(self.defined), None
+        for b, branch in enumerate(step.branches):
+            self.defined = set(before)
+            self.steps(branch, free)
+            missing = [n for n in step.outs if n not in self.defined or n in before and not _writes(branch, n)]
+            if missing:
+                raise IRError(f"{where}: branch {b} does not write its result {missing[0]!r}")
+            after = set(self.defined) if after is None else after & self.defined
+        self.defined = after if after is not None else before
+
     def kernel(self, step: Kernel, free: dict[str, int]) -> ParsedKernel:
         pk = check_kernel(step, self.p, self.source, free)
         for acc in pk.reads:
@@ -168,6 +195,20 @@ class _Checker:
                           f"before it is written")
         self.defined.add(pk.out.tensor)
         return pk
+
+
+def _writes(steps: tuple, name: str) -> bool:
+    """Whether some step in ``steps`` (or nested in them) writes ``name``."""
+    for st in steps:
+        if isinstance(st, Kernel) and st.out.split("[", 1)[0].strip() == name:
+            return True
+        if isinstance(st, Reshape) and st.out == name or isinstance(st, TopK) and name in (st.values, st.indices):
+            return True
+        if isinstance(st, Repeat) and _writes(st.steps, name):
+            return True
+        if isinstance(st, Cond) and (name in st.outs or any(_writes(b, name) for b in st.branches)):
+            return True
+    return False
 
 
 def check_program(p: Program, source: str = "<program>") -> list[ParsedKernel | None]:

@@ -1,10 +1,11 @@
 """A readable, stable text form of the IR: one line per step, reading like loop code.
 
-A repeat prints as a header line with its body indented below it; a topk as one line.
+A repeat prints as a header line with its body indented below it; a cond as a header line
+and one ``case b:`` line per branch with the branch indented below it; a topk as one line.
 """
 from __future__ import annotations
 
-from ir_schemas import Kernel, Program, Repeat, Reshape, TensorDecl, TopK
+from ir_schemas import Cond, Kernel, Program, Repeat, Reshape, TensorDecl, TopK
 
 
 def format_kernel(k: Kernel) -> str:
@@ -26,7 +27,7 @@ def format_tensor(t: TensorDecl) -> str:
     return f"{t.role:<12} {t.name}: {t.dtype}[{shape}]" + (f"  ({'; '.join(extras)})" if extras else "")
 
 
-def format_step(step: Kernel | Reshape | TopK | Repeat, indent: str = "  ") -> list[str]:
+def format_step(step: Kernel | Reshape | TopK | Repeat | Cond, indent: str = "  ") -> list[str]:
     """The lines of one step (a repeat: its header, then its body indented by two more spaces)."""
     if isinstance(step, Reshape):
         return [f"{indent}{step.name}: {step.out} = reshape({step.src})"]
@@ -36,6 +37,13 @@ def format_step(step: Kernel | Reshape | TopK | Repeat, indent: str = "  ") -> l
         lines = [f"{indent}{step.name}: repeat {step.var}<{step.extent}:"]
         for inner in step.steps:
             lines += format_step(inner, indent + "  ")
+        return lines
+    if isinstance(step, Cond):
+        lines = [f"{indent}{step.name}: {', '.join(step.outs) or '()'} = switch {step.index}:"]
+        for b, branch in enumerate(step.branches):
+            lines.append(f"{indent}  case {b}:")
+            for inner in branch:
+                lines += format_step(inner, indent + "    ")
         return lines
     return [f"{indent}{step.name}: {format_kernel(step)}"]
 

@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from ir_schemas import ReportRow
-from solar_assets.report.table import format_seconds
+from solar_assets.report.table import format_seconds, render_columns
 
 
 def measured_rows(rows: Sequence[ReportRow]) -> list[ReportRow]:
@@ -67,17 +67,7 @@ def format_headroom_table(rows: Sequence[ReportRow], markdown: bool = False) -> 
     rows = measured_rows(rows)
     both = any(r.measured_eager_s is not None and r.measured_compile_s is not None for r in rows)
     columns = HEADROOM_COLUMNS + (BACKEND_COLUMNS if both else ()) + (AUDIT_COLUMN,)
-    headers = [h for h, _, _ in columns]
-    cells = [[cell(r) for _, cell, _ in columns] for r in rows]
-    if markdown:
-        rule = ["---" if a == "<" else "---:" for _, _, a in columns]
-        return "\n".join("| " + " | ".join(line) + " |" for line in [headers, rule, *cells])
-    widths = [max(len(h), *(len(c[i]) for c in cells)) if cells else len(h) for i, h in enumerate(headers)]
-
-    def line(values: Sequence[str]) -> str:
-        return "  ".join(f"{v:{a}{w}}" for v, w, (_, _, a) in zip(values, widths, columns)).rstrip()
-
-    return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, cells)])
+    return render_columns(rows, columns, markdown)
 
 
 def audit_lines(rows: Sequence[ReportRow]) -> list[str]:

@@ -16,7 +16,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ir_schemas import ReportRow
-from solar_assets.report.table import format_seconds
+from solar_assets.report.table import format_seconds, render_columns
 
 PROJECTION_COLUMNS = (
     "workload", "hardware", "dtype", "sol_unfused_s", "sol_fused_s", "sol_cache_aware_s", "fusion_benefit",
@@ -66,16 +66,9 @@ def format_projection(rows: Sequence[ReportRow], markdown: bool = False) -> str:
                      {True: "yes", False: "no"}.get(p.meets_target_fused, "–"),
                      _x(p.compute_factor), _x(p.bandwidth_factor_fused), _x(p.bandwidth_factor_unfused)]
         cells.append([str(c) for c in line])
-    right = {h for h in headers if h not in ("workload", "hardware", "limit", "meets (fused)")}
-    if markdown:
-        rule = ["---:" if h in right else "---" for h in headers]
-        return "\n".join("| " + " | ".join(x) + " |" for x in [headers, rule, *cells])
-    widths = [max(len(h), *(len(c[i]) for c in cells)) if cells else len(h) for i, h in enumerate(headers)]
-
-    def fmt(values):
-        return "  ".join(f"{v:{'>' if h in right else '<'}{w}}" for v, w, h in zip(values, widths, headers)).rstrip()
-
-    return "\n".join([fmt(headers), fmt(["-" * w for w in widths]), *map(fmt, cells)])
+    left = ("workload", "hardware", "limit", "meets (fused)")
+    columns = [(h, (lambda c, i=i: c[i]), "<" if h in left else ">") for i, h in enumerate(headers)]
+    return render_columns(cells, columns, markdown)
 
 
 def plot_projection(rows: Sequence[ReportRow], path: str | Path) -> Path:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from ir_schemas import ReportRow
 
@@ -78,6 +79,12 @@ TARGET_COLUMNS: tuple[Column, ...] = (
 def format_table(rows: Sequence[ReportRow], markdown: bool = False) -> str:
     """One line per row; the inverse-roofline columns appear when any row has a target."""
     columns = COLUMNS + (TARGET_COLUMNS if any(r.target_latency_s for r in rows) else ())
+    return render_columns(rows, columns, markdown)
+
+
+def render_columns(rows: Sequence[Any], columns: Sequence[Column], markdown: bool = False) -> str:
+    """Rows under ``columns`` (header, cell, alignment) as aligned text or a Markdown table: the
+    one renderer every table of the report uses."""
     cells = [[cell(r) for _, cell, _ in columns] for r in rows]
     headers = [h for h, _, _ in columns]
     if markdown:

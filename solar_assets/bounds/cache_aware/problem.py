@@ -10,8 +10,10 @@ IR extension (the bound must stay a lower bound; see ``solve.cache_aware_traffic
 * an indirect subscript (``X[I[n], c]``) is relaxed to the constant 0: every tile touches one
   slice along that dim, the best case for reuse (all indices equal) and so never more traffic
   than any real index pattern in this mapping model; the index tensor is read as usual;
-* graphs with ``Repeat`` bodies or ``TopK`` steps are not lifted here (``has_unmodelled_steps``):
-  their cache-aware traffic is the fused I/O traffic, the trivial lower bound at any capacity.
+* graphs with ``Repeat`` bodies, ``TopK`` or ``Cond`` steps are not lifted here
+  (``has_unmodelled_steps``): their cache-aware traffic is the fused I/O traffic, the trivial
+  lower bound at any capacity (for a cond, of the graph's kept branch, which is no larger than
+  any other branch's, see ``solar_assets.graph.einsum_graph``).
 """
 from __future__ import annotations
 
@@ -78,8 +80,9 @@ def relax_indirect(acc: IRAccess) -> IRAccess:
 
 
 def has_unmodelled_steps(graph: EinsumGraph) -> bool:
-    """Whether the graph has repeat bodies or topk steps, which the mapping model does not lift."""
-    return any(n.kind == "topk" or n.repeats for n in graph.nodes)
+    """Whether the graph has repeat bodies, topk steps or conds (value-dependent branches), which
+    the mapping model does not lift."""
+    return bool(graph.conds) or any(n.kind == "topk" or n.repeats for n in graph.nodes)
 
 
 def einsum_from_kernel(pk: ParsedKernel, shapes: Mapping[str, tuple[int, ...]], dtypes: Mapping[str, str],

@@ -439,7 +439,7 @@ _PROBLEMS: dict[str, Problem] = {}
 def solve_subject(solver: CacheAwareSolver, subject: EinsumGraph | Problem, capacity_bytes: int) -> CacheAwareResult:
     """``solver.solve`` on a Problem or a graph, keeping the IR extension's bounds lower bounds.
 
-    A graph with repeat bodies or topk steps gets the fused I/O traffic (each graph input, weight
+    A graph with repeat bodies, topk steps or conds gets the fused I/O traffic (each graph input, weight
     and output once: a lower bound at any capacity, marked inexact). A graph with indirect
     accesses is solved with them relaxed (``problem.relax_indirect``) and its traffic raised to
     at least the fused I/O traffic (the larger of two lower bounds).

@@ -21,7 +21,26 @@ JAX_TO_IR_DTYPE = {
 }
 Value = Any  # SymTensor | int | float | bool
 
-__all__ = ["JCtx", "LoweringGap", "Value", "ir_dtype", "is_const", "lins", "loop_vars", "Lin", "SymTensor"]
+__all__ = ["Counter", "JCtx", "LoweringGap", "Value", "ir_dtype", "is_const", "lins", "loop_vars", "Lin",
+           "SymTensor"]
+
+
+@dataclass(frozen=True)
+class Counter:
+    """A loop counter inside a Repeat body: the integer ``lin`` (affine in the repeat variable),
+    taking values in ``[lo, hi]`` over the repeat. It may only be shifted, scaled, cast between
+    integer types and used as a ``dynamic_slice`` / ``dynamic_update_slice`` start (an affine
+    subscript); any other use raises ``LoweringGap`` and the loop is unrolled instead."""
+
+    lin: Lin
+    lo: int
+    hi: int
+
+    def shift(self, k: int) -> "Counter":
+        return Counter(self.lin + Lin.constant(k), self.lo + k, self.hi + k)
+
+    def times(self, k: int) -> "Counter":
+        return Counter(self.lin.scale(k), min(self.lo * k, self.hi * k), max(self.lo * k, self.hi * k))
 
 
 def ir_dtype(dtype: Any) -> str:
@@ -32,7 +51,8 @@ def ir_dtype(dtype: Any) -> str:
 
 
 def is_const(x: Value) -> bool:
-    return not isinstance(x, SymTensor)
+    """A known number (not a tensor, not a loop counter)."""
+    return not isinstance(x, (SymTensor, Counter))
 
 
 @dataclass

@@ -1,21 +1,23 @@
-"""Calls and control flow: inlined sub-programs, unrolled loops, a cond with a static branch.
+"""Calls and control flow: inlined sub-programs, Repeat steps for loops, Cond steps for branches.
 
 ``jit`` / ``pjit`` / ``closed_call`` / ``remat`` and the primal of ``custom_jvp_call`` /
 ``custom_vjp_call`` are inlined (their IR is the body's). ``scan`` becomes a ``Repeat`` step (the
 IR's static repeat: the body once, its kernels indexed by the step variable, the carry in state
-tensors) when its carries are tensors; otherwise (a ``fori_loop`` counter the body indexes with)
-it is unrolled: one copy of the body per step, the step's ``xs`` a static view of step i. Either
-way its ``ys`` are copied into the stacked output. ``while`` unrolls when its condition folds to a number at every step (a ``fori_loop`` or
-any loop with a static trip count); a data-dependent trip count is not lowered. ``cond`` is
-lowered when its branch index folds to a number (the taken branch only); with a data-dependent
-index it is not lowered (the IR has no branch step yet) and the tracer says so.
+tensors) when its carries are tensors or integer counters stepped by one (``fori_loop`` with a
+static trip count); a counter is a ``Counter`` inside the body, usable only in affine positions
+(``dynamic_slice`` starts, shifts, comparisons that are static over the loop). ``while`` is a
+Repeat when its integer carries step by constants and its condition folds on them (the trip
+count is found by stepping the counters); otherwise both unroll (one copy of the body per step)
+while the condition folds to a number, and a data-dependent trip count is not lowered. ``cond``
+with an index that folds to a number is the taken branch only; with a data-dependent index it is
+a ``Cond`` step whose branches each copy their results into the same output tensors.
 """
 from __future__ import annotations
 
 import logging
 from typing import Any
 
-from solar_assets.translate.jax_lowering.context import JCtx, Lin, LoweringGap, SymTensor, is_const, lins, loop_vars
+from solar_assets.translate.jax_lowering.context import Counter, JCtx, Lin, LoweringGap, SymTensor, is_const, lins, loop_vars
 from solar_assets.translate.jax_lowering.registry import lowers
 from solar_assets.translate.jax_lowering.walk import run_closed, run_jaxpr
 from solar_assets.translate.torch_lowering.symbolic import view_dim
@@ -79,48 +81,80 @@ def _copy(c: JCtx, dst: SymTensor, src, hint: str, lead: list[Lin] | None = None
     c.b.kernel(hint, list(zip(v, shape)), dst.access(lead + idx), "=", c.read(src, idx, shape))
 
 
-def _scan_repeat(c: JCtx, jaxpr, consts, carry, xs, length: int, reverse: bool, num_carry: int, ys_out):
-    """The scan as one Repeat step: the carry lives in state tensors written at the end of each
-    iteration, step t's ``xs`` are views at t, its ``ys`` are copied to row t."""
-    states = []
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _loop_repeat(c: JCtx, jaxpr, consts, carry, xs, length: int, reverse: bool, num_carry: int, ys_out,
+                 deltas: dict[int, int], hint: str | None = None):
+    """The loop as one Repeat step of ``length`` iterations: tensor carries live in state tensors
+    written at the end of each iteration, integer carry ``k`` is a ``Counter`` stepping by
+    ``deltas[k]`` (a ``fori_loop`` counter, checked to be updated as ``i + delta``), step t's
+    ``xs`` are views at t, its ``ys`` are copied to row t. Returns the carries after the loop."""
+    states: list = []
     for k, x in enumerate(carry):
+        if k in deltas:
+            states.append(None)
+            continue
+        if not isinstance(x, SymTensor):
+            raise LoweringGap(f"carry {k} is a number the loop does not step by a constant")
         state = c.b.declare(f"{c.name}_carry{k}", c.out_shape(k), c.out_dtype(k))
         _copy(c, state, x, f"{c.name}_carry{k}_init")
         states.append(state)
     var = c.b.fresh(f"t_{c.name}", "step")
-    with c.b.repeat(c.name, var, length):
+    counters = {k: Counter(Lin.of(var, d) + Lin.constant(carry[k]), min(carry[k], carry[k] + (length - 1) * d),
+                           max(carry[k], carry[k] + (length - 1) * d)) for k, d in deltas.items()}
+    with c.b.repeat(hint or c.name, var, length):
         step = Lin.constant(length - 1) + Lin.of(var, -1) if reverse else Lin.of(var)
-        outs = _inline(c, jaxpr, consts + states + [_step_view(x, step) for x in xs])
+        inside = [counters[k] if k in counters else s for k, s in enumerate(states)]
+        outs = _inline(c, jaxpr, consts + inside + [_step_view(x, step) for x in xs])
+        for k, ctr in counters.items():
+            if outs[k] != ctr.shift(deltas[k]):
+                raise LoweringGap(f"the loop counter (carry {k}) is not stepped by {deltas[k]}")
+        if any(isinstance(x, Counter) for k, x in enumerate(outs) if k not in counters):
+            raise LoweringGap("the loop counter escapes into a tensor")
         for n, (dst, y) in enumerate(zip(ys_out, outs[num_carry:])):
             if dst is not None:
                 _copy(c, dst, y, f"{c.name}_ys{n}", [step])
-        bases = {s.base for s in states}
+        bases = {s.base for s in states if s is not None}
         new = []
         for k, x in enumerate(outs[:num_carry]):  # a carry that reads a state is copied out first
-            if isinstance(x, SymTensor) and x.base in bases and x != states[k]:
+            if k not in counters and isinstance(x, SymTensor) and x.base in bases and x != states[k]:
                 x = c.b.materialize(x, f"{c.name}_next{k}", force=True)
             new.append(x)
         for k, (state, x) in enumerate(zip(states, new)):
-            if x != state:
+            if state is not None and x != state:
                 _copy(c, state, x, f"{c.name}_carry{k}_next")
-    return states + ys_out
+    return [carry[k] + length * deltas[k] if k in deltas else s for k, s in enumerate(states)]
+
+
+def _try_repeat(c: JCtx, *args, **kwargs):
+    """``_loop_repeat``, or None (its steps withdrawn) when the body does not lower as one."""
+    n0 = len(c.b.steps)
+    try:
+        return _loop_repeat(c, *args, **kwargs)
+    except LoweringGap as e:
+        del c.b.steps[n0:]
+        log.debug("%s: loop unrolled (%s)", c.name, e)
+        return None
 
 
 @lowers("scan")
 def scan_lowering(c: JCtx, *args, jaxpr, num_consts: int, num_carry: int, length: int, reverse: bool = False,
                   **_):
-    """A Repeat step when every carry is a tensor; unrolled when a carry is a number the body
-    needs to know (a ``fori_loop`` counter indexing with ``dynamic_slice``) or the body does not
-    lower with a symbolic step."""
+    """A Repeat step when every carry is a tensor or an integer counter the body steps by one (a
+    ``fori_loop`` with a static trip count, whose counter is used only as an affine slice start);
+    otherwise unrolled, one copy of the body per step."""
     consts, carry, xs = list(args[:num_consts]), list(args[num_consts:num_consts + num_carry]), \
         list(args[num_consts + num_carry:])
     ys_out = [None if type(c.eqn.outvars[num_carry + n]).__name__ == "DropVar"
               else c.new_output(num_carry + n, f"{c.name}_ys{n}") for n in range(len(c.eqn.outvars) - num_carry)]
-    if length > 1 and carry and all(isinstance(x, SymTensor) for x in carry):
-        try:
-            return _scan_repeat(c, jaxpr, consts, carry, xs, length, reverse, num_carry, ys_out)
-        except LoweringGap as e:
-            log.debug("%s: scan unrolled (%s)", c.name, e)
+    if length > 1 and carry and all(isinstance(x, SymTensor) or _is_int(x) for x in carry) \
+            and any(isinstance(x, SymTensor) for x in carry):
+        deltas = {k: 1 for k, x in enumerate(carry) if _is_int(x)}
+        done = _try_repeat(c, jaxpr, consts, carry, xs, length, reverse, num_carry, ys_out, deltas)
+        if done is not None:
+            return done + ys_out
     steps = range(length - 1, -1, -1) if reverse else range(length)
     for i in steps:
         outs = _inline(c, jaxpr, consts + carry + [_step_view(x, i) for x in xs])
@@ -131,10 +165,60 @@ def scan_lowering(c: JCtx, *args, jaxpr, num_consts: int, num_carry: int, length
     return carry + ys_out
 
 
+def _while_repeat(c: JCtx, cond_jaxpr, body_jaxpr, cconsts, bconsts, carry):
+    """A while loop with integer counters stepped by constants and a condition on them alone, as
+    one Repeat step; None when it is not one."""
+    ints = [k for k, x in enumerate(carry) if _is_int(x)]
+    if not ints or not any(isinstance(x, SymTensor) for x in carry) or \
+            not all(isinstance(x, SymTensor) or _is_int(x) for x in carry):
+        return None
+    n0 = len(c.b.steps)
+    try:  # a one-iteration trial finds how the body steps each counter
+        probe_var = c.b.fresh(f"t_{c.name}_probe", "step")
+        with c.b.repeat(c.name + "_probe", probe_var, 1):
+            probe = [Counter(Lin.of(probe_var) + Lin.constant(x), x, x) if k in ints else x
+                     for k, x in enumerate(carry)]
+            outs = _inline(c, body_jaxpr, bconsts + probe)
+        deltas = {}
+        for k in ints:
+            o = outs[k]
+            if not isinstance(o, Counter):
+                raise LoweringGap(f"carry {k} is not a counter stepped by a constant")
+            d = o.lo - carry[k]
+            if o != probe[k].shift(d):
+                raise LoweringGap(f"carry {k} is not a counter stepped by a constant")
+            deltas[k] = d
+    except LoweringGap as e:
+        log.debug("%s: while unrolled (%s)", c.name, e)
+        return None
+    finally:
+        del c.b.steps[n0:]
+    values = {k: carry[k] for k in ints}
+    for trips in range(MAX_UNROLL + 1):
+        state = [values[k] if k in values else x for k, x in enumerate(carry)]
+        (keep_going,) = _inline(c, cond_jaxpr, cconsts + state)
+        if len(c.b.steps) != n0 or not is_const(keep_going):
+            del c.b.steps[n0:]
+            return None
+        if not keep_going:
+            break
+        values = {k: v + deltas[k] for k, v in values.items()}
+    else:
+        return None
+    if trips < 2:
+        return None
+    return _try_repeat(c, body_jaxpr, bconsts, carry, [], trips, False, len(carry), [], deltas)
+
+
 @lowers("while")
 def while_lowering(c: JCtx, *args, cond_jaxpr, body_jaxpr, cond_nconsts: int, body_nconsts: int):
+    """A Repeat step for a counted loop (see ``_while_repeat``); else unrolled while its condition
+    folds to a number at every step; a data-dependent trip count is not lowered."""
     cconsts, bconsts = list(args[:cond_nconsts]), list(args[cond_nconsts:cond_nconsts + body_nconsts])
     carry = list(args[cond_nconsts + body_nconsts:])
+    done = _while_repeat(c, cond_jaxpr, body_jaxpr, cconsts, bconsts, carry)
+    if done is not None:
+        return done
     for _ in range(MAX_UNROLL):
         (keep_going,) = _inline(c, cond_jaxpr, cconsts + carry)
         if not is_const(keep_going):
@@ -147,8 +231,25 @@ def while_lowering(c: JCtx, *args, cond_jaxpr, body_jaxpr, cond_nconsts: int, bo
 
 @lowers("cond")
 def cond_lowering(c: JCtx, index, *operands, branches, **_):
-    if not is_const(index):
-        raise LoweringGap("a cond whose branch index depends on data (only a static index is lowered; "
-                          "the IR has no branch step yet)")
-    k = max(0, min(int(index), len(branches) - 1))
-    return _inline(c, branches[k], operands)
+    """The taken branch when the index folds to a number; else a Cond step whose branches each
+    copy their results into the same output tensors."""
+    if is_const(index):
+        k = max(0, min(int(index), len(branches) - 1))
+        return _inline(c, branches[k], operands)
+    if isinstance(index, Counter):
+        raise LoweringGap("a cond on a loop counter")
+    if index.shape != ():
+        raise LoweringGap(f"a cond index of shape {index.shape}")
+    idx = c.b.materialize(index, c.name + "_index")
+    outs = [c.new_output(i, f"{c.name}_out{i}") for i in range(len(c.eqn.outvars))]
+    bodies = []
+    for b, branch in enumerate(branches):
+        with c.b.branch() as body:
+            results = _inline(c, branch, operands)
+            for i, (dst, y) in enumerate(zip(outs, results)):
+                if isinstance(y, Counter):
+                    raise LoweringGap("a cond branch returns a loop counter")
+                _copy(c, dst, y, f"{c.name}_b{b}_out{i}")
+        bodies.append(body)
+    c.b.cond(c.name, idx.base, bodies, [o.base for o in outs])
+    return outs

@@ -7,7 +7,7 @@ iota write new tensors.
 """
 from __future__ import annotations
 
-from solar_assets.translate.jax_lowering.context import JCtx, Lin, LoweringGap, SymTensor, is_const, lins, loop_vars
+from solar_assets.translate.jax_lowering.context import Counter, JCtx, Lin, LoweringGap, SymTensor, is_const, lins, loop_vars
 from solar_assets.translate.jax_lowering.registry import lowers
 from solar_assets.translate.torch_lowering.symbolic import view_dim
 
@@ -81,24 +81,33 @@ def split_lowering(c: JCtx, x, *, sizes, axis):
     return outs
 
 
-def _static_starts(c: JCtx, x: SymTensor, starts, sizes) -> list[int]:
-    """JAX clamps a start so the window fits: ``clip(start, 0, dim - size)``."""
-    if not all(is_const(s) for s in starts):
-        raise LoweringGap("a data-dependent start index (needs the IR's indirect subscripts)")
-    return [max(0, min(int(s), dim - size)) for s, dim, size in zip(starts, x.shape, sizes)]
+def _static_starts(c: JCtx, x: SymTensor, starts, sizes) -> list[Lin]:
+    """JAX clamps a start so the window fits: ``clip(start, 0, dim - size)``. A loop counter
+    (``Counter``) is an affine start when no value it takes is clamped."""
+    out = []
+    for s, dim, size in zip(starts, x.shape, sizes):
+        if isinstance(s, Counter):
+            if s.lo < 0 or s.hi > dim - size:
+                raise LoweringGap(f"a loop-counter start in [{s.lo}, {s.hi}] that JAX clamps into [0, {dim - size}]")
+            out.append(s.lin)
+        elif not is_const(s):
+            raise LoweringGap("a data-dependent start index (needs the IR's indirect subscripts)")
+        else:
+            out.append(Lin.constant(max(0, min(int(s), dim - size))))
+    return out
 
 
 @lowers("dynamic_slice")
 def dynamic_slice_lowering(c: JCtx, x, *starts, slice_sizes):
     starts = _static_starts(c, x, starts[: len(x.shape)], slice_sizes)
-    old_of_new = [Lin.constant(s) + Lin.of(view_dim(d)) for d, s in enumerate(starts)]
+    old_of_new = [s + Lin.of(view_dim(d)) for d, s in enumerate(starts)]
     return x.reindex(c.out_shape(), old_of_new)
 
 
 def _copy_into(c: JCtx, out: SymTensor, src, offsets, shape, hint: str) -> None:
     v = loop_vars("i", len(shape))
     idx = lins(v)
-    dst = [lin + Lin.constant(o) for lin, o in zip(idx, offsets)]
+    dst = [lin + (o if isinstance(o, Lin) else Lin.constant(o)) for lin, o in zip(idx, offsets)]
     c.b.kernel(hint, list(zip(v, shape)), out.access(dst), "=", c.read(src, idx, shape))
 
 

@@ -4,6 +4,8 @@ Rank-0 equations whose operands are all known numbers are evaluated on the spot 
 the primitive to them): loop counters, static indices and ``while`` conditions then stay Python
 numbers, which is what lets ``fori_loop`` / ``while`` with a static trip count unroll and
 ``dynamic_slice`` at a counter become a static view. Everything else goes through a lowering.
+A loop counter inside a Repeat body is a ``Counter`` (affine in the repeat variable): the few
+integer operations on it are applied here (``counter_eqn``), any other use is a ``LoweringGap``.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from solar_assets.ir.expr import CONSTANT_NAMES, SCALAR_FUNCTIONS
-from solar_assets.translate.jax_lowering.context import JCtx, LoweringGap, Value, is_const
+from solar_assets.translate.jax_lowering.context import Counter, JCtx, LoweringGap, Value, is_const
 from solar_assets.translate.jax_lowering.registry import find_lowering
 from solar_assets.translate.torch_lowering.builder import ProgramBuilder
 
@@ -107,13 +109,48 @@ def run_jaxpr(b: ProgramBuilder, jaxpr: Any, consts: Sequence[Value], args: Sequ
         env[v] = x
     for eqn in jaxpr.eqns:
         values = [read_var(env, v) for v in eqn.invars]
-        outs = _fold(eqn, values)
+        outs = counter_eqn(eqn, values) if any(isinstance(v, Counter) for v in values) else _fold(eqn, values)
         if outs is None:
             outs = lower_eqn(b, eqn, values)
         for v, x in zip(eqn.outvars, outs):
             if type(v).__name__ != "DropVar":
                 env[v] = x
     return [read_var(env, v) for v in jaxpr.outvars]
+
+
+COMPARE = {"lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b,
+           "ge": lambda a, b: a >= b, "eq": lambda a, b: a == b, "ne": lambda a, b: a != b}
+COUNTER_USES = {"dynamic_slice", "dynamic_update_slice"}  # lowerings that take a Counter start
+
+
+def counter_eqn(eqn: Any, values: Sequence[Value]) -> list[Value] | None:
+    """An integer operation on a loop counter (None: a lowering that accepts counters runs)."""
+    name = eqn.primitive.name
+    if name in COUNTER_USES:
+        return None
+    if name == "select_n" and is_const(values[0]):  # a static choice (negative-index normalising)
+        return [values[1 + int(values[0])]]
+    ctr = next(v for v in values if isinstance(v, Counter))
+    other = [v for v in values if v is not ctr]
+    integral = all(isinstance(v, int) and not isinstance(v, bool) for v in other)
+    if name == "convert_element_type" and np.dtype(eqn.params["new_dtype"]).kind in "iu":
+        return [ctr]
+    if name in COMPARE and len(values) == 2 and integral and other:  # static when the same over the range
+        k = other[0]
+        seen = {COMPARE[name](*((v, k) if values[0] is ctr else (k, v))) for v in (ctr.lo, ctr.hi)}
+        if name in ("eq", "ne") and ctr.lo <= k <= ctr.hi and ctr.lo != ctr.hi:
+            seen = {True, False}
+        if len(seen) == 1:
+            return [seen.pop()]
+    if name in ("add", "sub", "mul") and len(values) == 2 and integral and other:
+        k = other[0]
+        if name == "add":
+            return [ctr.shift(k)]
+        if name == "sub" and values[0] is ctr:
+            return [ctr.shift(-k)]
+        if name == "mul":
+            return [ctr.times(k)]
+    raise LoweringGap(f"the loop counter is used by {name} (only shifts, scales and slice starts are affine)")
 
 
 def run_closed(b: ProgramBuilder, closed: Any, args: Sequence[Value]) -> list[Value]:

@@ -5,7 +5,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
-from ir_schemas import Kernel, Loop, Program, Repeat, Reshape, TensorDecl, TopK
+from ir_schemas import Cond, Kernel, Loop, Program, Repeat, Reshape, TensorDecl, TopK
 from solar_assets.ir.expr import parse_kernel
 from solar_assets.translate.torch_lowering.symbolic import Lin, SymTensor, split_reshape, view_dim
 
@@ -59,6 +59,23 @@ class ProgramBuilder:
             body, self.steps = self.steps, outer
             self.free = self.free[:-1]
         self.steps.append(Repeat(name=self.fresh(hint, "step"), var=var, extent=int(extent), steps=tuple(body)))
+
+    @contextmanager
+    def branch(self) -> Iterator[list]:
+        """Steps added inside the ``with`` block are collected into the yielded list (one branch
+        of a Cond step, passed to ``cond``) instead of the program."""
+        outer, self.steps = self.steps, []
+        body: list = []
+        try:
+            yield body
+        finally:
+            body.extend(self.steps)
+            self.steps = outer
+
+    def cond(self, hint: str, index: str, branches: Sequence[list], outs: Sequence[str]) -> None:
+        """A Cond step: run ``branches[index]`` (each built with ``branch``), which write ``outs``."""
+        self.steps.append(Cond(name=self.fresh(hint, "step"), index=index,
+                               branches=tuple(tuple(b) for b in branches), outs=tuple(outs)))
 
     def topk(self, hint: str, src: SymTensor, axis: int, k: int, largest: bool) -> tuple[SymTensor, SymTensor]:
         """A TopK step over a whole tensor (a view is copied first)."""
@@ -181,6 +198,10 @@ class ProgramBuilder:
                     used |= {step.src, step.values, step.indices}
                 elif isinstance(step, Repeat):
                     collect(step.steps, free + (step.var,))
+                elif isinstance(step, Cond):
+                    used |= {step.index, *step.outs}
+                    for branch in step.branches:
+                        collect(branch, free)
                 else:
                     pk = parse_kernel(step, free)
                     used |= {pk.out.tensor} | {a.tensor for a in pk.reads}

@@ -1,0 +1,24 @@
+"""Tiny workload files shared by tests that need a real file on disk (written to tmp_path)."""
+
+TINY_LINEAR_RELU = '''\
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, n_in, n_out):
+        super().__init__()
+        self.fc = nn.Linear(n_in, n_out)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x))
+
+
+def get_inputs():
+    return [torch.randn(8, 32)]
+
+
+def get_init_inputs():
+    return [32, 16]
+'''
+TINY_LINEAR_RELU_MACS = 8 * 32 * 16
