@@ -353,9 +353,12 @@ def test_parts_of_a_concatenation_are_written_and_read_back():
                 _k("part1", [("i", 4), ("j", 8)], "Y[i + 4, j]", "=", "B[i, j]"),
                 _k("relu", [("i", 8), ("j", 8)], "Z[i, j]", "=", "max(Y[i, j], 0.0)")],
                ["A", "B"], ["Z"])
-    r = cache_aware_traffic(g, 1 << 20)
-    assert r.bytes == g.io_bytes + 2 * 4 * 64  # Y is written by its two parts and read back whole
+    # the mapping model: Y is written by its two parts and read back whole
+    r = cache_aware_traffic(problem_from_graph(g), 1 << 20)
+    assert r.bytes == g.io_bytes + 2 * 4 * 64
     assert r.bytes == brute_force(g, [1 << 20])[0]
+    # but every tensor fits 1 MiB at once, so the bound of the graph is the fused traffic, exactly
+    assert cache_aware_traffic(g, 1 << 20).bytes == g.io_bytes
 
 
 # ------------------------------------------------------------------------------------ memo, sweep, failures
@@ -400,7 +403,7 @@ def test_ski_slope_rows_csv_png(tmp_path):
 
 
 def test_missing_glpsol_infeasible_and_time_limit_are_clear_errors():
-    g = gemm(8, 8, 8)
+    g = problem_from_graph(gemm(8, 8, 8))  # the mapping model itself (a graph that fits needs no solver)
     with pytest.raises(CacheAwareError, match="glpsol.*not found.*unfused and fused bounds are unaffected"):
         cache_aware_traffic(g, 1 << 20, glpsol="/nonexistent/glpsol")
     with pytest.raises(CacheAwareError, match=r"infeasible at a 8 B buffer: einsum 'mm' needs at least 12 B"):

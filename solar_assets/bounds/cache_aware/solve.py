@@ -436,26 +436,41 @@ def as_problem(subject: Any) -> Problem:
 _PROBLEMS: dict[str, Problem] = {}
 
 
+def all_tensors_bytes(graph: EinsumGraph) -> int:
+    """Bytes of every tensor the program declares (views counted as copies: an over-estimate)."""
+    from solar_assets.graph.einsum_graph import BYTES_PER_ELEMENT
+
+    return sum(math.prod(t.shape) * BYTES_PER_ELEMENT[t.dtype] for t in graph.program.tensors)
+
+
 def solve_subject(solver: CacheAwareSolver, subject: EinsumGraph | Problem, capacity_bytes: int) -> CacheAwareResult:
     """``solver.solve`` on a Problem or a graph, keeping the IR extension's bounds lower bounds.
 
-    A graph with repeat bodies, topk steps or conds gets the fused I/O traffic (each graph input, weight
-    and output once: a lower bound at any capacity, marked inexact). A graph with indirect
+    A graph whose every tensor fits the buffer at once gets the fused I/O traffic, exactly (and each
+    einsum alone its compulsory bytes). A graph with repeat bodies, topk steps or conds gets the
+    fused I/O traffic too (each graph input, weight and output once: a lower bound at any capacity,
+    marked inexact). A graph with indirect
     accesses is solved with them relaxed (``problem.relax_indirect``) and its traffic raised to
     at least the fused I/O traffic (the larger of two lower bounds).
     """
     if isinstance(subject, Problem):
         return solver.solve(subject, capacity_bytes)
-    if has_unmodelled_steps(subject):
-        capacity = int(capacity_bytes)
-        if capacity <= 0:
-            raise CacheAwareError(f"{subject.program.name}: buffer capacity must be positive, got "
-                                  f"{capacity_bytes!r}; {UNAFFECTED}")
+    capacity = int(capacity_bytes)
+    if capacity <= 0:
+        raise CacheAwareError(f"{subject.program.name}: buffer capacity must be positive, got "
+                              f"{capacity_bytes!r}; {UNAFFECTED}")
+    fits = solver.options.max_segment > 1 and all_tensors_bytes(subject) <= capacity  # (1: fusion is off)
+    if has_unmodelled_steps(subject) or fits:
+        # Everything the program ever holds fits the buffer at once: some schedule reads each input
+        # and weight once and writes each output once, so the fused traffic is the exact optimum
+        # (the segment ILP, limited to runs of ``max_segment`` einsums, could only overshoot it).
+        exact = not has_unmodelled_steps(subject)
         return CacheAwareResult(
             bytes=int(subject.io_bytes), per_einsum=(), segments=(), proven_optimal=True, solve_seconds=0.0,
             build_seconds=0.0, frontier_seconds=0.0, capacity_bytes=capacity,
-            unfused_bytes=int(subject.bytes_unfused), unfused_tiled_bytes=None, flops=int(subject.flops),
-            exact=False, workload=subject.program.name, options=solver.options)
+            unfused_bytes=int(subject.bytes_unfused), unfused_tiled_bytes=int(subject.bytes_unfused) if exact else None,
+            flops=int(subject.flops),
+            exact=exact, workload=subject.program.name, options=solver.options)
     result = solver.solve(as_problem(subject), capacity_bytes)
     if any(n.parsed is not None and n.parsed.indirect for n in subject.nodes):
         io = int(subject.io_bytes)
