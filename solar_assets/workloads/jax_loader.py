@@ -15,19 +15,14 @@ full size never materialises a tensor.
 """
 from __future__ import annotations
 
-import ast
-import importlib.util
 import inspect
-import sys
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from solar_assets.errors import SolarError
 from solar_assets.workloads.loader import SEED, WorkloadError
-from solar_assets.workloads.sizes import check_rebindable, rebind_constants
+from solar_assets.workloads.module import exec_workload_module
 from solar_assets.workloads.source import WorkloadSource
 
 
@@ -43,30 +38,6 @@ class JaxWorkload:
     kind: str = "function"  # "function", "linen" or "nnx"
 
 
-def _exec_module(src: WorkloadSource, constants: dict[str, int] | None) -> types.ModuleType:
-    """Run the file as a fresh module (``constants`` rebinds its module-level sizes, as for PyTorch
-    files). The module is in ``sys.modules`` while it runs: Flax modules are dataclasses, and
-    ``dataclasses`` looks their module up there."""
-    name = f"solar_workload_{src.name}_{src.short_hash}"
-    spec = importlib.util.spec_from_file_location(name, src.path)
-    if spec is None or spec.loader is None:
-        raise WorkloadError(f"{src.path}: not a Python module")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        if constants:
-            check_rebindable(src.path, constants, what="the validation size")
-            tree = rebind_constants(ast.parse(Path(src.path).read_text(encoding="utf-8"), src.path), constants)
-            exec(compile(tree, src.path, "exec"), module.__dict__)  # noqa: S102 - the workload file itself
-        else:
-            spec.loader.exec_module(module)
-    except SolarError:
-        raise
-    except Exception as e:
-        raise WorkloadError(f"{src.path}: executing the file failed: {type(e).__name__}: {e}") from e
-    finally:
-        sys.modules.pop(name, None)
-    return module
 
 
 def _path_key(path: tuple[Any, ...]) -> str:
@@ -166,7 +137,7 @@ def load_jax_workload(src: WorkloadSource, constants: dict[str, int] | None = No
                       abstract: bool = False) -> JaxWorkload:
     """Execute the file (``constants`` rebinds its module-level sizes) and build its function,
     inputs and parameters; ``abstract``: shapes and dtypes only (``jax.ShapeDtypeStruct``)."""
-    module = _exec_module(src, constants)
+    module = exec_workload_module(src, constants)
     kind = _model_kind(module)
     inputs = _inputs(module, src.path, abstract)
     if kind == "function":

@@ -11,24 +11,15 @@ allocates nothing; torch.export traces fake tensors as it traces real ones.
 """
 from __future__ import annotations
 
-import ast
 import contextlib
-import importlib.util
-import sys
 import types
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from solar_assets.errors import SolarError
-from solar_assets.workloads.sizes import check_rebindable, rebind_constants
+from solar_assets.workloads.module import WorkloadError, exec_workload_module
 from solar_assets.workloads.source import WorkloadSource
 
 SEED = 0
-
-
-class WorkloadError(SolarError):
-    """A workload file that cannot be loaded or run; the message names the file."""
 
 
 @dataclass
@@ -40,28 +31,6 @@ class TorchWorkload:
     fake: bool = False  # built under FakeTensorMode: shapes and dtypes only, no data
 
 
-def _exec_module(src: WorkloadSource, constants: dict[str, int] | None) -> types.ModuleType:
-    """Run the file as a fresh module. With ``constants``, their module-level assignments are
-    replaced before it runs (``solar_assets.workloads.sizes.rebind_constants``), so constants
-    computed from them (``HIDDEN = 4 * DIM``) follow."""
-    name = f"solar_workload_{src.name}_{src.short_hash}"
-    spec = importlib.util.spec_from_file_location(name, src.path)
-    if spec is None or spec.loader is None:
-        raise WorkloadError(f"{src.path}: not a Python module")
-    module = importlib.util.module_from_spec(spec)
-    try:
-        if constants:
-            check_rebindable(src.path, constants, what="the validation size")
-            tree = rebind_constants(ast.parse(Path(src.path).read_text(encoding="utf-8"), src.path), constants)
-            exec(compile(tree, src.path, "exec"), module.__dict__)  # noqa: S102 - the workload file itself
-        else:
-            spec.loader.exec_module(module)
-    except SolarError:
-        raise
-    except Exception as e:
-        raise WorkloadError(f"{src.path}: executing the file failed: {type(e).__name__}: {e}") from e
-    sys.modules.pop(name, None)
-    return module
 
 
 def fake_tensor_mode() -> Any:
@@ -81,7 +50,7 @@ def load_torch_workload(src: WorkloadSource, constants: dict[str, int] | None = 
     loads it for real."""
     import torch
 
-    module = _exec_module(src, constants)
+    module = exec_workload_module(src, constants)
     missing = [n for n in ("Model", "get_inputs", "get_init_inputs") if not hasattr(module, n)]
     if missing:
         raise WorkloadError(
