@@ -279,7 +279,6 @@ class _Emitter:
 
     def read(self, node: ast.Subscript) -> str:
         tensor = node.value.id  # type: ignore[attr-defined]
-        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         where = f"kernel {self.pk.kernel.name!r}"
         acc = _parse_access(node, self.loop_vars, where)
         index = acc.index

@@ -9,7 +9,7 @@ out-of-range index under ``mode=fill`` / ``drop`` is an execution error rather t
 """
 from __future__ import annotations
 
-from solar_assets.translate.jax_lowering.context import JCtx, Lin, LoweringGap, SymTensor, lins, loop_vars
+from solar_assets.translate.jax_lowering.context import JCtx, Lin, SymTensor, lins, loop_vars
 from solar_assets.translate.jax_lowering.registry import lowers
 
 

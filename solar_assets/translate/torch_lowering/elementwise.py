@@ -135,4 +135,4 @@ def zeros_like_lowering(c: Ctx, *args, **kwargs):
 @lowers(aten.arange)
 def arange_lowering(c: Ctx, *args, **kwargs):
     start, step = (args[0], args[2] if len(args) > 2 else 1) if len(args) >= 2 else (0, 1)
-    return c.elementwise(f"{{0}} + {{1}} * i0", start, step)
+    return c.elementwise("{0} + {1} * i0", start, step)
