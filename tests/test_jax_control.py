@@ -9,50 +9,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from solar_assets.execute import execute_program
 from solar_assets.graph import build_einsum_graph
-from solar_assets.translate.jax_tracer import trace_function
+
+from jax_checks import check as run
 
 RNG = np.random.default_rng(1)
 
 
 def f32(*shape):
     return RNG.standard_normal(shape).astype(np.float32)
-
-
-def _primitives(jaxpr) -> set[str]:
-    found = set()
-    for eqn in jaxpr.eqns:
-        found.add(eqn.primitive.name)
-        for value in eqn.params.values():
-            for item in (value if isinstance(value, (tuple, list)) else [value]):
-                inner = getattr(item, "jaxpr", item)
-                if hasattr(inner, "eqns"):
-                    found |= _primitives(inner)
-    return found
-
-
-def run(fn, *xs, primitives=(), program=None):
-    """Trace ``fn`` (unless ``program`` is given), execute in float64, compare with JAX."""
-    xs = [np.asarray(x) for x in xs]
-    present = _primitives(jax.make_jaxpr(fn)(*xs).jaxpr)
-    for p in primitives:
-        assert p in present, f"{p} not in the jaxpr ({sorted(present)})"
-    program = program or trace_function(fn, xs)
-    bindings = {f"input:{i}": (x.astype(np.float64) if x.dtype.kind == "f" else x) for i, x in enumerate(xs)}
-    got = execute_program(program, bindings)
-    with jax.enable_x64(True):
-        ref = fn(*[jnp.asarray(v) for v in bindings.values()])
-    ref = list(ref) if isinstance(ref, (tuple, list)) else [ref]
-    assert len(got) == len(ref)
-    for g, r in zip(got, ref):
-        r = np.asarray(r)
-        assert g.shape == r.shape
-        if r.dtype.kind in "biu":
-            np.testing.assert_array_equal(g, r)
-        else:
-            np.testing.assert_allclose(g, r, rtol=1e-9, atol=1e-9 * max(1.0, float(np.abs(r).max())))
-    return program
 
 
 def _cond_fn(x, w):
