@@ -37,12 +37,15 @@ tokens). This is the IR extension's documented convention; it is never enumerate
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
 from solar_assets.ir.expr import Access
+
+T = TypeVar("T")
 
 ENUMERATION_LIMIT = 1 << 24
 """Most loop points enumerated with numpy for one component (int64 temporaries of this size)."""
@@ -200,27 +203,9 @@ def _components(access: Access, extents: Mapping[str, int], shape: tuple[int, ..
     for aff, size, stride in zip(access.index, shape, strides):
         terms = tuple((v, c) for v, c in aff.coefs if c != 0 and extents[v] > 1)
         dims.append(_Dim(terms, aff.const, size, stride))
-    # union-find over dims that share a variable
-    parent = list(range(len(dims)))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    owner: dict[str, int] = {}
-    for i, d in enumerate(dims):
-        for v, _ in d.terms:
-            if v in owner:
-                parent[find(i)] = find(owner[v])
-            else:
-                owner[v] = i
-    groups: dict[int, list[int]] = {}
-    for i in range(len(dims)):
-        groups.setdefault(find(i), []).append(i)
+    groups = group_sharing(dims, lambda d: (v for v, _ in d.terms))
     comps = []
-    for members in groups.values():
+    for members in groups:
         cdims = tuple(dims[i] for i in members)
         vars_ = sorted({v for d in cdims for v, _ in d.terms})
         comps.append(_Component(cdims, tuple((v, extents[v]) for v in vars_)))
@@ -544,3 +529,27 @@ def _centred_sub_box(extents: list[int], limit: int) -> list[tuple[int, int]]:
         i = max(range(len(sizes)), key=sizes.__getitem__)
         sizes[i] = max(1, sizes[i] // 2)
     return [((n - s) // 2, (n - s) // 2 + s) for n, s in zip(extents, sizes)]
+
+
+def group_sharing(items: Sequence[T], keys: Callable[[T], Iterable[Hashable]]) -> list[list[int]]:
+    """Indices of ``items`` grouped into connected components: two items are connected when they
+    share a key (union-find). Independent subscript dimensions of an access are counted apart."""
+    parent = list(range(len(items)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    owner: dict[Hashable, int] = {}
+    for i, item in enumerate(items):
+        for key in keys(item):
+            if key in owner:
+                parent[find(i)] = find(owner[key])
+            else:
+                owner[key] = i
+    groups: dict[int, list[int]] = {}
+    for i in range(len(items)):
+        groups.setdefault(find(i), []).append(i)
+    return list(groups.values())

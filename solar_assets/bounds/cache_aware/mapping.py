@@ -38,6 +38,8 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
+from solar_assets.graph.footprint import group_sharing
+
 TILE_MODES = ("union", "divisors", "pow2", "all")
 """Tile candidates per rank: divisors ∪ powers of two ∪ the extent (default), divisors and the
 extent, powers of two and the extent, or every trip count (⌈N/j⌉ for all j: any integer tile)."""
@@ -237,27 +239,10 @@ def split_components(access: Access) -> tuple[tuple[Component, ...], bool]:
             dims.append(d)
         elif not 0 <= d.const < d.size:
             live = False
-    parent = list(range(len(dims)))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    owner: dict[str, int] = {}
-    for i, d in enumerate(dims):
-        for r in d.ranks():
-            if r in owner:
-                parent[find(i)] = find(owner[r])
-            else:
-                owner[r] = i
-    groups: dict[int, list[int]] = {}
-    for i in range(len(dims)):
-        groups.setdefault(find(i), []).append(i)
+    groups = group_sharing(dims, lambda d: d.ranks())
     comps = tuple(Component(tuple(dims[i] for i in members),
                             tuple(sorted({r for i in members for r in dims[i].ranks()})))
-                  for members in groups.values())
+                  for members in groups)
     return comps, live
 
 
