@@ -8,6 +8,7 @@ import pytest
 
 from solar_assets.cli import main
 from solar_assets.coverage import coverage_summary, format_coverage, run_coverage
+from workload_texts import UNLOWERABLE_FFT
 
 GOOD_LINEAR = '''\
 import torch
@@ -49,23 +50,7 @@ def get_inputs():
 def get_init_inputs():
     return []
 '''
-BAD_FFT = '''\
-import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def forward(self, x):
-        return torch.fft.rfft(x).abs()
-
-
-def get_inputs():
-    return [torch.randn(4, 16)]
-
-
-def get_init_inputs():
-    return []
-'''
+BAD_FFT = UNLOWERABLE_FFT
 SLEEPER = '''\
 import time
 

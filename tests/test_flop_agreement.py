@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from solar_assets.coverage.flop_reference import flop_counter_flops, solar_macs
+from workload_texts import UNLOWERABLE_FFT
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -69,23 +70,7 @@ def test_documented_differences(relative):
     assert solar_macs(path) == DIFFER[relative](module)
 
 
-UNLOWERABLE = '''\
-import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def forward(self, x):
-        return torch.fft.rfft(x).abs()
-
-
-def get_inputs():
-    return [torch.randn(4, 16)]
-
-
-def get_init_inputs():
-    return []
-'''
+UNLOWERABLE = UNLOWERABLE_FFT
 
 
 def test_an_op_without_lowering_is_named_never_counted_as_zero(tmp_path):

@@ -22,3 +22,22 @@ def get_init_inputs():
     return [32, 16]
 '''
 TINY_LINEAR_RELU_MACS = 8 * 32 * 16
+
+UNLOWERABLE_FFT = '''\
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.fft.rfft(x).abs()
+
+
+def get_inputs():
+    return [torch.randn(4, 16)]
+
+
+def get_init_inputs():
+    return []
+'''
+"""A workload with an op the tracer has no lowering for (aten FFT): it must be named, never counted as zero."""
