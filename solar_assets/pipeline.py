@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ir_schemas import ReportRow
+from solar_assets import cache_store
 from solar_assets.errors import SolarError
 
 if TYPE_CHECKING:  # the stage packages import torch / numba / pyomo: load them when used
@@ -162,9 +163,10 @@ def golden_for(src: WorkloadSource, cache_dir: Path | None = None,
     constants = dict(getattr(size, "constants", size))
     _starting(src.name, "golden" if not constants else f"golden at {_label(constants)}")
     cached = _cache_path(cache_dir, "golden", src, GOLDEN_PACKAGES, ".npz", constants)
-    if cached is not None and cached.is_file():
+    hit = load_golden(cached) if cached is not None else None  # None too for a corrupt entry (a warning)
+    if hit is not None:
         logger.debug("%s: golden outputs from cache %s", src.name, cached)
-        return load_golden(cached)
+        return hit
     if src.framework == "jax":
         from solar_assets.golden.jax_golden import make_jax_golden
 
@@ -192,9 +194,9 @@ def translate_source(src: WorkloadSource, cache_dir: Path | None = None,
     if translator != "tracer":
         variant.update(_agent_variant(translator))
     cached = _cache_path(cache_dir, "ir", src, TRACE_PACKAGES, ".json", variant)
-    if cached is not None and cached.is_file():
+    translation = cache_store.load_json(cached, Translation.from_json)
+    if translation is not None:
         logger.debug("%s: IR from cache %s", src.name, cached)
-        translation = Translation.from_json(json.loads(cached.read_text()))
         return translation if translator == "tracer" else dataclasses.replace(translation, from_cache=True)
     if translator != "tracer":
         from solar_assets.translate.agent import translate
@@ -207,9 +209,7 @@ def translate_source(src: WorkloadSource, cache_dir: Path | None = None,
         translation = trace_jax(src, constants or None)
     else:
         translation = trace_torch(src, constants or None)
-    if cached is not None:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        cached.write_text(json.dumps(translation.to_json()))
+    cache_store.store_json(cached, translation.to_json())
     return translation
 
 
@@ -243,24 +243,21 @@ def validation_size_for(src: WorkloadSource, translation: Translation, cache_dir
     cached = _cache_path(cache_dir, "size", src, (*TRACE_PACKAGES, "solar_assets.golden"), ".json",
                          {"bytes": budget.tensor_bytes, "iterations": budget.iterations,
                           **({"translator": translation.mode} if translation.mode != "tracer" else {})})
-    if cached is not None and cached.is_file():
-        data = json.loads(cached.read_text())
-        if "error" in data:  # no size worked, with this source and code: the search is not repeated
-            raise ValidationSizeError(data["error"])
-        return ValidationSize.from_json(cached.read_text())
+    hit = cache_store.load_json(cached, lambda data: str(data["error"]) if "error" in data
+                                else ValidationSize.from_json(json.dumps(data)))
+    if isinstance(hit, str):  # no size worked, with this source and code: the search is not repeated
+        raise ValidationSizeError(hit)
+    if hit is not None:
+        return hit
     try:
         size = choose_validation_size(src.path, translation.program,
                                       lambda constants: translate_source(src, cache_dir, constants,
                                                                          translation.mode).program, budget)
     except ValidationSizeError as e:
-        if cached is not None:
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            cached.write_text(json.dumps({"error": str(e)}))
+        cache_store.store_json(cached, {"error": str(e)})
         raise
     logger.info("%s: validation size %s (%s)", src.name, size.label, size.reason)
-    if cached is not None:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        cached.write_text(size.to_json())
+    cache_store.store(cached, size.to_json())
     return size
 
 
@@ -337,16 +334,16 @@ def cache_aware_for(src: WorkloadSource, graph: Any, hw: HardwareSpec, cache_dir
     capacity = int(hw.onchip_buffer_bytes)
     _starting(src.name, f"cache-aware {hw.name}")
     cached = _digest_cache_path(cache_dir, "cache_aware", src.name, graph, f"{capacity}")
-    if cached is not None and cached.is_file():
-        return CacheAwareOutcome.from_json(cached.read_text())
+    hit = cache_store.load(cached, lambda data: CacheAwareOutcome.from_json(data.decode()))
+    if hit is not None:
+        return hit
     outcome = cache_aware_outcome(graph, capacity)
     if outcome.error:
         logger.warning("%s: %s", src.path, outcome.error)
     for fault in outcome.ordering_faults():
         logger.error("%s on %s: mode ordering broken: %s", src.path, hw.name, fault)
-    if cached is not None and outcome.ok:  # a failure is not cached: glpsol may be installed later
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        cached.write_text(outcome.to_json())
+    if outcome.ok:  # a failure is not cached: glpsol may be installed later
+        cache_store.store(cached, outcome.to_json())
     return outcome
 
 
@@ -358,14 +355,11 @@ def ski_slope_for(src: WorkloadSource, graph: Any, out_dir: Path, marks: Mapping
 
     _starting(src.name, "ski-slope")
     cached = _digest_cache_path(cache_dir, "skislope", src.name, graph, "sweep")
-    if cached is not None and cached.is_file():
-        slope = SkiSlope(src.name, tuple(SkiSlopeRow(**r) for r in json.loads(cached.read_text())))
-    else:
+    slope = cache_store.load_json(cached, lambda rows: SkiSlope(src.name, tuple(SkiSlopeRow(**r) for r in rows)))
+    if slope is None:
         slope = ski_slope(graph)
         slope = SkiSlope(src.name, slope.rows)
-        if cached is not None:
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            cached.write_text(json.dumps([r.__dict__ for r in slope.rows]))
+        cache_store.store_json(cached, [r.__dict__ for r in slope.rows])
     out_dir = Path(out_dir)
     return {"csv": slope.write_csv(out_dir / f"{src.name}.csv"),
             "png": slope.write_png(out_dir / f"{src.name}.png", marks)}

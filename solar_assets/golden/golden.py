@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from solar_assets import cache_store
 from solar_assets.workloads import WorkloadError, WorkloadSource, load_torch_workload, size_label
 
 
@@ -85,17 +86,28 @@ def make_golden(src: WorkloadSource, constants: dict[str, int] | None = None) ->
 
 
 def save_golden(g: Golden, path: str | Path) -> None:
+    """Store ``g`` as an ``.npz`` cache entry with its digest (``solar_assets.cache_store``)."""
     arrays = {f"in/{i}": a for i, a in enumerate(g.inputs)}
     arrays.update({f"param/{k}": v for k, v in g.params.items()})
     arrays.update({f"out/{i}": a for i, a in enumerate(g.outputs)})
     arrays.update({f"out64/{i}": a for i, a in enumerate(g.outputs64 or [])})
     arrays["meta/constants"] = np.array(json.dumps(g.constants))
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    np.savez(path, **arrays)
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as f:  # a file object: np.savez would append '.npz' to a path
+            np.savez(f, **arrays)
+
+    cache_store.store_file(Path(path), write)
 
 
-def load_golden(path: str | Path) -> Golden:
-    with np.load(path) as z:
+def load_golden(path: str | Path) -> Golden | None:
+    """The golden outputs stored at ``path``; None when there are none, or when the entry is
+    truncated or fails its digest (then it is deleted and a warning names the file)."""
+    return cache_store.load_file(Path(path), _golden_from_npz)
+
+
+def _golden_from_npz(path: Path) -> Golden:
+    with np.load(path, allow_pickle=False) as z:
         def group(prefix: str) -> list[np.ndarray]:
             keys = sorted((k for k in z.files if k.startswith(prefix + "/")), key=lambda k: int(k.split("/")[1]))
             return [z[k] for k in keys]

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
-import os
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-log = logging.getLogger(__name__)
+from solar_assets import cache_store
 
 # What a verdict depends on besides the program and the source: the golden run, the executor
 # (kernels, einsum path) and the comparison (tolerances).
@@ -30,21 +28,18 @@ def program_digest(program: Any) -> str:
 
 
 def load_verdict(path: Path | None) -> Any | None:
-    """The ``ValidationResult`` stored at ``path``, or None (no file, or one that does not parse)."""
-    if path is None or not path.is_file():
-        return None
+    """The ``ValidationResult`` stored at ``path``, or None: no entry, or one that is torn, fails
+    its digest or does not parse (deleted with a warning by ``cache_store``: validate again)."""
     from solar_assets.validate.compare import OutputCheck, ValidationResult
 
-    try:
-        data = json.loads(path.read_text())
+    def decode(data: dict[str, Any]) -> Any:
         checks = [OutputCheck(**{**c, "shape": tuple(c["shape"]), "golden_shape": tuple(c["golden_shape"])})
                   for c in data["checks"]]
         return ValidationResult(ok=data["ok"], checks=checks, max_abs_error=data["max_abs_error"],
                                 max_rel_error=data["max_rel_error"], seconds=data["seconds"],
                                 notes=list(data.get("notes", [])))
-    except (OSError, ValueError, KeyError, TypeError) as e:  # a stale or torn file: validate again
-        log.debug("ignoring verdict cache %s: %s", path, e)
-        return None
+
+    return cache_store.load_json(path, decode)
 
 
 def _plain(value: Any) -> Any:
@@ -55,10 +50,7 @@ def _plain(value: Any) -> Any:
 
 
 def save_verdict(path: Path | None, result: Any) -> None:
-    """Store a passed ``ValidationResult`` at ``path`` (atomically; failures are not stored)."""
+    """Store a passed ``ValidationResult`` at ``path`` with its digest (failures are not stored)."""
     if path is None or not result.ok:
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(asdict(result), default=_plain))
-    os.replace(tmp, path)
+    cache_store.store(path, json.dumps(asdict(result), default=_plain))

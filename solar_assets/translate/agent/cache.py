@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ir_schemas import Program
+from solar_assets import cache_store
 from solar_assets.translate.translation import AttemptRecord
 
 log = logging.getLogger(__name__)
@@ -34,23 +35,24 @@ class AgentCache:
         return self.dir / f"{safe}-{key[:20]}.json" if self.dir is not None else None
 
     def load(self, label: str, key: str) -> tuple[Program, tuple[AttemptRecord, ...], float] | None:
+        """The accepted answer for ``key``, or None (none stored, another key's, or an entry that
+        fails its digest or does not parse: ``cache_store`` deletes it with a warning)."""
         path = self._path(label, key)
-        if path is None or not path.is_file():
-            return None
-        data = json.loads(path.read_text())
-        if data.get("key") != key:
-            return None
-        log.debug("agent answer from cache %s", path)
-        return (Program.model_validate(data["program"]),
-                tuple(AttemptRecord.from_json(a) for a in data["attempts"]), float(data["seconds"]))
+
+        def decode(data: dict[str, Any]) -> tuple[Program, tuple[AttemptRecord, ...], float] | None:
+            if data.get("key") != key:
+                return None
+            return (Program.model_validate(data["program"]),
+                    tuple(AttemptRecord.from_json(a) for a in data["attempts"]), float(data["seconds"]))
+
+        hit = cache_store.load_json(path, decode)
+        if hit is not None:
+            log.debug("agent answer from cache %s", path)
+        return hit
 
     def store(self, label: str, key: str, program: Program, attempts: tuple[AttemptRecord, ...],
               seconds: float, about: dict[str, Any]) -> None:
-        path = self._path(label, key)
-        if path is None:
-            return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({
+        cache_store.store(self._path(label, key), json.dumps({
             "key": key, **about, "seconds": seconds, "program": program.model_dump(mode="json"),
             "attempts": [{**a.__dict__, "diagnostics": list(a.diagnostics)} for a in attempts],
         }, indent=1))
