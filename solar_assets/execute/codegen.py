@@ -62,6 +62,12 @@ _SIMPLE = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_.]*|-?[0-9.e+-]+|\(-9223372036854
 DECORATOR = '@numba.njit(cache=True, error_model="numpy", fastmath={"contract", "reassoc"}, nogil=True)'
 
 
+def source_digest(source: str | bytes) -> str:
+    """The content hash naming a generated kernel module: ``solar_kernel_<digest>.py`` holds
+    exactly the source with this hash (the kernel cache checks it before every import)."""
+    return hashlib.sha256(source.encode() if isinstance(source, str) else source).hexdigest()[:24]
+
+
 class CodegenError(SolarError):
     """A kernel the code generator cannot turn into a loop nest; names the kernel."""
 
@@ -424,7 +430,7 @@ def plan_kernel(pk: ParsedKernel, tensors: Mapping[str, TensorDecl] | Program, *
         *body,
         "",
     ])
-    digest = hashlib.sha256(source.encode()).hexdigest()[:24]
+    digest = source_digest(source)
     return KernelPlan(source, digest, tuple(params), tuple(order), form, tuple(lp.extent for lp in k.loops),
                       tuple(pk.free))
 
