@@ -15,13 +15,14 @@ from dataclasses import dataclass
 
 from ir_schemas import Program
 from solar_assets.translate.agent.config import AgentSettings
-from solar_assets.translate.agent.parse import ReplyError, parse_program, reply_text
+from solar_assets.translate.agent.parse import MAX_REPLY_CHARS, ReplyError, parse_program, reply_text
 from solar_assets.translate.agent.prompt import repair_message
 from solar_assets.translate.translation import AttemptRecord, TranslationError
 
 log = logging.getLogger(__name__)
 
 Verify = Callable[[Program], list[str]]
+MAX_DIAGNOSTIC_CHARS = 2000  # a diagnostic quoting a huge reply is cut: it goes back into the next prompt
 
 
 class AgentGaveUp(TranslationError):
@@ -66,11 +67,16 @@ def generate_program(settings: AgentSettings, messages: Sequence, verify: Verify
             diagnostics = verify(program)
         except ReplyError as e:
             diagnostics = e.diagnostics
+        except (RecursionError, MemoryError) as e:  # a reply the limits let through still only costs its attempt
+            diagnostics = [f"the reply could not be checked: {type(e).__name__} while reading it "
+                           f"({str(e) or 'nested too deeply or too large'}); write smaller, flatter expressions"]
+        diagnostics = [_clip(d) for d in diagnostics]
         record = AttemptRecord(task=task, attempt=attempt, accepted=not diagnostics, diagnostics=tuple(diagnostics),
                                input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"),
                                seconds=time.perf_counter() - t0)
         records.append(record)
-        conversation.append(AIMessage(content=text))
+        conversation.append(AIMessage(content=text if len(text) <= MAX_REPLY_CHARS  # echoed in the next prompt
+                                      else f"{text[:MAX_REPLY_CHARS]}\n… (reply cut at {MAX_REPLY_CHARS:,} characters)"))
         if not diagnostics:
             log.info("%s: %s accepted at attempt %d", where, task, attempt)
             return AgentResult(program, tuple(records), tuple(conversation), time.perf_counter() - start)
@@ -80,3 +86,9 @@ def generate_program(settings: AgentSettings, messages: Sequence, verify: Verify
     raise AgentGaveUp(f"{where}: the agent ({settings.model_name}) found no valid IR for the {task} in "
                       f"{settings.max_attempts} attempt{'s' if settings.max_attempts > 1 else ''}; "
                       f"last diagnostics: {records[-1].diagnostics[0]}", records)
+
+
+def _clip(diagnostic: str) -> str:
+    if len(diagnostic) <= MAX_DIAGNOSTIC_CHARS:
+        return diagnostic
+    return f"{diagnostic[:MAX_DIAGNOSTIC_CHARS]}… ({len(diagnostic) - MAX_DIAGNOSTIC_CHARS:,} more characters cut)"
