@@ -155,13 +155,24 @@ def list_hardware(directory: Path | str | None = None) -> list[str]:
     return sorted(p.stem for p in root.glob("*.yaml") if p.is_file())
 
 
+MAX_SPEC_BYTES = 1 << 20  # the shipped specs are under 3 KiB; a YAML of megabytes takes minutes to load
+
+
 def load_hardware(name_or_path: str | Path, directory: Path | str | None = None) -> HardwareSpec:
     """A validated spec, by name (looked up in ``directory``) or by path to a YAML file."""
     path = _resolve(name_or_path, directory)
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, "rb") as f:  # read at most the limit: a huge file is refused before YAML sees it
+            data = f.read(MAX_SPEC_BYTES + 1)
     except OSError as e:
         raise HardwareError(f"{path}: cannot read hardware spec: {e.strerror or e}") from e
+    if len(data) > MAX_SPEC_BYTES:
+        raise HardwareError(f"{path}: hardware spec is larger than {MAX_SPEC_BYTES >> 20} MiB "
+                            f"(a spec is a few dozen lines); refused without parsing it")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise HardwareError(f"{path}: cannot read hardware spec: not UTF-8 text ({e.reason} at byte {e.start})") from e
     return parse_hardware(text, path)
 
 
