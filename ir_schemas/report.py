@@ -93,3 +93,7 @@ class ReportRow(BaseModel):
     measured_note: str = Field(default="", description=(
         "Notes on the measurement: threads used where fewer than the cores were faster, why a backend "
         "has no measurement (failed, skipped)."))
+    notes: str = Field(default="", description=(
+        "Warnings about the workload on this hardware, '; '-separated: 'exceeds DRAM capacity of <part> "
+        "(<X GiB> > <Y GiB>)' when its inputs, weights, outputs and largest intermediate at its own size "
+        "do not fit the part's DRAM (the bounds are still given)."))

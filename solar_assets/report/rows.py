@@ -7,6 +7,7 @@ from typing import Any
 import pandas as pd
 
 from ir_schemas import ReportRow
+from solar_assets.report.capacity import dram_capacity_note
 
 
 def report_row(source: Any, translation: Any, validation: Any, graph: Any, bounds: Any, hardware: Any,
@@ -47,6 +48,7 @@ def report_row(source: Any, translation: Any, validation: Any, graph: Any, bound
         dram_bytes_per_s=float(bounds.dram_bytes_per_s),
         einsums=sum(1 for n in graph.nodes if n.kind != "reshape"),  # a reshape is a view: no data moves
         onchip_buffer_bytes=int(hardware.onchip_buffer_bytes),
+        notes=dram_capacity_note(graph, hardware),
     )
     return add_inverse(row, inverse, target_latency_s) if inverse is not None else row
 

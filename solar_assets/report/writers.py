@@ -60,6 +60,9 @@ def write_markdown(rows: Sequence[ReportRow], path: Path, errors: Sequence[str] 
     notes = [f"- {r.workload} on {r.hardware}: {r.cache_aware_note}" for r in rows if r.cache_aware_note]
     if notes:
         lines += ["", "## Cache-aware notes", "", *notes]
+    warnings = [f"- {r.workload} on {r.hardware}: {r.notes}" for r in rows if r.notes]
+    if warnings:
+        lines += ["", "## Warnings", "", *warnings]
     slopes = sorted({r.workload for r in rows if (path.parent / "skislope" / f"{r.workload}.png").is_file()})
     if slopes:
         lines += ["", "## Ski-slopes (minimum DRAM traffic against on-chip buffer capacity)", "",
