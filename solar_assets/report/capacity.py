@@ -12,9 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-GIB = 1 << 30
-
-
 def dram_footprint_bytes(graph: Any) -> tuple[int, int]:
     """(inputs + weights + outputs, largest intermediate) in bytes, from the graph's program at
     its own size (declared shapes and dtypes)."""
@@ -39,4 +36,6 @@ def dram_capacity_note(graph: Any, hardware: Any) -> str:
     needed, capacity = io_bytes + intermediate, int(hardware.dram_capacity_bytes)
     if needed <= capacity:
         return ""
-    return f"exceeds DRAM capacity of {hardware.name} ({needed / GIB:.1f} GiB > {capacity / GIB:.1f} GiB)"
+    from solar_assets.report.table import format_bytes
+
+    return f"exceeds DRAM capacity of {hardware.name} ({format_bytes(needed)} > {format_bytes(capacity)})"
