@@ -35,6 +35,17 @@ DIGEST_SUFFIX = ".sha256"
 DECODE_ERRORS = (ValueError, KeyError, TypeError, IndexError, EOFError, OSError, zipfile.BadZipFile)
 
 
+def _file_mode() -> int:
+    """0666 less the umask: what ``open()`` would have made (``mkstemp`` makes 0600, which would
+    keep other accounts sharing a ``SOLAR_HOME`` from reading the cache)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+FILE_MODE = _file_mode()
+
+
 def digest_path(path: Path) -> Path:
     """Where the digest of the entry at ``path`` lives: ``<path>.sha256``."""
     return path.with_name(path.name + DIGEST_SUFFIX)
@@ -45,6 +56,7 @@ def write_atomic(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, FILE_MODE)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.replace(tmp, path)
@@ -70,6 +82,7 @@ def store_file(path: Path | None, write: Callable[[Path], Any]) -> bool:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        os.fchmod(fd, FILE_MODE)
         os.close(fd)
         tmp = Path(name)
         write(tmp)

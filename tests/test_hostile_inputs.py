@@ -268,3 +268,22 @@ def test_a_spec_file_over_the_size_limit_is_refused_before_parsing(tmp_path):
     assert time.perf_counter() - start < 1.0
     message = str(caught.value)
     assert message.startswith(str(path)) and "1 MiB" in message and "\n" not in message
+
+
+def test_an_edited_or_unsigned_cache_entry_is_not_used(tmp_path, caplog):
+    """An entry whose bytes still parse but are not what was written (edited by hand, or left by a
+    writer without its digest) is discarded like a torn one: the reader gets a miss."""
+    from solar_assets import cache_store
+
+    entry = tmp_path / "ir" / "w-0123.json"
+    assert cache_store.store_json(entry, {"macs": 4096})
+    assert cache_store.load_json(entry) == {"macs": 4096}
+    entry.write_text(json.dumps({"macs": 1}))  # valid JSON, wrong figure
+    with caplog.at_level(logging.WARNING):
+        assert cache_store.load_json(entry) is None
+    assert warnings_naming(caplog, entry) and not entry.exists()
+    entry.write_text(json.dumps({"macs": 4096}))  # no digest beside it
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        assert cache_store.load_json(entry) is None
+    assert any("no digest" in m for m in warnings_naming(caplog, entry))
