@@ -26,7 +26,7 @@ MAX_REPLY_CHARS = 512 * 1024
 MAX_JSON_DEPTH = 64
 MAX_EXPR_CHARS = 16 * 1024
 MAX_EXPR_DEPTH = 100
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_JSON_TOKEN = re.compile(r'\\.|["\[\]{}]', re.DOTALL)  # an escape pair, a quote or a bracket
 _BRACKETS = re.compile(r"[\[\]{}()]")
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\n(.*?)```", re.DOTALL)
 
@@ -71,7 +71,7 @@ def parse_program(text: str) -> Program:
         raise ReplyError([f"the reply is {len(text):,} characters long; the limit is {MAX_REPLY_CHARS:,}: "
                           "reply with the Program alone, one JSON object"])
     raw = extract_json(text)
-    depth = _nesting(_JSON_STRING.sub('""', raw))
+    depth = _json_nesting(raw)
     if depth > MAX_JSON_DEPTH:
         raise ReplyError([f"the reply's JSON is nested {depth:,} deep; the limit is {MAX_JSON_DEPTH}"])
     try:
@@ -132,6 +132,22 @@ def _nesting(text: str) -> int:
     for ch in _BRACKETS.findall(text):
         depth += 1 if ch in "([{" else -1
         deepest = max(deepest, depth)
+    return deepest
+
+
+def _json_nesting(raw: str) -> int:
+    """Deepest ``[``/``{`` nesting of JSON text, brackets inside strings not counted; one pass."""
+    depth = deepest = 0
+    in_string = False
+    for m in _JSON_TOKEN.finditer(raw):
+        token = m.group()
+        if token[0] == "\\":
+            continue
+        if token == '"':
+            in_string = not in_string
+        elif not in_string:
+            depth += 1 if token in "[{" else -1
+            deepest = max(deepest, depth)
     return deepest
 
 
