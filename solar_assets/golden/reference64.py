@@ -1,0 +1,74 @@
+"""The float64 reference of a PyTorch workload that respects the file's casts.
+
+Casting the model to float64 (``model.to(torch.float64)``) breaks any forward that names a
+dtype: ``x.to(torch.float16)`` then meets float64 weights (``Half != double``), and a bf16 or fp8
+model quantises nothing. Instead the model runs as written under ``Float64Mode``, a
+``TorchDispatchMode`` that sees every ATen op:
+
+* every float tensor an op reads is widened to float64 (exact: bf16, fp16, fp8 and float32
+  values are all float64 values), and the default dtype is float64, so arithmetic runs in
+  float64 whatever dtype the file stores;
+* a float dtype an op asks for (``_to_copy(dtype=…)``, ``sum(dtype=…)``, ``zeros(dtype=…)``)
+  runs in float64, and where that dtype is narrow (bf16, fp16, fp8) the result is rounded to it
+  by PyTorch's own cast and widened back: the quantisation the file asks for is kept, exactly as
+  the framework rounds it (fp8 e4m3 saturates at ±448);
+* an op writing into a tensor in place (``copy_`` into a bf16 buffer) writes it as stored, so
+  the value is rounded to that tensor's dtype.
+
+The executor keeps the same rule for the IR (``execute.interpreter``: a kernel that converts into a
+narrow dtype rounds), so an IR and this reference agree on where a value is quantised. Storage
+rounding of ordinary narrow ops (a bf16 matmul's output) is left out of both: where it matters,
+validation compares with the framework's own output at the dtype's tolerance
+(``validate.compare``).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from solar_assets.ir.dtypes import NARROW_FLOAT_DTYPES, ir_dtype_name
+
+
+def _mutated_positions(op: Any) -> set[int]:
+    schema = getattr(op, "_schema", None)
+    if schema is None:
+        return set()
+    return {i for i, a in enumerate(schema.arguments) if a.alias_info is not None and a.alias_info.is_write}
+
+
+def run_float64(fn: Callable[..., Any], args: Sequence[Any]) -> Any:
+    """``fn(*args)`` with float arithmetic in float64 and narrow casts rounded (module docstring)."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_map
+
+    f64 = torch.float64
+
+    def widen(x: Any) -> Any:
+        return x.to(f64) if isinstance(x, torch.Tensor) and x.is_floating_point() and x.dtype != f64 else x
+
+    class Float64Mode(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = dict(kwargs or {})
+            mutated = _mutated_positions(func)
+            args = tuple(a if i in mutated else tree_map(widen, a) for i, a in enumerate(args))
+            kwargs = {k: (v if k == "out" else tree_map(widen, v)) for k, v in kwargs.items()}
+            asked = kwargs.get("dtype")
+            narrow = None
+            if isinstance(asked, torch.dtype) and asked.is_floating_point:
+                kwargs["dtype"] = f64
+                narrow = asked if ir_dtype_name(asked) in NARROW_FLOAT_DTYPES else None
+            result = func(*args, **kwargs)
+            if mutated:
+                return result
+            if narrow is not None:
+                return tree_map(lambda t: t.to(narrow).to(f64) if isinstance(t, torch.Tensor) else t, result)
+            return tree_map(widen, result)
+
+    default = torch.get_default_dtype()
+    torch.set_default_dtype(f64)
+    try:
+        with Float64Mode():
+            return fn(*[widen(a) for a in args])
+    finally:
+        torch.set_default_dtype(default)
