@@ -13,7 +13,9 @@ model quantises nothing. Instead the model runs as written under ``Float64Mode``
   by PyTorch's own cast and widened back: the quantisation the file asks for is kept, exactly as
   the framework rounds it (fp8 e4m3 saturates at ±448);
 * an op writing into a tensor in place (``copy_`` into a bf16 buffer) writes it as stored, so
-  the value is rounded to that tensor's dtype.
+  the value is rounded to that tensor's dtype;
+* an op with no float64 kernel (``_scaled_mm``, fp8 only) runs as its definition
+  (``FLOAT64_FORMS``), rounded to its output dtype where that is narrow.
 
 The executor keeps the same rule for the IR (``execute.interpreter``: a kernel that converts into a
 narrow dtype rounds), so an IR and this reference agree on where a value is quantised. Storage
@@ -36,6 +38,25 @@ def _mutated_positions(op: Any) -> set[int]:
     return {i for i, a in enumerate(schema.arguments) if a.alias_info is not None and a.alias_info.is_write}
 
 
+def _scaled_mm64(a, b, scale_a, scale_b, bias=None, scale_result=None, out_dtype=None, use_fast_accum=False):
+    """``torch._scaled_mm`` by its definition: (a @ b) · scale_a · scale_b (+ bias), in float64."""
+    if scale_result is not None:
+        raise NotImplementedError("_scaled_mm with scale_result in the float64 reference")
+    out = (a @ b) * scale_a * scale_b
+    return out if bias is None else out + bias
+
+
+def float64_forms() -> dict[Any, tuple[Callable[..., Any], Callable[[tuple, dict], Any]]]:
+    """Ops with no float64 kernel: (their float64 definition, the output dtype the file asked for)."""
+    import torch
+
+    def scaled_mm_dtype(args: tuple, kwargs: dict) -> Any:
+        out_dtype = args[6] if len(args) > 6 else kwargs.get("out_dtype")
+        return out_dtype if out_dtype is not None else args[0].dtype
+
+    return {torch.ops.aten._scaled_mm.default: (_scaled_mm64, scaled_mm_dtype)}
+
+
 def run_float64(fn: Callable[..., Any], args: Sequence[Any]) -> Any:
     """``fn(*args)`` with float arithmetic in float64 and narrow casts rounded (module docstring)."""
     import torch
@@ -43,6 +64,7 @@ def run_float64(fn: Callable[..., Any], args: Sequence[Any]) -> Any:
     from torch.utils._pytree import tree_map
 
     f64 = torch.float64
+    forms = float64_forms()
 
     def widen(x: Any) -> Any:
         return x.to(f64) if isinstance(x, torch.Tensor) and x.is_floating_point() and x.dtype != f64 else x
@@ -50,6 +72,11 @@ def run_float64(fn: Callable[..., Any], args: Sequence[Any]) -> Any:
     class Float64Mode(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = dict(kwargs or {})
+            if func in forms:
+                form, out_dtype = forms[func]
+                asked = out_dtype(args, kwargs)
+                result = form(*tree_map(widen, args), **tree_map(widen, kwargs))
+                return result.to(asked).to(f64) if ir_dtype_name(asked) in NARROW_FLOAT_DTYPES else result
             mutated = _mutated_positions(func)
             args = tuple(a if i in mutated else tree_map(widen, a) for i, a in enumerate(args))
             kwargs = {k: (v if k == "out" else tree_map(widen, v)) for k, v in kwargs.items()}
