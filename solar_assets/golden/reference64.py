@@ -58,7 +58,8 @@ def float64_forms() -> dict[Any, tuple[Callable[..., Any], Callable[[tuple, dict
 
 
 def run_float64(fn: Callable[..., Any], args: Sequence[Any]) -> Any:
-    """``fn(*args)`` with float arithmetic in float64 and narrow casts rounded (module docstring)."""
+    """``fn(*args)`` with float arithmetic in float64 and narrow casts rounded (module docstring).
+    A module ``fn`` is converted to float64 in place (its parameters and buffers, exactly)."""
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_map
@@ -92,6 +93,8 @@ def run_float64(fn: Callable[..., Any], args: Sequence[Any]) -> Any:
                 return tree_map(lambda t: t.to(narrow).to(f64) if isinstance(t, torch.Tensor) else t, result)
             return tree_map(widen, result)
 
+    if isinstance(fn, torch.nn.Module):  # parameters and buffers too (exact): some composite ops
+        fn = fn.to(f64)  # (conv2d) check their operands' dtypes before any dispatch mode sees them
     default = torch.get_default_dtype()
     torch.set_default_dtype(f64)
     try:
