@@ -84,7 +84,8 @@ def round_to(values: np.ndarray, dtype: str) -> np.ndarray:
     src = np.asarray(values)
     if dtype == "float8_e4m3fn":
         src = np.where(np.isnan(src), src, np.clip(src, -E4M3FN_MAX, E4M3FN_MAX))
-    return src.astype(numpy_dtype(dtype)).astype(values.dtype)
+    with np.errstate(over="ignore"):  # overflow to ±inf (e5m2, fp16) is the cast's meaning
+        return src.astype(numpy_dtype(dtype)).astype(values.dtype)
 
 
 def to_storable(a: np.ndarray) -> np.ndarray:
