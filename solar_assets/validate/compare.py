@@ -375,9 +375,12 @@ def _refusals(program: Program, golden: GoldenLike, names: list[str], declared: 
 
 def validate_program(program: Program, golden: GoldenLike, *, source: str = "<program>",
                      einsum: bool = True) -> ValidationResult:
-    """Run ``program`` in float64 on the golden inputs and compare: with ``golden.outputs64`` at
-    1e-9·max|ref| (the strong check, when present) and, cast to float32, with ``golden.outputs``
-    at the declared dtype's tolerance. IR errors (checker, missing bindings) raise."""
+    """Run ``program`` in float64 on the golden inputs (rounding where it converts into a narrow
+    dtype) and compare: with ``golden.outputs64`` at 1e-9·max|ref| (the strong check, when present;
+    at the narrow tolerance where the program computes in bf16 / fp16 / fp8) and, rounded to the
+    declared dtype, with ``golden.outputs`` at that dtype's tolerance (module docstring). Outputs
+    whose comparison would check nothing fail first (``_refusals``). IR errors (checker, missing
+    bindings) raise."""
     from solar_assets.execute import execute_program
 
     start = time.perf_counter()
@@ -387,16 +390,16 @@ def validate_program(program: Program, golden: GoldenLike, *, source: str = "<pr
     checks: list[OutputCheck] = []
     notes: list[str] = []
     checks += _refusals(program, golden, names, declared)
-    narrow_dtypes = narrow_storage(program)
+    narrow_dtypes, computing = narrow_storage(program), narrow_compute(program)
     narrow = narrow_tolerance(program, narrow_dtypes)
     if narrow is not None:
         notes.append(f"the program stores values in {', '.join(narrow_dtypes)}: the comparison with the framework "
                      f"runs at rtol {narrow[0]:.3g}, atol {narrow[1]:.3g}·max|ref|")
-    if narrow_compute(program):
-        notes.append(f"the program computes in {', '.join(narrow_compute(program))}: the framework rounds every such "
-                     f"op, the IR and the float64 reference only the conversions into it, so the float64 check "
-                     f"runs at the same narrow tolerance")
-    computed = narrow_tolerance(program, narrow_compute(program))
+    if computing:
+        notes.append(f"the program computes in {', '.join(computing)}: the framework rounds every such op, the IR "
+                     f"and the float64 reference only the conversions into it, so the float64 check runs at the "
+                     f"same narrow tolerance")
+    computed = narrow_tolerance(program, computing)
     if golden.outputs64 is not None:
         if computed is None:
             rtol, atol_scale = TOLERANCES["float64"]
