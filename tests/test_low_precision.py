@@ -185,6 +185,7 @@ def test_fp8_gemm_reads_one_byte_an_element_and_validates():
     assert sum(read.values()) == m * k * 1 + k * n * 1 + 4 + 4
     assert graph.io_bytes == m * k + k * n + 4 + 4 + m * n * 2  # + the bf16 output
     assert graph.macs == m * n * k
+    assert 2 * graph.macs == flop_counter_flops(FP8_GEMM)[0]  # FlopCounterMode counts aten._scaled_mm
     gemm = max(graph.nodes, key=lambda node: node.macs)  # the contraction reads the fp8 tensors themselves
     assert {tensors[t].dtype for t in gemm.reads} == {"float8_e4m3fn"}
     golden = make_golden(src)
