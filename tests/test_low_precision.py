@@ -172,6 +172,30 @@ def test_executor_rounds_where_a_kernel_converts_into_a_narrow_dtype():
     np.testing.assert_allclose(y, round_to(x, "float8_e4m3fn") * 1.1, rtol=1e-15)
 
 
+def test_a_partial_conversion_rounds_only_what_it_wrote():
+    """Two kernels fill the halves of one bf16 tensor: the first converts float32 values (rounds),
+    the second computes from bf16 values (kept in float64): only the first half is rounded."""
+    program = Program(
+        name="halves",
+        tensors=(
+            TensorDecl(name="X", shape=(4,), dtype="float32", role="input", binding="input:0"),
+            TensorDecl(name="B", shape=(4,), dtype="bfloat16", role="input", binding="input:1"),
+            TensorDecl(name="Y", shape=(8,), dtype="bfloat16", role="output"),
+        ),
+        inputs=("X", "B"), outputs=("Y",),
+        steps=(
+            _k("convert", [("i", 4)], "Y[i]", "=", "X[i] * 3.0"),
+            _k("compute", [("i", 4)], "Y[i + 4]", "=", "B[i] * 3.0"),
+        ),
+    )
+    x = np.array([0.1, 0.2, 0.3, 0.7])
+    b = round_to(np.array([1.1, 1.3, -2.7, 0.01]), "bfloat16")
+    (y,) = execute_program(program, {"input:0": x, "input:1": b})
+    np.testing.assert_array_equal(y[:4], round_to(x * 3.0, "bfloat16"))
+    np.testing.assert_array_equal(y[4:], b * 3.0)
+    assert not np.array_equal(y[4:], round_to(b * 3.0, "bfloat16"))  # the case tells the two apart
+
+
 def test_fp8_gemm_reads_one_byte_an_element_and_validates():
     src = read_workload_source(FP8_GEMM)
     program = trace_torch(src).program

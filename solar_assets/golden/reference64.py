@@ -17,6 +17,10 @@ model quantises nothing. Instead the model runs as written under ``Float64Mode``
 * an op with no float64 kernel (``_scaled_mm``, fp8 only) runs as its definition
   (``FLOAT64_FORMS``), rounded to its output dtype where that is narrow.
 
+What this cannot follow: a forward that branches on a tensor's dtype sees float64, and an
+in-place write of a float64 value into a tensor created in forward with a narrow dtype is not
+rounded (the tensor was created in float64). Neither occurs in the shipped workloads.
+
 The executor keeps the same rule for the IR (``execute.interpreter``: a kernel that converts into a
 narrow dtype rounds), so an IR and this reference agree on where a value is quantised. Storage
 rounding of ordinary narrow ops (a bf16 matmul's output) is left out of both: where it matters,
