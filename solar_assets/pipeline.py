@@ -49,7 +49,7 @@ DEFAULT_HARDWARE = ("H100_SXM",)
 # Stage names as timed and shown in progress lines, in pipeline order.
 STAGES = ("trace", "size", "golden", "validate", "graph", "bounds", "cache_aware")
 TRACE_PACKAGES = ("solar_assets.translate", "solar_assets.ir", "ir_schemas", "solar_assets.workloads")
-GOLDEN_PACKAGES = ("solar_assets.golden", "solar_assets.workloads")
+GOLDEN_PACKAGES = ("solar_assets.golden", "solar_assets.workloads", "solar_assets.ir")
 
 
 class ValidationFailed(SolarError):

@@ -213,3 +213,51 @@ def test_data_dependent_while_is_a_clear_gap(tmp_path):
         """)
     with pytest.raises(TranslationError, match="cannot lower JAX primitive while.*depends on data"):
         trace_jax(read_workload_source(path))
+
+
+JAX_BF16_DENSE = '''
+import jax
+import jax.numpy as jnp
+from flax import linen as nn
+
+batch_size = 8
+d_in = 64
+hidden = 32
+
+
+class Model(nn.Module):
+    hidden: int
+
+    @nn.compact
+    def __call__(self, x):
+        h = nn.Dense(self.hidden, dtype=jnp.bfloat16, param_dtype=jnp.bfloat16)(x)
+        return jax.nn.relu(h.astype(jnp.float32) * 2.0).astype(jnp.bfloat16)
+
+
+def get_inputs():
+    return [jax.random.normal(jax.random.key(0), (batch_size, d_in)).astype(jnp.bfloat16)]
+
+
+def get_init_inputs():
+    return [hidden]
+'''
+
+
+def test_bf16_flax_dense_traces_bf16_and_validates(tmp_path):
+    from solar_assets.golden.jax_golden import make_jax_golden
+    from solar_assets.validate import validate_program
+
+    path = tmp_path / "jax_bf16_dense.py"
+    path.write_text(JAX_BF16_DENSE)
+    src = read_workload_source(path)
+    program = trace_jax(src).program
+    declared = {t.binding: t.dtype for t in program.tensors if t.role in ("input", "weight")}
+    assert declared == {"input:0": "bfloat16", "param:Dense_0.kernel": "bfloat16", "param:Dense_0.bias": "bfloat16"}
+    assert program.tensor(program.outputs[0]).dtype == "bfloat16"
+    graph = build_einsum_graph(program)
+    assert graph.macs == 8 * 64 * 32
+    assert graph.io_bytes == 2 * (8 * 64 + 64 * 32 + 32 + 8 * 32)  # 2 bytes an element throughout
+    golden = make_jax_golden(src)
+    assert golden.inputs[0].dtype == np.float32  # bf16 values, widened exactly
+    result = validate_program(program, golden, source=str(path))
+    assert result.ok, str(result)

@@ -161,3 +161,105 @@ def test_output_count_mismatch_is_a_failed_check():
     checks = compare_outputs(["a"], [ref], [ref, ref])
     assert [c.ok for c in checks] == [True, False]
     assert checks[1].message == "golden outputs output 1 (shape (3,)) has no IR output: the IR returns 1"
+
+
+# --- validation refuses what checks nothing (NaN / inf / constant outputs) ---------------------------
+def _elementwise_program(expr: str) -> Program:
+    """``Y[i, j] = expr`` over a (4, 8) float32 input X."""
+    return Program(
+        name="elementwise",
+        tensors=(TensorDecl(name="X", shape=(4, 8), dtype="float32", role="input", binding="input:0"),
+                 TensorDecl(name="Y", shape=(4, 8), dtype="float32", role="output")),
+        inputs=("X",), outputs=("Y",),
+        steps=(Kernel(name="f", loops=(Loop(var="i", extent=4), Loop(var="j", extent=8)), out="Y[i, j]",
+                      update="=", expr=expr),),
+    )
+
+
+def _golden_of(f, x: np.ndarray) -> StandInGolden:
+    """Golden of ``f`` on the float32 input: in float32 and in float64 from the same values."""
+    x32 = x.astype(np.float32)
+    with np.errstate(invalid="ignore"):
+        return StandInGolden({"input:0": x32}, [f(x32).astype(np.float32)], [f(x32.astype(np.float64))])
+
+
+def test_an_all_nan_golden_output_is_rejected_naming_it():
+    x = RNG.standard_normal((4, 8))
+    golden = _golden_of(lambda a: np.full((4, 8), np.nan), x)
+    result = validate_program(_elementwise_program("X[i, j] * nan"), golden)  # NaN == NaN everywhere
+    assert not result.ok
+    assert result.failures()[0] == ("output 'Y': the golden output is all NaN/inf (shape (4, 8)): comparing with "
+                                    "it checks nothing; the workload must compute finite values on its inputs")
+    inf_golden = _golden_of(lambda a: np.full((4, 8), np.inf), x)
+    assert not validate_program(_elementwise_program("X[i, j] * inf + inf"), inf_golden).ok
+
+
+def test_nan_positions_must_match_both_ways():
+    x = RNG.standard_normal((4, 8))
+    golden = _golden_of(np.log, x)  # NaN where x < 0
+    assert np.isnan(golden.outputs[0]).any() and np.isfinite(golden.outputs[0]).any()
+    assert validate_program(_elementwise_program("log(X[i, j])"), golden).ok
+    # a NaN where the reference is finite (log|x| is finite everywhere) ...
+    swapped = _golden_of(lambda a: np.log(np.abs(a)), x)
+    result = validate_program(_elementwise_program("log(X[i, j])"), swapped)
+    assert not result.ok and "NaN/inf where golden is not (or the reverse)" in result.failures()[0]
+    # ... and a finite value where the reference has a NaN
+    result = validate_program(_elementwise_program("log(abs(X[i, j]))"), golden)
+    assert not result.ok and "NaN/inf where golden is not (or the reverse)" in result.failures()[0]
+
+
+def test_an_ir_writing_the_constant_nan_fails():
+    x = RNG.standard_normal((4, 8))
+    finite = validate_program(_elementwise_program("nan"), _golden_of(np.tanh, x))
+    assert not finite.ok and not any(c.ok for c in finite.checks)
+    all_nan = validate_program(_elementwise_program("nan"), _golden_of(lambda a: np.full((4, 8), np.nan), x))
+    assert not all_nan.ok
+
+
+def test_a_constant_golden_with_an_ir_reading_no_input_is_rejected():
+    x = RNG.standard_normal((4, 8))
+    golden = _golden_of(lambda a: np.zeros((4, 8)), x)
+    result = validate_program(_elementwise_program("0.0"), golden)
+    assert not result.ok
+    assert result.failures() == ["output 'Y': the IR computes it from no input or weight and the golden output is "
+                                 "constant (np.float32(0.0) everywhere, shape (4, 8)): comparing them checks nothing"]
+    assert validate_program(_elementwise_program("X[i, j] * 0.0"), golden).ok  # reads its input: a real check
+
+
+FORWARD_RETURNS = '''
+import torch
+import torch.nn as nn
+
+batch_size = 4
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        y = x * 2
+        return {value}
+
+
+def get_inputs():
+    return [torch.randn(batch_size, 8)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+@pytest.mark.parametrize(("value", "type_name"), [("None", "NoneType"), ("3", "int"), ("'y'", "str")])
+def test_forward_returning_a_non_tensor_gives_one_line(tmp_path, value, type_name):
+    from solar_assets.errors import SolarError
+    from solar_assets.golden import make_golden
+    from solar_assets.translate import trace_torch
+    from solar_assets.workloads import read_workload_source
+
+    path = tmp_path / "returns_nothing.py"
+    path.write_text(FORWARD_RETURNS.format(value=value))
+    src = read_workload_source(path)
+    line = f"{path}: forward returned {type_name}; a workload returns a tensor or a tuple of tensors"
+    for stage in (trace_torch, make_golden):
+        with pytest.raises(SolarError) as caught:
+            stage(src)
+        assert str(caught.value) == line

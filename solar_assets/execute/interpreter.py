@@ -19,7 +19,8 @@ from solar_assets.errors import SolarError
 from solar_assets.execute.cache import load_kernel
 from solar_assets.execute.codegen import dtype_kind, plan_kernel
 from solar_assets.execute.einsum_path import plan_einsum, run_einsum
-from solar_assets.ir import ParsedKernel, check_program, format_kernel, format_step, parse_kernel
+from solar_assets.ir.dtypes import NARROW_FLOAT_DTYPES, numpy_dtype, round_to
+from solar_assets.ir import Affine, ParsedKernel, check_program, format_kernel, format_step, parse_kernel
 
 
 class ExecutionError(SolarError):
@@ -34,17 +35,6 @@ class StepRecord:
     path: Literal["numba", "einsum", "reshape", "empty", "topk"]
     seconds: float
     kernel_from: str = ""  # numba only: memory | compiled | disk (numba's on-disk cache)
-
-
-def numpy_dtype(dtype: str) -> np.dtype:
-    """The NumPy dtype of an IR dtype name (bfloat16 via ml_dtypes, float32 without it)."""
-    if dtype == "bfloat16":
-        try:
-            import ml_dtypes
-        except ImportError:  # pragma: no cover - ml_dtypes ships with jax
-            return np.dtype(np.float32)
-        return np.dtype(ml_dtypes.bfloat16)
-    return np.dtype(dtype)
 
 
 class ProgramInterpreter:
@@ -181,6 +171,7 @@ class Executor(ProgramInterpreter):
             plan = plan_einsum(pk, self.tensors)
             if plan is not None:
                 run_einsum(plan, pk, out, reads, free)
+                self._round_conversion(pk, out, free)
                 self.records.append(StepRecord(step.name, "einsum", time.perf_counter() - start))
                 return
         plan = plan_kernel(pk, self.tensors, literal=aliased)
@@ -195,7 +186,28 @@ class Executor(ProgramInterpreter):
             origin = "disk" if sum(fn.stats.cache_hits.values()) else "compiled"
         if target is not out:
             out[...] = target
+        self._round_conversion(pk, out, free)
         self.records.append(StepRecord(step.name, "numba", time.perf_counter() - start, origin))
+
+    def _round_conversion(self, pk: ParsedKernel, out: np.ndarray, free: dict[str, int]) -> None:
+        """Round what a *conversion* kernel wrote to its narrow float dtype (bf16, fp16, fp8).
+
+        A kernel converts into its output's dtype D when it reads no float tensor of dtype D (a
+        cast ``Y_bf16[i] = X_f32[i]``, a reduction with a requested dtype, a value built from
+        integers or constants): that is where the framework's program stores a value in D, so a
+        run in float64 must keep only what D keeps, or fp8 quantisation would vanish. A kernel
+        computing in D from D values (a bf16 matmul) is not rounded: float storage stays at the
+        executor's precision, as the float64 golden reference does (``golden.reference64``)."""
+        dtype = self.tensors[pk.out.tensor].dtype
+        if dtype not in NARROW_FLOAT_DTYPES:
+            return
+        if any(self.tensors[a.tensor].dtype == dtype for a in pk.reads):
+            return
+        mask = _written_mask(pk, out.shape, free)
+        if mask is None:
+            out[...] = round_to(out, dtype)
+        else:
+            out[mask] = round_to(out[mask], dtype)
 
     def _empty_nest_writes(self, pk: ParsedKernel, free: dict[str, int]) -> bool:
         """A nest with no iterations still resets its written region when it reduces over an
@@ -228,6 +240,32 @@ class Executor(ProgramInterpreter):
                 arr = arr.astype(numpy_dtype(t.dtype), copy=False)
             result.append(arr)
         return result
+
+
+def _written_mask(pk: ParsedKernel, shape: tuple[int, ...], free: dict[str, int]) -> np.ndarray | None:
+    """Where the kernel wrote in its output, as a boolean mask; None when it wrote all of it.
+    An indirect (scatter) subscript is taken as writing everywhere it may (the whole tensor)."""
+    index = pk.out.index
+    if any(not isinstance(a, Affine) for a in index):
+        return None
+    ext = pk.extents
+    plain = [a.coefs[0][0] for a in index if len(a.coefs) == 1 and a.coefs[0][1] == 1 and a.const == 0]
+    whole = len(plain) == len(index) == len(set(plain)) and all(
+        v in ext and ext[v] == size for v, size in zip(plain, shape))
+    if whole:
+        return None
+    names = sorted({v for a in index for v in a.vars if v not in free})
+    grids = np.meshgrid(*(np.arange(ext[v]) for v in names), indexing="ij") if names else []
+    env = dict(zip(names, grids))
+    coords = []
+    for a in index:
+        value = np.full(grids[0].shape if grids else (), a.const, dtype=np.int64)
+        for v, c in a.coefs:
+            value = value + c * (free[v] if v in free else env[v])
+        coords.append(value.reshape(-1))
+    mask = np.zeros(shape, dtype=bool)
+    mask[tuple(coords)] = True
+    return mask
 
 
 def topk_arrays(src: np.ndarray, axis: int, k: int, largest: bool) -> tuple[np.ndarray, np.ndarray]:

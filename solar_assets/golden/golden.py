@@ -1,8 +1,12 @@
 """Run the workload in its framework to get the outputs its IR must reproduce.
 
-Two runs: the model as written (float32, the reference users care about) and the same
-model and inputs in float64, which lets validation compare at ~1e-9 so that an indexing
-bug cannot hide inside float32 rounding. Both run at the *validation size*: the file as
+Two runs: the model as written (in the file's own dtypes: float32, or bf16 / fp16 / fp8 where
+the file says so; the reference users care about) and the same model and inputs in float64,
+which lets validation compare at ~1e-9 so that an indexing bug cannot hide inside float32
+rounding. The float64 run respects the file's casts: arithmetic in float64, a cast to a narrow
+dtype rounded to it (``golden.reference64``), from the same (already rounded) inputs and weights.
+bf16 and fp8 arrays are kept widened to float32, which holds each of their values exactly (npz
+has no bf16); the IR's declarations say which dtype a tensor has. Both run at the *validation size*: the file as
 written, or with its size constants rebound (``constants``, chosen by ``golden.sizing``).
 """
 from __future__ import annotations
@@ -15,6 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from solar_assets import cache_store
+from solar_assets.golden.reference64 import run_float64
+from solar_assets.ir.dtypes import ir_dtype_name
 from solar_assets.workloads import WorkloadError, WorkloadSource, load_torch_workload, size_label
 
 
@@ -47,16 +53,23 @@ def _flatten_outputs(result: object, path: str) -> list:
         return [result]
     if isinstance(result, (tuple, list)) and all(isinstance(r, torch.Tensor) for r in result):
         return list(result)
-    raise WorkloadError(f"{path}: forward returned {type(result).__name__}; expected a tensor or a tuple of tensors")
+    raise WorkloadError(f"{path}: forward returned {type(result).__name__}; a workload returns a tensor or a tuple "
+                        f"of tensors")
 
 
 def _to_numpy(t) -> np.ndarray:
-    return t.detach().cpu().numpy().copy()
+    """The tensor's values as NumPy: bf16 and fp8 widened to float32 (exact; NumPy has neither)."""
+    import torch
+
+    t = t.detach().cpu()
+    if t.is_floating_point() and ir_dtype_name(t.dtype) in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
+        t = t.to(torch.float32)
+    return t.numpy().copy()
 
 
 def make_golden(src: WorkloadSource, constants: dict[str, int] | None = None) -> Golden:
-    """Run the workload (float32 as written, then float64) on its seeded inputs, at the file's own
-    size or with ``constants`` rebound."""
+    """Run the workload (as written, then in float64 respecting its casts: ``reference64``) on its
+    seeded inputs, at the file's own size or with ``constants`` rebound."""
     import torch
 
     start = time.perf_counter()
@@ -67,9 +80,7 @@ def make_golden(src: WorkloadSource, constants: dict[str, int] | None = None) ->
     try:
         with torch.no_grad():
             outputs = _flatten_outputs(w.model(*w.inputs), src.path)
-            model64 = w.model.to(torch.float64)
-            inputs64 = [x.to(torch.float64) if torch.is_floating_point(x) else x for x in w.inputs]
-            outputs64 = _flatten_outputs(model64(*inputs64), src.path)
+            outputs64 = _flatten_outputs(run_float64(w.model, w.inputs), src.path)
     except WorkloadError:
         raise
     except Exception as e:

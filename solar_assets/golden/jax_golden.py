@@ -3,7 +3,8 @@
 The float64 run enables x64 only inside ``jax.enable_x64(True)`` (scoped: nothing else in the
 process changes), casts the float inputs, parameters and closed-over constants to float64 and
 runs the same function again, like the torch path's ``outputs64``. Both runs are eager on the
-CPU at the validation size.
+CPU at the validation size. bf16 and fp8 arrays are kept widened to float32 (exact), like the torch
+path's; a cast to a narrow dtype inside the function rounds in the float64 run too.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import time
 import numpy as np
 
 from solar_assets.golden.golden import Golden
+from solar_assets.ir.dtypes import to_storable
 from solar_assets.workloads import WorkloadError, WorkloadSource
 from solar_assets.workloads.jax_loader import load_jax_workload
 
@@ -21,8 +23,9 @@ def _arrays(result: object, path: str) -> list[np.ndarray]:
     out = []
     for r in items:
         if not hasattr(r, "shape") or not hasattr(r, "dtype"):
-            raise WorkloadError(f"{path}: the function returned {type(r).__name__}; expected an array or a tuple of arrays")
-        out.append(np.array(r))
+            raise WorkloadError(f"{path}: the function returned {type(r).__name__}; a workload returns an array or a "
+                                f"tuple of arrays")
+        out.append(to_storable(np.array(r)))
     return out
 
 
@@ -43,8 +46,8 @@ def make_jax_golden(src: WorkloadSource, constants: dict[str, int] | None = None
     w = load_jax_workload(src, constants)
     f, names = flat_function(w)
     closed, _ = make_workload_jaxpr(w)
-    params = {n: np.array(w.params[n]) for n in names}
-    params.update({f"const:{i}": a for i, a in array_consts(closed)})
+    params = {n: to_storable(np.array(w.params[n])) for n in names}
+    params.update({f"const:{i}": to_storable(np.asarray(a)) for i, a in array_consts(closed)})
     try:
         outputs = _arrays(f([w.params[n] for n in names], *w.inputs), src.path)
         with jax.enable_x64(True):
@@ -56,7 +59,7 @@ def make_jax_golden(src: WorkloadSource, constants: dict[str, int] | None = None
     except Exception as e:
         raise WorkloadError(f"{src.path}: running the JAX function failed: {type(e).__name__}: {e}") from e
     return Golden(
-        inputs=[np.array(x) for x in w.inputs],
+        inputs=[to_storable(np.array(x)) for x in w.inputs],
         params=params,
         outputs=outputs,
         outputs64=outputs64,

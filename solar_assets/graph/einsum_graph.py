@@ -56,17 +56,13 @@ import networkx as nx
 from ir_schemas import Cond, Kernel, Program, Repeat, Reshape, TopK
 from solar_assets.graph.footprint import Footprint, footprint_of, union_footprint
 from solar_assets.ir import check_program, format_kernel, parse_kernel
+from solar_assets.ir.dtypes import BYTES_PER_ELEMENT, FLOAT_DTYPES  # each tensor at its own width
 from solar_assets.ir.printer import format_topk
 from solar_assets.ir.expr import Access, Affine, ParsedKernel
 
 CODE_VERSION = "2"
 """Bump when the counting rules change: it is the Dagster code version of ``einsum_graph``."""
 
-BYTES_PER_ELEMENT: dict[str, int] = {
-    "float64": 8, "float32": 4, "float16": 2, "bfloat16": 2,
-    "int64": 8, "int32": 4, "int8": 1, "uint8": 1, "bool": 1,
-}
-FLOAT_DTYPES = ("float64", "float32", "bfloat16", "float16")
 MAX_COND_COMBINATIONS = 64
 
 

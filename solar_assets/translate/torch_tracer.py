@@ -113,11 +113,25 @@ def lower_exported(ep: Any, name: str, path: str, fallback: Any = None) -> Any:
                 f"{path}: while lowering {node.format_node()}: {type(e).__name__}: {e}"
             ) from e
     output = next(n for n in ep.graph.nodes if n.op == "output")
+    _check_returns(output.args[0], path)
     for spec, arg in zip(ep.graph_signature.output_specs, output.args[0]):
         if spec.kind != OutputKind.USER_OUTPUT:
             raise TranslationError(f"{path}: output {spec.arg.name} of kind {spec.kind.name} (e.g. a buffer mutation) is not supported")
         b.set_output(env[arg.name], f"out_{len(b.outputs)}")
     return b.build()
+
+
+def _check_returns(results: Any, path: str) -> None:
+    """Every value ``forward`` returns is a tensor; else one line naming the file and the type."""
+    import torch
+    import torch.fx
+
+    items = list(results) if isinstance(results, (tuple, list)) else [results]
+    for arg in items or [results]:
+        val = arg.meta.get("val") if isinstance(arg, torch.fx.Node) else arg
+        if not isinstance(val, torch.Tensor):
+            raise TranslationError(f"{path}: forward returned {type(val).__name__}; a workload returns a tensor or "
+                                   f"a tuple of tensors")
 
 
 REAL_TENSOR_NOTE = "traced with real tensors: building or exporting the model with fake tensors failed"

@@ -1,9 +1,20 @@
 """Compare IR outputs with golden outputs: per output, dtype-aware tolerances, clear messages.
 
 An output passes when every element satisfies ``|got - ref| <= atol_scale·max|ref| + rtol·|ref|``
-(non-finite values must sit at the same places with the same values); integer and bool outputs
-must match exactly. The float comparison is one compiled pass over the arrays (``np.allclose`` on
-big arrays costs seconds).
+(non-finite values must sit at the same places with the same values: a NaN where the reference
+is finite fails, and the reverse); integer and bool outputs must match exactly. The float
+comparison is one compiled pass over the arrays (``np.allclose`` on big arrays costs seconds).
+
+Validation refuses what checks nothing: a golden output that is all NaN/inf, or one that is
+constant while the IR computes it from no input or weight (an IR writing the constant ``nan``
+or ``0``), is a failed check naming the output.
+
+Narrow dtypes (bf16, fp16, fp8): the framework rounds every op's result to the dtype, the IR
+and the float64 reference only where the program converts into it (a cast, a requested dtype:
+``golden.reference64``), so a program that stores values in a narrow dtype is compared, against
+both references, at the tolerance of its narrowest such dtype, scaled by the square root of its
+longest reduction over 256 (at least 1), and widened to twice the framework's own drift from
+the float64 reference where that is larger.
 """
 from __future__ import annotations
 
@@ -12,10 +23,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import math
+import re
+
 import numba
 import numpy as np
 
 from ir_schemas import Program
+from solar_assets.ir.dtypes import DTYPES, NARROW_FLOAT_DTYPES, numpy_dtype
 
 TINY = float(np.finfo(np.float64).tiny)
 
@@ -24,8 +39,12 @@ TOLERANCES: dict[str, tuple[float, float]] = {
     "float64": (1e-9, 1e-9),
     "float32": (1e-4, 1e-4),
     "float16": (1e-2, 1e-2),
-    "bfloat16": (1e-2, 1e-2),
+    "bfloat16": (1e-2, 1e-2),  # 8 significant bits: a rounding is up to 2^-8 = 3.9e-3
+    "float8_e4m3fn": (1.25e-1, 1.25e-1),  # 4 significant bits: 2^-4 = 6.25e-2
+    "float8_e5m2": (2.5e-1, 2.5e-1),  # 3 significant bits: 2^-3 = 1.25e-1
 }
+_NAME = re.compile(r"[A-Za-z_]\w*")
+REDUCTION_SCALE_FROM = 256  # narrow tolerances grow as sqrt(longest reduction / this), at least 1
 
 
 @dataclass(frozen=True)
@@ -73,7 +92,7 @@ class GoldenLike(Protocol):
 
 
 def _category(dtype: np.dtype | str) -> str:
-    kind = np.dtype(dtype).kind if not str(dtype).startswith("bfloat") else "f"
+    kind = DTYPES[str(dtype)].kind if str(dtype) in DTYPES else np.dtype(dtype).kind
     return {"f": "float", "c": "complex", "b": "bool", "i": "integer", "u": "integer"}.get(kind, str(dtype))
 
 
@@ -206,43 +225,162 @@ def compare_outputs(names: Sequence[str], got: Sequence[np.ndarray], golden: Seq
     return checks
 
 
-def _stored_like(a: np.ndarray, ref: Any) -> np.ndarray:
-    """The IR's float64 result rounded to the golden array's float dtype (float32, normally)."""
+def _stored_like(a: np.ndarray, ref: Any, declared: str) -> np.ndarray:
+    """The IR's float64 result as the framework stores it: rounded to the declared dtype where that
+    is narrow (bf16, fp8: kept as float32, like the golden arrays), else to the golden array's
+    float dtype (float32, normally)."""
     ref = np.asarray(ref)
     if _category(a.dtype) == "float" and _category(ref.dtype) == "float":
+        if declared in NARROW_FLOAT_DTYPES:
+            return a.astype(numpy_dtype(declared)).astype(np.float32)
         return a.astype(ref.dtype)
     return a
 
 
+def narrow_storage(program: Program) -> list[str]:
+    """The narrow float dtypes (bf16, fp16, fp8) the program stores computed values in (its
+    intermediates and outputs; an fp8 input is exact and rounds nothing), narrowest first."""
+    found = {t.dtype for t in program.tensors if t.role in ("intermediate", "output")
+             and t.dtype in NARROW_FLOAT_DTYPES}
+    return sorted(found, key=lambda d: DTYPES[d].mantissa_bits)
+
+
+def narrow_compute(program: Program) -> list[str]:
+    """The narrow float dtypes some kernel computes in from values of that dtype (a bf16 matmul,
+    a bf16 add): there the framework rounds each result and the IR, like the float64 reference,
+    does not. A kernel converting into the dtype (a cast, a scaled fp8 GEMM writing bf16) rounds
+    in all three, so a program whose narrow values all come from conversions keeps the strong
+    float64 check."""
+    tensors = program.tensor_map()
+    found: set[str] = set()
+    for st, _ in program.walk_steps():
+        if st.kind != "kernel":
+            continue
+        dtype = tensors[st.out.split("[", 1)[0].strip()].dtype
+        if dtype in NARROW_FLOAT_DTYPES and any(tensors[n].dtype == dtype for n in _NAME.findall(st.expr)
+                                                if n in tensors):
+            found.add(dtype)
+    return sorted(found, key=lambda d: DTYPES[d].mantissa_bits)
+
+
+def narrow_tolerance(program: Program, dtypes: Sequence[str]) -> tuple[float, float] | None:
+    """(rtol, atol_scale) for a program storing values in the narrow ``dtypes`` (module docstring);
+    None when it stores none."""
+    if not dtypes:
+        return None
+    from solar_assets.golden.sizing import reduction_lengths
+
+    rtol, atol_scale = tolerance_for(*dtypes)
+    scale = max(1.0, math.sqrt(max(reduction_lengths(program), default=1) / REDUCTION_SCALE_FROM))
+    return rtol * scale, atol_scale * scale
+
+
+def _widened_by_drift(name: str, i: int, golden: GoldenLike, declared: str, atol_scale: float,
+                      what: str, notes: list[str]) -> float:
+    """``atol_scale``, or twice the framework's drift from its float64 result (relative to
+    max|ref|) where that is larger, with a note saying so."""
+    if golden.outputs64 is None or i >= len(golden.outputs) or i >= len(golden.outputs64) \
+            or _category(declared) != "float":
+        return atol_scale
+    ref, ref64 = np.asarray(golden.outputs[i], np.float64), np.asarray(golden.outputs64[i], np.float64)
+    finite = np.isfinite(ref) & np.isfinite(ref64) if ref.shape == ref64.shape else None
+    if finite is None or not finite.any():
+        return atol_scale
+    drift = float(np.max(np.abs(ref[finite] - ref64[finite])))
+    scale = float(np.max(np.abs(ref[finite]))) or 1.0
+    if 2 * drift / scale > atol_scale:
+        notes.append(f"output {name!r}: the framework's {what} result drifts {drift:.3g} from its float64 "
+                     f"result; tolerance widened to twice that")
+        return 2 * drift / scale
+    return atol_scale
+
+
 def _framework_precision_checks(names: list[str], stored: list[np.ndarray], golden: GoldenLike,
-                                declared: list[str], notes: list[str]) -> list[OutputCheck]:
-    """The float32 comparison with the framework's own outputs. Where the framework's float32
-    result is itself further from its float64 result than the dtype tolerance (long float32
-    sums drift), the allowed error grows to twice that drift: the IR cannot be asked to
-    reproduce the framework's rounding, and the float64 check above still pins the meaning."""
+                                declared: list[str], narrow: tuple[float, float] | None,
+                                notes: list[str]) -> list[OutputCheck]:
+    """The comparison with the framework's own outputs, at the declared dtype's tolerance (or the
+    program's narrow one). Where the framework's result is itself further from its float64 result
+    than that (long float32 sums drift, bf16 rounds every op), the allowed error grows to twice
+    that drift: the IR cannot be asked to reproduce the framework's rounding, and the float64
+    check pins the meaning."""
     checks: list[OutputCheck] = []
     for i, name in enumerate(names):
         rtol, atol_scale = tolerance_for(declared[i], str(np.asarray(golden.outputs[i]).dtype)) \
             if i < len(golden.outputs) else (None, None)
-        if golden.outputs64 is not None and i < len(golden.outputs) and _category(declared[i]) == "float":
-            ref, ref64 = np.asarray(golden.outputs[i], np.float64), np.asarray(golden.outputs64[i], np.float64)
-            if ref.shape == ref64.shape and ref.size:
-                drift = float(np.nanmax(np.abs(ref - ref64)))
-                scale = float(np.nanmax(np.abs(ref))) or 1.0
-                if 2 * drift / scale > atol_scale:
-                    notes.append(f"output {name!r}: the framework's float32 result drifts {drift:.3g} from its "
-                                 f"float64 result; float32 tolerance widened to twice that")
-                    atol_scale = 2 * drift / scale
+        if narrow is not None and rtol is not None and _category(declared[i]) == "float":
+            rtol, atol_scale = max(rtol, narrow[0]), max(atol_scale, narrow[1])
+        if atol_scale is not None:
+            what = declared[i] if narrow is None else "narrow-precision"
+            atol_scale = _widened_by_drift(name, i, golden, declared[i], atol_scale, what, notes)
         checks += compare_outputs([name], stored[i:i + 1], golden.outputs[i:i + 1], rtol, atol_scale,
                                   dtypes=declared[i:i + 1], reference="outputs")
     return checks
 
 
+def input_dependent(program: Program) -> set[str]:
+    """The tensors whose values depend on some input or weight (the program's data flow; a
+    repeat's carried state and a cond's index are followed to a fixed point)."""
+    tensors = program.tensor_map()
+    live = {t.name for t in program.tensors if t.role in ("input", "weight")}
+    steps = program.walk_steps()
+    changed = True
+    while changed:
+        changed = False
+        for st, _ in steps:
+            if st.kind == "kernel":
+                reads = {n for n in _NAME.findall(st.expr + " " + st.out.split("[", 1)[-1]) if n in tensors}
+                if st.init == "keep" and st.update != "=":
+                    reads.add(st.out.split("[", 1)[0].strip())
+                new = {st.out.split("[", 1)[0].strip()} if reads & live else set()
+            elif st.kind == "reshape":
+                new = {st.out} if st.src in live else set()
+            elif st.kind == "topk":
+                new = {st.values, st.indices} if st.src in live else set()
+            elif st.kind == "cond":
+                new = set(st.outs) if st.index in live else set()
+            else:
+                new = set()
+            if new - live:
+                live |= new
+                changed = True
+    return live
+
+
+def _refusals(program: Program, golden: GoldenLike, names: list[str], declared: list[str]) -> list[OutputCheck]:
+    """Failed checks for outputs whose comparison would check nothing (module docstring)."""
+    checks: list[OutputCheck] = []
+    live = None
+    for i, name in enumerate(names[:len(golden.outputs)]):
+        ref = np.asarray(golden.outputs[i])
+        if not ref.size:
+            continue
+        shape = tuple(ref.shape)
+        why = None
+        if _category(ref.dtype) == "float" and not np.isfinite(ref.astype(np.float64)).any():
+            why = (f"the golden output is all NaN/inf (shape {shape}): comparing with it checks nothing; the "
+                   f"workload must compute finite values on its inputs")
+        else:
+            live = input_dependent(program) if live is None else live
+            flat = ref.reshape(-1)
+            constant = bool(np.all((flat == flat[0]) | (np.isnan(flat) & np.isnan(flat[0])))) \
+                if _category(ref.dtype) == "float" else bool(np.all(flat == flat[0]))
+            if name not in live and constant:
+                why = (f"the IR computes it from no input or weight and the golden output is constant "
+                       f"({flat[0]!r} everywhere, shape {shape}): comparing them checks nothing")
+        if why is not None:
+            checks.append(OutputCheck(name, shape, shape, declared[i], float("inf"), float("inf"), float("nan"),
+                                      False, f"output {name!r}: {why}", 0.0, "outputs"))
+    return checks
+
+
 def validate_program(program: Program, golden: GoldenLike, *, source: str = "<program>",
                      einsum: bool = True) -> ValidationResult:
-    """Run ``program`` in float64 on the golden inputs and compare: with ``golden.outputs64`` at
-    1e-9·max|ref| (the strong check, when present) and, cast to float32, with ``golden.outputs``
-    at the declared dtype's tolerance. IR errors (checker, missing bindings) raise."""
+    """Run ``program`` in float64 on the golden inputs (rounding where it converts into a narrow
+    dtype) and compare: with ``golden.outputs64`` at 1e-9·max|ref| (the strong check, when present;
+    at the narrow tolerance where the program computes in bf16 / fp16 / fp8) and, rounded to the
+    declared dtype, with ``golden.outputs`` at that dtype's tolerance (module docstring). Outputs
+    whose comparison would check nothing fail first (``_refusals``). IR errors (checker, missing
+    bindings) raise."""
     from solar_assets.execute import execute_program
 
     start = time.perf_counter()
@@ -251,15 +389,33 @@ def validate_program(program: Program, golden: GoldenLike, *, source: str = "<pr
     got64 = execute_program(program, golden.bindings(np.float64), np.float64, einsum=einsum, source=source)
     checks: list[OutputCheck] = []
     notes: list[str] = []
+    checks += _refusals(program, golden, names, declared)
+    narrow_dtypes, computing = narrow_storage(program), narrow_compute(program)
+    narrow = narrow_tolerance(program, narrow_dtypes)
+    if narrow is not None:
+        notes.append(f"the program stores values in {', '.join(narrow_dtypes)}: the comparison with the framework "
+                     f"runs at rtol {narrow[0]:.3g}, atol {narrow[1]:.3g}·max|ref|")
+    if computing:
+        notes.append(f"the program computes in {', '.join(computing)}: the framework rounds every such op, the IR "
+                     f"and the float64 reference only the conversions into it, so the float64 check runs at the "
+                     f"same narrow tolerance")
+    computed = narrow_tolerance(program, computing)
     if golden.outputs64 is not None:
-        rtol, atol_scale = TOLERANCES["float64"]
-        checks += compare_outputs(names, got64, golden.outputs64, rtol, atol_scale,
-                                  dtypes=["float64" if _category(d) == "float" else d for d in declared],
-                                  reference="outputs64")
+        if computed is None:
+            rtol, atol_scale = TOLERANCES["float64"]
+            checks += compare_outputs(names, got64, golden.outputs64, rtol, atol_scale,
+                                      dtypes=["float64" if _category(d) == "float" else d for d in declared],
+                                      reference="outputs64")
+        else:
+            for i, name in enumerate(names):
+                atol_scale = _widened_by_drift(name, i, golden, declared[i], computed[1], "narrow-precision", [])
+                checks += compare_outputs([name], got64[i:i + 1], golden.outputs64[i:i + 1], computed[0], atol_scale,
+                                          dtypes=["float64" if _category(declared[i]) == "float" else declared[i]],
+                                          reference="outputs64")
     else:
         notes.append("no float64 golden outputs: only the float32 comparison ran")
-    stored = [_stored_like(a, r) for a, r in zip(got64, golden.outputs)] + got64[len(golden.outputs):]
-    checks += _framework_precision_checks(names, stored, golden, declared, notes)
+    stored = [_stored_like(a, r, d) for a, r, d in zip(got64, golden.outputs, declared)] + got64[len(golden.outputs):]
+    checks += _framework_precision_checks(names, stored, golden, declared, narrow, notes)
     return ValidationResult(
         ok=bool(checks) and all(c.ok for c in checks),
         checks=checks,

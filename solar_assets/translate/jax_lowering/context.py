@@ -9,16 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-import numpy as np
-
 from solar_assets.translate.torch_lowering.builder import ProgramBuilder, fmt_const, lins, loop_vars
-from solar_assets.translate.torch_lowering.context import LoweringGap
+from solar_assets.translate.torch_lowering.context import LoweringGap, ir_dtype
 from solar_assets.translate.torch_lowering.symbolic import Lin, SymTensor
 
-JAX_TO_IR_DTYPE = {
-    "float32": "float32", "float64": "float64", "float16": "float16", "bfloat16": "bfloat16",
-    "int64": "int64", "int32": "int32", "int8": "int8", "uint8": "uint8", "bool": "bool",
-}
 Value = Any  # SymTensor | int | float | bool
 
 __all__ = ["Counter", "JCtx", "LoweringGap", "Value", "ir_dtype", "is_const", "lins", "loop_vars", "Lin",
@@ -43,11 +37,6 @@ class Counter:
         return Counter(self.lin.scale(k), min(self.lo * k, self.hi * k), max(self.lo * k, self.hi * k))
 
 
-def ir_dtype(dtype: Any) -> str:
-    key = str(np.dtype(dtype)) if not str(dtype) == "bfloat16" else "bfloat16"
-    if key not in JAX_TO_IR_DTYPE:
-        raise LoweringGap(f"dtype {key} is not supported by the Affine Loop IR")
-    return JAX_TO_IR_DTYPE[key]
 
 
 def is_const(x: Value) -> bool:

@@ -136,7 +136,8 @@ def identity_lowering(c: JCtx, *xs, **_):
 
 @lowers("reduce_precision")
 def reduce_precision_lowering(c: JCtx, x, *, exponent_bits: int, mantissa_bits: int):
-    native = {"float32": (8, 23), "float64": (11, 52), "float16": (5, 10), "bfloat16": (8, 7)}
+    native = {"float32": (8, 23), "float64": (11, 52), "float16": (5, 10), "bfloat16": (8, 7),
+              "float8_e4m3fn": (4, 3), "float8_e5m2": (5, 2)}
     if native.get(c.out_dtype()) != (exponent_bits, mantissa_bits):
         raise LoweringGap(f"reduce_precision to {exponent_bits} exponent / {mantissa_bits} mantissa bits")
     return x

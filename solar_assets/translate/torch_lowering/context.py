@@ -4,25 +4,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from solar_assets.ir.dtypes import ir_dtype_name
 from solar_assets.translate.torch_lowering.builder import ProgramBuilder, fmt_const, lins, loop_vars
 from solar_assets.translate.torch_lowering.symbolic import Lin, SymTensor
 
-TORCH_TO_IR_DTYPE = {
-    "torch.float32": "float32", "torch.float64": "float64", "torch.float16": "float16",
-    "torch.bfloat16": "bfloat16", "torch.int64": "int64", "torch.int32": "int32",
-    "torch.int8": "int8", "torch.uint8": "uint8", "torch.bool": "bool",
-}
 
 
 class LoweringGap(Exception):
     """A form of a known op that the tracer cannot lower yet (the message says which)."""
 
 
-def ir_dtype(torch_dtype: Any) -> str:
-    key = str(torch_dtype)
-    if key not in TORCH_TO_IR_DTYPE:
-        raise LoweringGap(f"dtype {key} is not supported")
-    return TORCH_TO_IR_DTYPE[key]
+def ir_dtype(dtype: Any) -> str:
+    """The IR dtype of a torch (or NumPy / JAX) dtype: one map for both tracers (``ir.dtypes``)."""
+    name = ir_dtype_name(dtype)
+    if name is None:
+        raise LoweringGap(f"dtype {dtype} is not supported by the Affine Loop IR")
+    return name
 
 
 @dataclass
