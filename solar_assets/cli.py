@@ -350,11 +350,11 @@ def coverage(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------- hardware, ui
 def hardware(args: argparse.Namespace) -> int:
-    from solar_assets.hardware import list_hardware, load_hardware
+    from solar_assets.hardware import load_all_hardware, load_hardware
     from solar_assets.report import format_bytes, format_count
 
     if args.hw_command == "list":
-        specs = [load_hardware(name) for name in list_hardware()]
+        specs, bad = load_all_hardware()  # a bad spec fails only itself: one line each, below
         rows = [("name", "vendor", "fp32", "bf16", "DRAM bw", "on-chip buffer")]
         for s in specs:
             peak = lambda d: format_count(s.peak_flop_per_s[d], "FLOP/s") if d in s.peak_flop_per_s else "-"  # noqa: E731
@@ -363,7 +363,9 @@ def hardware(args: argparse.Namespace) -> int:
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         for r in rows:
             print("  ".join(f"{c:<{w}}" for c, w in zip(r, widths)).rstrip())
-        return EXIT_OK
+        for line in bad:
+            print(f"solar: error: {line}", file=sys.stderr)
+        return EXIT_FAILED if bad else EXIT_OK
     if args.hw_command == "detect":
         from solar_assets.hardware.detect import write_host_spec
 
@@ -379,8 +381,9 @@ def hardware(args: argparse.Namespace) -> int:
         spec = load_hardware(args.name)
     print(f"{spec.name} ({spec.vendor}), digest {spec.digest()}")
     print(f"  {spec.description}")
-    for dtype, peak in spec.peak_flop_per_s.items():
-        print(f"  peak {dtype:<5} {peak:.4g} FLOP/s")
+    for field, peak in spec.peak_flop_per_s.items():  # "matrix.bf16"
+        unit, dtype = field.split(".")
+        print(f"  peak {dtype:<5} {unit:<6} {peak:.4g} FLOP/s")
     print(f"  DRAM bandwidth      {spec.dram_bytes_per_s:.4g} bytes/s")
     print(f"  DRAM capacity       {spec.dram_capacity_bytes} bytes ({format_bytes(spec.dram_capacity_bytes)})")
     print(f"  on-chip buffer      {spec.onchip_buffer_bytes} bytes ({format_bytes(spec.onchip_buffer_bytes)})")
