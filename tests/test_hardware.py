@@ -23,7 +23,8 @@ GOOD = {
     "name": "toy",
     "vendor": "Acme",
     "description": "a spec that validates",
-    "peak_flop_per_s": {"fp32": 1.0e12, "bf16": 4.0e12},
+    "peak_flop_per_s": {"matrix": {"bf16": 4.0e12}, "vector": {"fp32": 1.0e12}},
+    "peak_sources": {"matrix": {"bf16": "made up"}, "vector": {"fp32": "made up"}},
     "dram_bytes_per_s": 1.0e11,
     "dram_capacity_bytes": 2**30,
     "onchip_buffer_bytes": 2**20,
@@ -141,8 +142,8 @@ def test_unknown_field_lists_known_ones(tmp_path):
 
 
 def test_unknown_dtype_key(tmp_path):
-    path = write_spec(tmp_path, "toy", with_changes(peak_flop_per_s={"fp12": 1.0e12}))
-    with pytest.raises(HardwareError, match=r"toy\.yaml: field 'peak_flop_per_s\.fp12'"):
+    path = write_spec(tmp_path, "toy", with_changes(peak_flop_per_s={"vector": {"fp12": 1.0e12}}))
+    with pytest.raises(HardwareError, match=r"toy\.yaml: field 'peak_flop_per_s\.vector\.fp12'"):
         load_hardware(path)
 
 
@@ -155,9 +156,9 @@ def test_negative_bandwidth(tmp_path):
 
 
 def test_zero_peak_names_the_dtype(tmp_path):
-    path = write_spec(tmp_path, "toy", with_changes(peak_flop_per_s={"fp32": 0.0}))
+    path = write_spec(tmp_path, "toy", with_changes(peak_flop_per_s={"vector": {"fp32": 0.0}}))
     with pytest.raises(
-        HardwareError, match=r"toy\.yaml: field 'peak_flop_per_s\.fp32': Input should be greater than 0"
+        HardwareError, match=r"toy\.yaml: field 'peak_flop_per_s\.vector\.fp32': Input should be greater than 0"
     ):
         load_hardware(path)
 
