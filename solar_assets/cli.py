@@ -79,6 +79,10 @@ def _parser() -> argparse.ArgumentParser:
     analyze.add_argument("--runs", type=int, default=20, metavar="N",
                          help="with --measure: timed runs per backend after 3 warm-ups (default 20; fewer when a "
                               "backend's runs pass 20 s, never fewer than 5)")
+    analyze.add_argument("--fp32-math", choices=("auto", "tf32", "ieee"), default="auto",
+                         help="fp32 contractions on the TF32 tensor cores or the IEEE fp32 path; auto (default): "
+                              "the fastest the framework's defaults allow for each op (TF32 for PyTorch convolutions "
+                              "and JAX, IEEE for PyTorch matmuls unless the file enables TF32)")
     analyze.add_argument("--json", action="store_true", help="print only a JSON list of report rows on stdout")
     analyze.add_argument("--home", metavar="DIR", help="SOLAR_HOME (default $SOLAR_HOME or <repo>/data/solar_home)")
     analyze.add_argument("--no-dagster", action="store_true",
@@ -209,12 +213,14 @@ def analyze(args: argparse.Namespace) -> int:
         raise SolarError(f"--target-latency must be positive seconds, got {args.target_latency}")
     measure = _measure_options(args)
     _use_translator(args.translator)
+    os.environ["SOLAR_FP32_MATH"] = args.fp32_math  # the Dagster assets read it (pipeline.bound_graph)
     paths, input_errors = _workload_paths(args.paths)
     progress = Progress([p.stem for p in paths], enabled=not args.no_progress)
     with pipeline.progress_listener(progress):
         if args.no_dagster:
             results = [pipeline.analyze_workload(p, hardware_names, target_latency_s=args.target_latency,
                                                  cache_dir=home / "cache", measure=measure, translator=args.translator,
+                                                 fp32_math=args.fp32_math,
                                                  ski_slope_dir=pipeline.reports_dir(home) / "skislope")
                        for p in paths]
             rows = [row for r in results for row in r.rows]

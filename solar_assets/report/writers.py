@@ -2,11 +2,13 @@
 
 The JSON file is exactly what ``solar analyze --json`` prints (a list of ReportRow dicts,
 schema ``ir_schemas/report.v1.schema.json``); the CSV has the same columns; the Markdown
-states its assumptions and lists the workloads that failed, with why.
+states its assumptions and lists the workloads that failed, with why. JSON has no inf or NaN:
+a non-finite figure is written as null and named in the row's ``nonfinite_note``.
 """
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -20,7 +22,23 @@ REPORT_STEM = "report"
 
 
 def rows_as_json(rows: Sequence[ReportRow]) -> str:
-    return json.dumps([r.model_dump(mode="json") for r in rows], indent=2) + "\n"
+    """The rows as a JSON array; ``allow_nan=False`` makes sure no ``Infinity`` or ``NaN`` slips through."""
+    return json.dumps([finite_row(r) for r in rows], indent=2, allow_nan=False) + "\n"
+
+
+def finite_row(row: ReportRow) -> dict:
+    """The row as a JSON-ready dict with every non-finite float replaced by null, and each one named
+    in ``nonfinite_note`` (``sol_fused_s was inf``): JSON has no inf or NaN, and a reader must not
+    take a missing figure for a figure."""
+    data = row.model_dump(mode="json")
+    notes = []
+    for key, value in data.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            data[key] = None
+            notes.append(f"{key} was {value}")
+    if notes:
+        data["nonfinite_note"] = "; ".join(filter(None, [data.get("nonfinite_note", ""), *notes]))
+    return data
 
 
 def write_json(rows: Sequence[ReportRow], path: Path) -> Path:
