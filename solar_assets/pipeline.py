@@ -402,10 +402,9 @@ def inverse_for(src: WorkloadSource, graph: Any, hw: HardwareSpec, target_latenc
         raise SolarError(f"target latency must be positive seconds, got {target_latency_s!r}")
     from solar_assets.bounds import inverse_roofline
 
+    bounds = bounds if bounds is not None else bound_graph(src, graph, hw)  # the row's peaks and fp32 policy
     _starting(src.name, f"inverse roofline {hw.name}")
-    if bounds is not None:  # the same per-node peaks and fp32 policy as the row's bounds
-        return inverse_roofline(bounds, target_latency_s)
-    return inverse_roofline(graph, hw, target_latency_s)
+    return inverse_roofline(bounds, target_latency_s)
 
 
 def _cache_path(cache_dir: Path | None, kind: str, src: WorkloadSource, packages: tuple[str, ...],
