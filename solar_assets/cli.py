@@ -254,7 +254,6 @@ def analyze(args: argparse.Namespace) -> int:
 def _analyze_hardware(args: argparse.Namespace) -> list[str]:
     """The hardware asked for, plus every shipped spec with --project and ``host`` with --measure;
     ``host.yaml`` is detected on first use."""
-    from solar_assets.hardware import list_hardware
     from solar_assets.hardware.detect import HOST_NAME, ensure_host_spec
 
     names = list(args.hardware or pipeline.DEFAULT_HARDWARE)
@@ -262,8 +261,13 @@ def _analyze_hardware(args: argparse.Namespace) -> list[str]:
         print(f"solar: note: --measure runs on this machine; adding --hardware {HOST_NAME} to compare with "
               "its bounds", file=sys.stderr)
         names.append(HOST_NAME)
-    if args.project:
-        names += [n for n in list_hardware() if n != HOST_NAME]
+    if args.project:  # every shipped spec that loads; a bad one fails only itself, named
+        from solar_assets.hardware import load_all_hardware
+
+        good, bad = load_all_hardware()
+        names += [s.name for s in good if s.name != HOST_NAME]
+        for line in bad:
+            print(f"solar: error: {line}", file=sys.stderr)
     names = list(dict.fromkeys(names))
     if HOST_NAME in names:
         ensure_host_spec()

@@ -430,3 +430,25 @@ def test_a_dtype_one_spec_lacks_drops_only_that_specs_row(tmp_path):
     assert [r.hardware for r in result.rows] == ["toy"]
     assert result.error is not None and "fp64only: no vector peak FLOP/s for dtype fp32" in result.error
     assert str(path) in result.error
+
+
+def test_host_matrix_peaks_equal_vector_peaks_unless_amx(tmp_path):
+    from solar_assets.hardware import parse_hardware
+    from solar_assets.hardware.detect import Cache, ClockReading, CpuInfo, HostDetection, host_yaml, simd_peaks
+    from solar_assets.hardware.stream import StreamResult
+
+    def spec(flags):
+        cpu = CpuInfo("Example CPU", "GenuineIntel", frozenset(flags), 4, 8, 2000.0)
+        stream = StreamResult(2.0e10, "triad", {"triad": 2.0e10}, 128 * 2**20, 4, 3)
+        d = HostDetection(cpu, [Cache(3, "Unified", 32 * 2**20, "0-7")], ClockReading(2.0e9, "test"),
+                          simd_peaks(cpu.flags, 4, 2.0e9), stream, 2**34, None)
+        return parse_hardware(host_yaml(d), tmp_path / "host.yaml")
+
+    plain = spec({"avx", "avx2", "fma"})
+    fp32 = 4 * 2.0e9 * 2 * 8 * 2  # cores x clock x 2 FMA pipes x 8 fp32 lanes x 2 FLOP
+    assert plain.peak_flop_per_s.vector["fp32"] == pytest.approx(fp32)
+    assert plain.peak_flop_per_s.matrix == plain.peak_flop_per_s.vector  # no AMX: contractions on the SIMD lanes
+    amx = spec({"avx512f", "fma", "amx_bf16"})
+    assert amx.peak_flop_per_s.matrix["bf16"] == pytest.approx(4 * 2.0e9 * 2048)  # AMX tiles
+    assert amx.peak_flop_per_s.vector["bf16"] == amx.peak_flop_per_s.vector["fp32"]  # converted to fp32
+    assert set(amx.peak_sources.matrix) == set(amx.peak_flop_per_s.matrix)

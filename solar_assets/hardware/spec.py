@@ -72,8 +72,9 @@ class Plausible:
     """The range a figure of one kind must fall in, and how to guess a unit slip outside it.
 
     The ranges are wide (a Raspberry Pi to a rack-scale part) so that a real part is never
-    refused, yet catch a figure typed in TB/s, TFLOP/s, GHz or GiB. ``prefixes`` are the unit scales a person may have typed the figure in (``3.35`` for TB/s);
-    the hint names the one that lands closest to ``typical`` (log scale) inside the range.
+    refused, yet catch a figure typed in TB/s, TFLOP/s, GHz or GiB. ``prefixes`` are the unit
+    scales a person may have typed the figure in (``3.35`` for TB/s); the hint names the one
+    that lands closest to ``typical`` (log scale) inside the range.
     """
 
     what: str

@@ -62,12 +62,15 @@ def write_markdown(rows: Sequence[ReportRow], path: Path, errors: Sequence[str] 
         f"{len({r.workload for r in rows})} workload(s) on {len({r.hardware for r in rows})} hardware target(s), "
         f"{stamp}; report format v{REPORT_VERSION} (fields: `ir_schemas/REPORT.md`).",
         "",
-        "Assumptions: dense peak FLOP/s at the workload's dtype and peak DRAM bandwidth from the "
-        "hardware spec; 1 MAC = 2 FLOP. *Unfused*: every einsum reads its operands from and writes "
-        "its output to DRAM, bound = Σ max(F/peak, B/bandwidth). *Fused*: intermediates stay on chip, "
-        "bound = max(ΣF/peak, graph I/O bytes/bandwidth). *Cache-aware*: the minimum DRAM traffic over "
-        "tilings and fused segments with the hardware's on-chip buffer (Pyomo + GLPK ILP), bound = "
-        "max(ΣF/peak, that traffic/bandwidth); `*` marks a tiling-bound row (the buffer forces more traffic "
+        "Assumptions: dense peaks and peak DRAM bandwidth from the hardware spec; 1 MAC = 2 FLOP. Each "
+        "node runs on its own unit: contractions on the matrix (tensor-core) peak of their operand dtype, "
+        "fp32 ones as the fp32-math policy says (" + _fp32_policies(rows) + "), everything else on the "
+        "vector peak of its dtype; units run concurrently, so compute time is the busiest unit's (row "
+        "fields `compute_unit`, `peaks_fused`, `peaks_unfused`). *Unfused*: one DRAM round trip per "
+        "framework op (per IR kernel where the IR names no origin op), bound = Σ max(compute, B/bandwidth). "
+        "*Fused*: intermediates stay on chip, bound = max(busiest unit's time, graph I/O bytes/bandwidth). "
+        "*Cache-aware*: the minimum DRAM traffic over tilings and fused segments with the hardware's on-chip "
+        "buffer (Pyomo + GLPK ILP), bound = max(busiest unit's time, that traffic/bandwidth); `*` marks a tiling-bound row (the buffer forces more traffic "
         "than the unfused bytes), `?` one GLPK did not prove optimal. *limit*: the resource that sets each "
         "bound. Only IR that reproduced the golden outputs gets bounds.",
         "",
@@ -87,6 +90,11 @@ def write_markdown(rows: Sequence[ReportRow], path: Path, errors: Sequence[str] 
         lines += ["", "## Failed", ""] + [f"- {e}" for e in errors]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+def _fp32_policies(rows: Sequence[ReportRow]) -> str:
+    policies = sorted({r.fp32_math for r in rows if r.fp32_math})
+    return "; ".join(policies) if policies else "auto"
 
 
 def write_report(rows: Sequence[ReportRow], directory: str | Path, errors: Sequence[str] = (),
