@@ -231,9 +231,10 @@ def sol_bounds(graph: EinsumGraph, hw: RooflineHardware, dtype: str | None = Non
                                   _limiter(compute_s, memory_s), unit=u.label if u else "",
                                   peak_flop_per_s=u.peak_flop_per_s if u else None, group=group_of[n.name]))
     by_name = {n.name: n for n in graph.nodes}
+    readers = _readers(graph)
     per_op = []
     for g, members in groups.items():
-        nbytes = group_bytes(graph, members)
+        nbytes = group_bytes(graph, members, readers)
         compute_s = _busiest([units[m] for m in members])[0]
         memory_s = nbytes / beta
         per_op.append(OpBound(g, tuple(members), sum(by_name[m].flops for m in members), nbytes,
@@ -274,21 +275,27 @@ def op_groups(graph: EinsumGraph) -> dict[str, list[str]]:
     return groups
 
 
-def group_bytes(graph: EinsumGraph, members: list[str]) -> int:
+def _readers(graph: EinsumGraph) -> dict[str, set[str]]:
+    """Storage -> the names of the nodes that read it."""
+    readers: dict[str, set[str]] = {}
+    for n in graph.nodes:
+        for op in n.reads.values():
+            readers.setdefault(graph.storage_of[op.tensor], set()).add(n.name)
+    return readers
+
+
+def group_bytes(graph: EinsumGraph, members: list[str], readers: dict[str, set[str]] | None = None) -> int:
     """DRAM bytes of a group of nodes run as one kernel: each storage crossing the group's boundary
     once (reads of what no earlier member wrote; writes that a node outside the group reads, or that
     are graph outputs, or that nothing reads), at the largest footprint any member touches. One node
     alone moves exactly its own ``bytes``."""
-    nodes = [graph.node(m) for m in members]
+    inside = set(members)
+    nodes = [n for n in graph.nodes if n.name in inside]
     if len(nodes) == 1:
         return nodes[0].bytes
     storage = graph.storage_of
-    inside = set(members)
     outputs = {storage[o] for o in graph.program.outputs}
-    readers: dict[str, set[str]] = {}
-    for n in graph.nodes:
-        for op in n.reads.values():
-            readers.setdefault(storage[op.tensor], set()).add(n.name)
+    readers = readers if readers is not None else _readers(graph)
     reads: dict[str, int] = {}
     writes: dict[str, int] = {}
     for n in nodes:

@@ -150,9 +150,7 @@ def node_unit(node: Any, tensor_dtypes: dict[str, str], hw: Any, fp32: Fp32Math,
         return _single_peak_unit(node, hw, contraction, reads, written, flops)
     from solar_assets.hardware.spec import canonical_dtype
 
-    if contraction:
-        operand = _widest([d for d in reads if d in FLOAT_DTYPES] or reads or written)
-        key = canonical_dtype(operand) or operand
+    if contraction and (key := canonical_dtype(_widest([d for d in reads if d in FLOAT_DTYPES] or reads or written))):
         if key == "fp32":
             path = fp32.path_for(getattr(node, "origin", None))
             if path in ("tf32", "bf16") and (peak := hw.unit_peak("matrix", path)) is not None:
@@ -164,7 +162,9 @@ def node_unit(node: Any, tensor_dtypes: dict[str, str], hw: Any, fp32: Fp32Math,
         peak, kind = max(candidates)
         return NodeUnit(kind, key, peak, flops)
     floats = [d for d in dict.fromkeys(reads + written) if d in FLOAT_DTYPES]
-    if not floats:  # integer / boolean work: no spec lists it; the fastest vector peak bounds it
+    if not floats or (contraction and not any(d in FLOAT_DTYPES for d in reads)):
+        # integer / boolean work (int64 index arithmetic, an integer product the spec has no int8
+        # path for): no spec lists it; the fastest vector peak bounds it
         vector = hw.peak_flop_per_s.unit("vector")
         key = max(vector, key=vector.get)
         return NodeUnit("vector", key, float(vector[key]), flops)
