@@ -36,9 +36,9 @@ Fp32Policy = Literal["auto", "tf32", "ieee"]
 FP32_MATH_CHOICES: tuple[str, ...] = ("auto", "tf32", "ieee")
 Fp32Path = Literal["tf32", "ieee", "bf16"]
 
-BYTES: dict[str, int] = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "int64": 8, "int32": 4,
-                         "int8": 1, "uint8": 1, "bool": 1}
-FLOAT_DTYPES = ("float64", "float32", "bfloat16", "float16")
+BYTES: dict[str, int] = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "float8_e4m3fn": 1,
+                         "float8_e5m2": 1, "int64": 8, "int32": 4, "int8": 1, "uint8": 1, "bool": 1}
+FLOAT_DTYPES = ("float64", "float32", "bfloat16", "float16", "float8_e4m3fn", "float8_e5m2")
 
 
 class UnitError(SolarError, ValueError):
