@@ -19,23 +19,31 @@ class ReportRow(BaseModel):
     workload: str = Field(description="Workload name (file stem).")
     source: str = Field(description="Path of the workload file.")
     hardware: str = Field(description="Hardware spec name (stem of hardware/NAME.yaml).")
-    dtype: str = Field(description="Dominant dtype of the workload; selects the peak FLOP/s.")
+    dtype: str = Field(description=(
+        "Dominant dtype of the workload (the one moving the most bytes); each node's peak follows its own "
+        "dtype and unit (see peaks_fused, peaks_unfused)."))
     translator: str = Field(description="Which translator produced the IR (tracer or agent).")
     validated: bool = Field(description="The IR reproduced the golden outputs within tolerance.")
     max_abs_error: float = Field(description="Largest |IR - golden| over all outputs (float32 run).")
     max_rel_error: float = Field(description="Largest |IR - golden| / max|golden| over all outputs.")
     macs: int = Field(description="Multiply-accumulates in sum-of-products kernels.")
     flops: int = Field(description="All floating-point operations (1 MAC = 2 FLOP; elementwise ops 1 each).")
-    bytes_unfused: int = Field(description="DRAM bytes when every einsum reads its operands and writes its output.")
+    bytes_unfused: int = Field(description=(
+        "DRAM bytes with one round trip per framework op (what eager runs): each op's boundary tensors once; "
+        "per IR kernel where the IR carries no origin op (bytes_unfused_kernel)."))
     bytes_fused: int = Field(description="DRAM bytes of graph inputs, weights and outputs, each once.")
-    sol_unfused_s: float = Field(description="Sum over einsums of max(F/peak, B/bandwidth), seconds.")
-    sol_fused_s: float = Field(description="max(total F/peak, fused bytes/bandwidth), seconds.")
+    sol_unfused_s: float = Field(description=(
+        "Sum over framework ops of max(busiest unit's time, boundary bytes/bandwidth), seconds."))
+    sol_fused_s: float = Field(description="max(busiest unit's time, fused bytes/bandwidth), seconds.")
     bound_unfused: Limiter = Field(description="Resource that limits the unfused bound.")
     bound_fused: Limiter = Field(description="Resource that limits the fused bound.")
-    sol_unfused_graph_s: float = Field(description="Whole-graph unfused form max(ΣF/peak, ΣB/bandwidth).")
+    sol_unfused_graph_s: float = Field(description="Whole-graph unfused form max(busiest unit's time, bytes_unfused/bandwidth).")
     intensity_unfused_flop_per_byte: float
     intensity_fused_flop_per_byte: float
-    peak_flop_per_s: float = Field(description="Peak FLOP/s used (the hardware's dense peak at `dtype`).")
+    peak_flop_per_s: float = Field(description=(
+        "Effective peak FLOP/s: flops / the busiest unit's time (the units run concurrently); the unit's own "
+        "peak when one unit at one dtype does all the work. flops / this is the compute time of every mode "
+        "but unfused."))
     dram_bytes_per_s: float
     einsums: int = Field(description="Nodes of the einsum graph that compute or move data.")
     target_latency_s: float | None = Field(default=None, description="Inverse roofline target, if asked for.")
@@ -97,3 +105,22 @@ class ReportRow(BaseModel):
         "Warnings about the workload on this hardware, '; '-separated: 'exceeds DRAM capacity of <part> "
         "(<X GiB> > <Y GiB>)' when its inputs, weights, outputs and largest intermediate at its own size "
         "do not fit the part's DRAM (the bounds are still given)."))
+    # per-node peaks (units run concurrently) and unfused per framework op
+    fp32_math: str = Field(default="", description=(
+        "Policy for fp32 contractions: 'tf32', 'ieee', or 'auto (...)' with what the frameworks' defaults "
+        "and the file's settings gave PyTorch convolutions, PyTorch matmuls, JAX ops and ops of unknown origin."))
+    compute_unit: str = Field(default="", description=(
+        "The busiest unit ('matrix': the tensor cores, one unit across dtypes; 'vector.<dtype>'): its time is "
+        "the compute time of the fused, whole-graph unfused and cache-aware bounds."))
+    peaks_fused: str = Field(default="", description=(
+        "Per unit, busiest first, its busy time and the peak(s) it ran at: the compute side of the fused, "
+        "whole-graph unfused and cache-aware bounds."))
+    peaks_unfused: str = Field(default="", description=(
+        "The unit and peak of each node, counted ('matrix.tf32 4.947e+14 FLOP/s x 2 nodes; ...'): the unfused "
+        "bounds charge each node on its own unit."))
+    bytes_unfused_kernel: int | None = Field(default=None, description=(
+        "DRAM bytes when every IR kernel reads its operands and writes its output (≥ bytes_unfused)."))
+    sol_unfused_kernel_s: float | None = Field(default=None, description=(
+        "Sum over IR kernels of max(F/its unit's peak, B/bandwidth), seconds (≥ sol_unfused_s)."))
+    nonfinite_note: str = Field(default="", description=(
+        "Fields whose value was not a finite number, written as null in report.json (e.g. 'sol_fused_s was inf')."))

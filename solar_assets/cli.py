@@ -79,6 +79,10 @@ def _parser() -> argparse.ArgumentParser:
     analyze.add_argument("--runs", type=int, default=20, metavar="N",
                          help="with --measure: timed runs per backend after 3 warm-ups (default 20; fewer when a "
                               "backend's runs pass 20 s, never fewer than 5)")
+    analyze.add_argument("--fp32-math", choices=("auto", "tf32", "ieee"), default="auto",
+                         help="fp32 contractions on the TF32 tensor cores or the IEEE fp32 path; auto (default): "
+                              "the fastest the framework's defaults allow for each op (TF32 for PyTorch convolutions "
+                              "and JAX, IEEE for PyTorch matmuls unless the file enables TF32)")
     analyze.add_argument("--json", action="store_true", help="print only a JSON list of report rows on stdout")
     analyze.add_argument("--home", metavar="DIR", help="SOLAR_HOME (default $SOLAR_HOME or <repo>/data/solar_home)")
     analyze.add_argument("--no-dagster", action="store_true",
@@ -209,12 +213,14 @@ def analyze(args: argparse.Namespace) -> int:
         raise SolarError(f"--target-latency must be positive seconds, got {args.target_latency}")
     measure = _measure_options(args)
     _use_translator(args.translator)
+    os.environ["SOLAR_FP32_MATH"] = args.fp32_math  # the Dagster assets read it (pipeline.bound_graph)
     paths, input_errors = _workload_paths(args.paths)
     progress = Progress([p.stem for p in paths], enabled=not args.no_progress)
     with pipeline.progress_listener(progress):
         if args.no_dagster:
             results = [pipeline.analyze_workload(p, hardware_names, target_latency_s=args.target_latency,
                                                  cache_dir=home / "cache", measure=measure, translator=args.translator,
+                                                 fp32_math=args.fp32_math,
                                                  ski_slope_dir=pipeline.reports_dir(home) / "skislope")
                        for p in paths]
             rows = [row for r in results for row in r.rows]
@@ -248,7 +254,6 @@ def analyze(args: argparse.Namespace) -> int:
 def _analyze_hardware(args: argparse.Namespace) -> list[str]:
     """The hardware asked for, plus every shipped spec with --project and ``host`` with --measure;
     ``host.yaml`` is detected on first use."""
-    from solar_assets.hardware import list_hardware
     from solar_assets.hardware.detect import HOST_NAME, ensure_host_spec
 
     names = list(args.hardware or pipeline.DEFAULT_HARDWARE)
@@ -256,8 +261,13 @@ def _analyze_hardware(args: argparse.Namespace) -> list[str]:
         print(f"solar: note: --measure runs on this machine; adding --hardware {HOST_NAME} to compare with "
               "its bounds", file=sys.stderr)
         names.append(HOST_NAME)
-    if args.project:
-        names += [n for n in list_hardware() if n != HOST_NAME]
+    if args.project:  # every shipped spec that loads; a bad one fails only itself, named
+        from solar_assets.hardware import load_all_hardware
+
+        good, bad = load_all_hardware()
+        names += [s.name for s in good if s.name != HOST_NAME]
+        for line in bad:
+            print(f"solar: error: {line}", file=sys.stderr)
     names = list(dict.fromkeys(names))
     if HOST_NAME in names:
         ensure_host_spec()
@@ -350,11 +360,11 @@ def coverage(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------- hardware, ui
 def hardware(args: argparse.Namespace) -> int:
-    from solar_assets.hardware import list_hardware, load_hardware
+    from solar_assets.hardware import load_all_hardware, load_hardware
     from solar_assets.report import format_bytes, format_count
 
     if args.hw_command == "list":
-        specs = [load_hardware(name) for name in list_hardware()]
+        specs, bad = load_all_hardware()  # a bad spec fails only itself: one line each, below
         rows = [("name", "vendor", "fp32", "bf16", "DRAM bw", "on-chip buffer")]
         for s in specs:
             peak = lambda d: format_count(s.peak_flop_per_s[d], "FLOP/s") if d in s.peak_flop_per_s else "-"  # noqa: E731
@@ -363,7 +373,9 @@ def hardware(args: argparse.Namespace) -> int:
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         for r in rows:
             print("  ".join(f"{c:<{w}}" for c, w in zip(r, widths)).rstrip())
-        return EXIT_OK
+        for line in bad:
+            print(f"solar: error: {line}", file=sys.stderr)
+        return EXIT_FAILED if bad else EXIT_OK
     if args.hw_command == "detect":
         from solar_assets.hardware.detect import write_host_spec
 
@@ -379,8 +391,9 @@ def hardware(args: argparse.Namespace) -> int:
         spec = load_hardware(args.name)
     print(f"{spec.name} ({spec.vendor}), digest {spec.digest()}")
     print(f"  {spec.description}")
-    for dtype, peak in spec.peak_flop_per_s.items():
-        print(f"  peak {dtype:<5} {peak:.4g} FLOP/s")
+    for field, peak in spec.peak_flop_per_s.items():  # "matrix.bf16"
+        unit, dtype = field.split(".")
+        print(f"  peak {dtype:<5} {unit:<6} {peak:.4g} FLOP/s")
     print(f"  DRAM bandwidth      {spec.dram_bytes_per_s:.4g} bytes/s")
     print(f"  DRAM capacity       {spec.dram_capacity_bytes} bytes ({format_bytes(spec.dram_capacity_bytes)})")
     print(f"  on-chip buffer      {spec.onchip_buffer_bytes} bytes ({format_bytes(spec.onchip_buffer_bytes)})")

@@ -314,11 +314,25 @@ def load_spec(name: str, hardware_dir: str | Path | None = None) -> HardwareSpec
     return load_hardware(name, hardware_dir) if hardware_dir else load_hardware(name)
 
 
-def bound_graph(src: WorkloadSource, graph: Any, hw: HardwareSpec):
+def bound_graph(src: WorkloadSource, graph: Any, hw: HardwareSpec, fp32_math: str | None = None):
+    """``sol_bounds`` under the fp32-math policy: ``fp32_math``, else ``$SOLAR_FP32_MATH`` (how
+    ``solar analyze --fp32-math`` reaches the Dagster assets), else ``auto``."""
     from solar_assets.bounds import sol_bounds
 
+    fp32_math = fp32_math or os.environ.get("SOLAR_FP32_MATH") or "auto"
     _starting(src.name, f"bounds {hw.name}")
-    return sol_bounds(graph, hw)
+    return sol_bounds(graph, hw, fp32_math=fp32_math_of(src, fp32_math))
+
+
+def fp32_math_of(src: WorkloadSource, policy: str = "auto"):
+    """The fp32-math policy for this workload: ``policy``, ``auto`` resolved from the file's settings."""
+    from solar_assets.bounds.units import fp32_math_for
+
+    try:
+        text = Path(src.path).read_text(encoding="utf-8", errors="replace") if policy == "auto" else ""
+    except OSError:
+        text = ""  # the frameworks' defaults then
+    return fp32_math_for(text, policy)
 
 
 CACHE_AWARE_PACKAGES = ("solar_assets.bounds.cache_aware", "solar_assets.graph")
@@ -373,7 +387,8 @@ def _digest_cache_path(cache_dir: Path | None, kind: str, name: str, graph: Any,
     return Path(cache_dir) / kind / f"{name}-{key[:16]}.json"
 
 
-def inverse_for(src: WorkloadSource, graph: Any, hw: HardwareSpec, target_latency_s: float | None):
+def inverse_for(src: WorkloadSource, graph: Any, hw: HardwareSpec, target_latency_s: float | None,
+                bounds: Any = None):
     """The inverse roofline at ``target_latency_s`` (None when no target was asked for)."""
     if target_latency_s is None:
         return None
@@ -381,8 +396,9 @@ def inverse_for(src: WorkloadSource, graph: Any, hw: HardwareSpec, target_latenc
         raise SolarError(f"target latency must be positive seconds, got {target_latency_s!r}")
     from solar_assets.bounds import inverse_roofline
 
+    bounds = bounds if bounds is not None else bound_graph(src, graph, hw)  # the row's peaks and fp32 policy
     _starting(src.name, f"inverse roofline {hw.name}")
-    return inverse_roofline(graph, hw, target_latency_s)
+    return inverse_roofline(bounds, target_latency_s)
 
 
 def _cache_path(cache_dir: Path | None, kind: str, src: WorkloadSource, packages: tuple[str, ...],
@@ -464,6 +480,7 @@ def analyze_workload(
     cache_aware: bool = True,
     ski_slope_dir: str | Path | None = None,
     measure: MeasureOptions | None = None,
+    fp32_math: str | None = None,
 ) -> WorkloadResult:
     """Source → IR (full size) → validation size → golden → validation → einsum graph → bounds
     on each hardware → cache-aware bound at each hardware's buffer (``cache_aware``), and the
@@ -498,12 +515,21 @@ def analyze_workload(
             graph = lift_graph(src, validated)
         stage = "bounds"
         with _timed(result, stage):
+            bounded_specs, spec_errors = [], []
             for hw in specs:
-                bounds = bound_graph(src, graph, hw)
-                inverse = inverse_for(src, graph, hw, target_latency_s)
+                try:  # a dtype one spec lacks drops only that spec's row, with a line saying why
+                    bounds = bound_graph(src, graph, hw, fp32_math)
+                except SolarError as e:
+                    spec_errors.append(with_path(str(e), path))
+                    continue
+                inverse = inverse_for(src, graph, hw, target_latency_s, bounds)
                 result.rows.append(report_row(src, validated.translation, validated.result, graph, bounds, hw,
                                               inverse=inverse, target_latency_s=target_latency_s,
                                               validated_size=validated.validated_size))
+                bounded_specs.append(hw)
+            specs = bounded_specs
+            if spec_errors:
+                result.error = "; ".join(spec_errors)
         if cache_aware:
             stage = "cache_aware"
             with _timed(result, stage):

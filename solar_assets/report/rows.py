@@ -35,7 +35,7 @@ def report_row(source: Any, translation: Any, validation: Any, graph: Any, bound
         max_rel_error=max((float(c.max_rel_error) for c in as_written), default=0.0),
         macs=int(graph.macs),
         flops=int(graph.flops),
-        bytes_unfused=int(graph.bytes_unfused),
+        bytes_unfused=int(unfused.bytes),  # per framework op (per IR kernel without origin ops)
         bytes_fused=int(graph.io_bytes),
         sol_unfused_s=float(unfused.time_s),
         sol_fused_s=float(fused.time_s),
@@ -49,8 +49,22 @@ def report_row(source: Any, translation: Any, validation: Any, graph: Any, bound
         einsums=sum(1 for n in graph.nodes if n.kind != "reshape"),  # a reshape is a view: no data moves
         onchip_buffer_bytes=int(hardware.onchip_buffer_bytes),
         notes=dram_capacity_note(graph, hardware),
+        **peak_fields(bounds),
     )
     return add_inverse(row, inverse, target_latency_s) if inverse is not None else row
+
+
+def peak_fields(bounds: Any) -> dict[str, Any]:
+    """The row's per-unit peak columns and the per-kernel unfused figure, from a ``SolBounds``."""
+    kernel = getattr(bounds, "unfused_kernel", None)
+    return {
+        "fp32_math": str(getattr(bounds, "fp32_math", "")),
+        "compute_unit": str(getattr(bounds, "compute_unit", "")),
+        "peaks_fused": bounds.peaks_fused() if hasattr(bounds, "peaks_fused") else "",
+        "peaks_unfused": bounds.peaks_unfused() if hasattr(bounds, "peaks_unfused") else "",
+        "bytes_unfused_kernel": int(kernel.bytes) if kernel is not None else None,
+        "sol_unfused_kernel_s": float(kernel.time_s) if kernel is not None else None,
+    }
 
 
 def add_inverse(row: ReportRow, inverse: Any, target_latency_s: float | None = None) -> ReportRow:

@@ -2,11 +2,13 @@
 
 The JSON file is exactly what ``solar analyze --json`` prints (a list of ReportRow dicts,
 schema ``ir_schemas/report.v1.schema.json``); the CSV has the same columns; the Markdown
-states its assumptions and lists the workloads that failed, with why.
+states its assumptions and lists the workloads that failed, with why. JSON has no inf or NaN:
+a non-finite figure is written as null and named in the row's ``nonfinite_note``.
 """
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -20,7 +22,23 @@ REPORT_STEM = "report"
 
 
 def rows_as_json(rows: Sequence[ReportRow]) -> str:
-    return json.dumps([r.model_dump(mode="json") for r in rows], indent=2) + "\n"
+    """The rows as a JSON array; ``allow_nan=False`` makes sure no ``Infinity`` or ``NaN`` slips through."""
+    return json.dumps([finite_row(r) for r in rows], indent=2, allow_nan=False) + "\n"
+
+
+def finite_row(row: ReportRow) -> dict:
+    """The row as a JSON-ready dict with every non-finite float replaced by null, and each one named
+    in ``nonfinite_note`` (``sol_fused_s was inf``): JSON has no inf or NaN, and a reader must not
+    take a missing figure for a figure."""
+    data = row.model_dump(mode="json")
+    notes = []
+    for key, value in data.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            data[key] = None
+            notes.append(f"{key} was {value}")
+    if notes:
+        data["nonfinite_note"] = "; ".join(filter(None, [data.get("nonfinite_note", ""), *notes]))
+    return data
 
 
 def write_json(rows: Sequence[ReportRow], path: Path) -> Path:
@@ -44,12 +62,15 @@ def write_markdown(rows: Sequence[ReportRow], path: Path, errors: Sequence[str] 
         f"{len({r.workload for r in rows})} workload(s) on {len({r.hardware for r in rows})} hardware target(s), "
         f"{stamp}; report format v{REPORT_VERSION} (fields: `ir_schemas/REPORT.md`).",
         "",
-        "Assumptions: dense peak FLOP/s at the workload's dtype and peak DRAM bandwidth from the "
-        "hardware spec; 1 MAC = 2 FLOP. *Unfused*: every einsum reads its operands from and writes "
-        "its output to DRAM, bound = Σ max(F/peak, B/bandwidth). *Fused*: intermediates stay on chip, "
-        "bound = max(ΣF/peak, graph I/O bytes/bandwidth). *Cache-aware*: the minimum DRAM traffic over "
-        "tilings and fused segments with the hardware's on-chip buffer (Pyomo + GLPK ILP), bound = "
-        "max(ΣF/peak, that traffic/bandwidth); `*` marks a tiling-bound row (the buffer forces more traffic "
+        "Assumptions: dense peaks and peak DRAM bandwidth from the hardware spec; 1 MAC = 2 FLOP. Each "
+        "node runs on its own unit: contractions on the matrix (tensor-core) peak of their operand dtype, "
+        "fp32 ones as the fp32-math policy says (" + _fp32_policies(rows) + "), everything else on the "
+        "vector peak of its dtype; units run concurrently, so compute time is the busiest unit's (row "
+        "fields `compute_unit`, `peaks_fused`, `peaks_unfused`). *Unfused*: one DRAM round trip per "
+        "framework op (per IR kernel where the IR names no origin op), bound = Σ max(compute, B/bandwidth). "
+        "*Fused*: intermediates stay on chip, bound = max(busiest unit's time, graph I/O bytes/bandwidth). "
+        "*Cache-aware*: the minimum DRAM traffic over tilings and fused segments with the hardware's on-chip "
+        "buffer (Pyomo + GLPK ILP), bound = max(busiest unit's time, that traffic/bandwidth); `*` marks a tiling-bound row (the buffer forces more traffic "
         "than the unfused bytes), `?` one GLPK did not prove optimal. *limit*: the resource that sets each "
         "bound. Only IR that reproduced the golden outputs gets bounds.",
         "",
@@ -72,6 +93,11 @@ def write_markdown(rows: Sequence[ReportRow], path: Path, errors: Sequence[str] 
         lines += ["", "## Failed", ""] + [f"- {e}" for e in errors]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+def _fp32_policies(rows: Sequence[ReportRow]) -> str:
+    policies = sorted({r.fp32_math for r in rows if r.fp32_math})
+    return "; ".join(policies) if policies else "auto"
 
 
 def write_report(rows: Sequence[ReportRow], directory: str | Path, errors: Sequence[str] = (),
