@@ -60,6 +60,18 @@ class TensorDecl(_Strict):
     )
 
 
+class Origin(_Strict):
+    """The framework op call a step was lowered from, so costs can be grouped per op (what eager
+    runs as one kernel). Tracers set it on every step they emit; an agent-written IR may omit it."""
+
+    node: str = Field(description="Unique per framework op call: the torch.fx node name "
+                      "('convolution_1'), or for JAX 'eqn<i>' with the index path through nested "
+                      "jaxprs ('eqn3.1.0').")
+    op: str = Field(description="The op: 'aten.convolution.default', 'dot_general', ...")
+    module: str = Field(default="", description="Where in the model: the innermost nn_module_stack "
+                        "path ('encoder.layers.3.norm1'), or the JAX name stack; '' when unknown.")
+
+
 class Loop(_Strict):
     """One loop of a perfect nest: ``for var in range(extent)``."""
 
@@ -80,6 +92,7 @@ class Kernel(_Strict):
 
     kind: Literal["kernel"] = "kernel"
     name: str = Field(pattern=IDENT)
+    origin: Origin | None = Field(default=None, description="The framework op this step was lowered from.")
     loops: tuple[Loop, ...]
     out: str = Field(description="Output access, e.g. 'Y[n, k]'.")
     update: Update
@@ -92,6 +105,7 @@ class Reshape(_Strict):
 
     kind: Literal["reshape"] = "reshape"
     name: str = Field(pattern=IDENT)
+    origin: Origin | None = Field(default=None, description="The framework op this step was lowered from.")
     src: str = Field(pattern=IDENT)
     out: str = Field(pattern=IDENT)
 
@@ -107,6 +121,7 @@ class TopK(_Strict):
 
     kind: Literal["topk"] = "topk"
     name: str = Field(pattern=IDENT)
+    origin: Origin | None = Field(default=None, description="The framework op this step was lowered from.")
     src: str = Field(pattern=IDENT)
     axis: NonNegativeInt
     k: NonNegativeInt
@@ -125,6 +140,7 @@ class Repeat(_Strict):
 
     kind: Literal["repeat"] = "repeat"
     name: str = Field(pattern=IDENT)
+    origin: Origin | None = Field(default=None, description="The framework op this step was lowered from.")
     var: str = Field(pattern=IDENT)
     extent: NonNegativeInt
     steps: tuple["Step", ...]
@@ -141,6 +157,7 @@ class Cond(_Strict):
 
     kind: Literal["cond"] = "cond"
     name: str = Field(pattern=IDENT)
+    origin: Origin | None = Field(default=None, description="The framework op this step was lowered from.")
     index: str = Field(pattern=IDENT)
     branches: tuple[tuple["Step", ...], ...] = Field(min_length=1)
     outs: tuple[str, ...] = ()
