@@ -6,7 +6,7 @@ are affine in the loop variables) or a composition op for what a perfect nest ca
 Index and value expressions are written in Python syntax so that a person or a language
 model can read and write them; ``solar_assets.ir`` parses, checks and prints them.
 
-Three additive extensions (``ir_version`` stays "1"):
+Additive extensions (``ir_version`` stays "1"):
 
 * **indirect subscripts**: a subscript of ``out`` or of a read in ``expr`` may be a read of an
   integer tensor with affine subscripts, optionally plus an affine offset: ``X[I[n, k], c]``
@@ -18,6 +18,9 @@ Three additive extensions (``ir_version`` stays "1"):
   count); kernels in its body may use its ``var`` in affine subscripts as a free variable.
 * ``TopK``: the one non-affine selection step (values and int64 indices, sorted like
   ``torch.topk``), executed in NumPy.
+* ``origin`` (optional, on every step): the framework op call the step was lowered from
+  (``Origin``: fx node name or JAX equation path, op, module path), set by the tracers so costs
+  can be grouped per framework op (``solar_assets.graph.op_groups``); agent-written IR may omit it.
 * ``Cond``: a value-dependent branch (``lax.cond`` / ``lax.switch`` with a data-dependent
   predicate): the index is read at run time and only that branch runs; every branch writes
   the same ``outs``. Analyses look at every branch and keep a cheaper one (see

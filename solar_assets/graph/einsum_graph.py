@@ -11,6 +11,9 @@ the view) to each later step reading it; every edge names the tensors it carries
 storage they resolve to through reshapes, so ``A -> reshape -> B`` shows the view while
 ``storage`` says which bytes actually flow.
 
+Each node keeps its step's ``origin`` (the framework op it was lowered from, when the tracer
+recorded one); ``solar_assets.graph.op_groups`` groups nodes per op for the unfused-per-op traffic.
+
 Choices worth knowing (a speed-of-light bound must never overcount bytes):
 
 * all reads of one storage in one kernel (directly or through reshape views) are one operand
