@@ -126,7 +126,7 @@ def test_every_traced_jax_step_has_its_equation_path_as_origin():
         return jnp.tanh(x @ w)
 
     def fn(x, w):
-        return jax.nn.softmax(dense(x, w) * 2.0, axis=-1)
+        return jax.nn.softmax(dense(x, w) * 2.0, axis=-1), x.T  # a view output: copied, as "output"
 
     xs = [jax.ShapeDtypeStruct((4, 8), jnp.float32), jax.ShapeDtypeStruct((8, 3), jnp.float32)]
     p = trace_function(fn, xs)
@@ -144,7 +144,9 @@ def test_every_traced_jax_step_has_its_equation_path_as_origin():
                 walk(getattr(inner, "jaxpr", inner), f"{prefix}{i}.")
 
     walk(jax.make_jaxpr(fn)(*xs).jaxpr, "eqn")
+    expected["output"] = "output"
     assert all(expected[st.origin.node] == st.origin.op for st in steps)
+    assert [st.origin.node for st in steps].count("output") == 1
     dots = [st for st in steps if st.origin.op == "dot_general"]
     assert len(dots) == 1 and dots[0].origin.node.count(".") == 1  # inside the jit: eqn<i>.<j>
     groups = op_groups(build_einsum_graph(p))
