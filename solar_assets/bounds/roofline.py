@@ -220,8 +220,8 @@ def sol_bounds(graph: EinsumGraph, hw: RooflineHardware, dtype: str | None = Non
         if u is not None and not (u.peak_flop_per_s > 0 and math.isfinite(u.peak_flop_per_s)):
             raise BoundsError(f"{label}: peak FLOP/s for {u.label} (node {name!r}) is {u.peak_flop_per_s!r}; "
                               "a bound needs a positive, finite figure")
-    groups = op_groups(graph)
-    group_of = {n: g for g, members in groups.items() for n in members}
+    ops = framework_ops(graph)
+    group_of = {n: g for g, members, _ in ops for n in members}
 
     per_node = []
     for n in graph.nodes:
@@ -231,10 +231,8 @@ def sol_bounds(graph: EinsumGraph, hw: RooflineHardware, dtype: str | None = Non
                                   _limiter(compute_s, memory_s), unit=u.label if u else "",
                                   peak_flop_per_s=u.peak_flop_per_s if u else None, group=group_of[n.name]))
     by_name = {n.name: n for n in graph.nodes}
-    readers = _readers(graph)
     per_op = []
-    for g, members in groups.items():
-        nbytes = group_bytes(graph, members, readers)
+    for g, members, nbytes in ops:
         compute_s = _busiest([units[m] for m in members])[0]
         memory_s = nbytes / beta
         per_op.append(OpBound(g, tuple(members), sum(by_name[m].flops for m in members), nbytes,
@@ -264,51 +262,19 @@ def sol_bounds(graph: EinsumGraph, hw: RooflineHardware, dtype: str | None = Non
     )
 
 
-def op_groups(graph: EinsumGraph) -> dict[str, list[str]]:
-    """Node names per framework op, in program order: ``origin.node`` where the node has an origin,
-    else the node alone (its own name)."""
-    groups: dict[str, list[str]] = {}
-    for n in graph.nodes:
-        origin = getattr(n, "origin", None)
-        key = f"op:{origin.node}" if origin is not None and getattr(origin, "node", "") else n.name
-        groups.setdefault(key, []).append(n.name)
-    return groups
+def framework_ops(graph: EinsumGraph) -> list[tuple[str, list[str], int]]:
+    """(group key, node names, DRAM bytes of one eager kernel) per framework op, in program order:
+    ``solar_assets.graph.op_groups`` (nodes grouped by ``origin.node``; a node without an origin is its
+    own group). A group of one node moves exactly that node's ``bytes``."""
+    from solar_assets.graph import op_groups
 
-
-def _readers(graph: EinsumGraph) -> dict[str, set[str]]:
-    """Storage -> the names of the nodes that read it."""
-    readers: dict[str, set[str]] = {}
-    for n in graph.nodes:
-        for op in n.reads.values():
-            readers.setdefault(graph.storage_of[op.tensor], set()).add(n.name)
-    return readers
-
-
-def group_bytes(graph: EinsumGraph, members: list[str], readers: dict[str, set[str]] | None = None) -> int:
-    """DRAM bytes of a group of nodes run as one kernel: each storage crossing the group's boundary
-    once (reads of what no earlier member wrote; writes that a node outside the group reads, or that
-    are graph outputs, or that nothing reads), at the largest footprint any member touches. One node
-    alone moves exactly its own ``bytes``."""
-    inside = set(members)
-    nodes = [n for n in graph.nodes if n.name in inside]
-    if len(nodes) == 1:
-        return nodes[0].bytes
-    storage = graph.storage_of
-    outputs = {storage[o] for o in graph.program.outputs}
-    readers = readers if readers is not None else _readers(graph)
-    reads: dict[str, int] = {}
-    writes: dict[str, int] = {}
-    for n in nodes:
-        for op in n.reads.values():
-            st = storage[op.tensor]
-            if st not in writes:
-                reads[st] = max(reads.get(st, 0), op.bytes)
-        for w in ((n.write,) if n.write else ()) + tuple(n.extra_writes):
-            st = storage[w.tensor]
-            writes[st] = max(writes.get(st, 0), w.bytes)
-    kept = {st: b for st, b in writes.items()
-            if st in outputs or not readers.get(st) or not readers[st] <= inside}
-    return sum(reads.values()) + sum(kept.values())
+    by_name = {n.name: n for n in graph.nodes}
+    ops = []
+    for g in op_groups(graph):
+        key = f"op:{g.key}" if g.origin is not None else g.key
+        nbytes = by_name[g.nodes[0]].bytes if len(g.nodes) == 1 else g.bytes
+        ops.append((key, list(g.nodes), nbytes))
+    return ops
 
 
 def inverse_roofline(subject: SolBounds | EinsumGraph, hw: RooflineHardware | float | None = None,
