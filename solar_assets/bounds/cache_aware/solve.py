@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-CODE_VERSION = "1"
+CODE_VERSION = "2"
 """Bump when the mapping space or the accounting changes (Dagster code version of the bound)."""
 
 
@@ -97,7 +97,8 @@ class SegmentTraffic:
     buffer_bytes: int
     shared_tiles: dict[str, int]  # the first member's fused ranks -> shared tile
     onchip: tuple[str, ...]  # intermediates kept in the buffer
-    staged: tuple[str, ...] = ()  # DRAM inputs loaded once per iteration for several members
+    staged: tuple[str, ...] = ()  # DRAM inputs served from the buffer: staged (loaded once per
+    # iteration for several members) or pinned (loaded once for the whole segment)
 
 
 @dataclass(frozen=True)
@@ -370,6 +371,10 @@ def _realise(problem: Problem, sf: SegmentFrontier, members: tuple[int, ...], po
         b = x.elem_bytes * max(int(moved[tau]), x.compulsory) * int(round(phi[tau]))
         staged_bytes[x.first] = staged_bytes.get(x.first, 0) + b
         seg_bytes += b
+    for x in plan.pinned:
+        b = x.elem_bytes * x.compulsory
+        staged_bytes[0] = staged_bytes.get(0, 0) + b
+        seg_bytes += b
     need = 0
     for k, (m, e, role) in enumerate(zip(members, plan.einsums, plan.roles)):
         f = sf.member_frontiers[k]
@@ -391,8 +396,9 @@ def _realise(problem: Problem, sf: SegmentFrontier, members: tuple[int, ...], po
                               f"(an internal inconsistency); {UNAFFECTED}")
     rename = _rank_names(plan, 0, problem.einsums[members[0]])
     onchip = tuple(problem.einsums[members[x.producer]].out.tensor for x in plan.intermediates)
-    staged = tuple(problem.einsums[members[x.first]].reads[plan.einsums[x.first].read_index[x.storage]].tensor
-                   for x in plan.staged)
+    staged = tuple(problem.einsums[members[k]].reads[plan.einsums[k].read_index[x.storage]].tensor
+                   for x in plan.staged + plan.pinned
+                   for k in [next(k for k in range(x.first, x.last + 1) if x.storage in plan.einsums[k].read_index)])
     return SegmentTraffic(tuple(names), seg_bytes, need, {rename(r): t for r, t in zip(plan.roles[0].fused, shared)},
                           onchip, staged)
 
