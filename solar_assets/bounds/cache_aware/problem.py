@@ -17,7 +17,7 @@ least traffic), so where the IR extension leaves something to data it takes the 
   is read as usual. A spread read comes from DRAM (its real storage's writers are written
   back) and a spread write goes to DRAM (later readers read it back);
 * graphs with ``Repeat`` bodies, ``TopK`` or ``Cond`` steps are not lifted here
-  (``has_unmodelled_steps``): no schedule is modelled for them (see ``solve.solve_subject``).
+  (``solve.unmodelled_reason``): no schedule is modelled for them (see ``solve.solve_subject``).
 """
 from __future__ import annotations
 
@@ -106,12 +106,6 @@ def spread_indirect(acc: IRAccess, extents: Mapping[str, int],
         index.append(Affine(tuple(reversed(coefs)), 0))
         sizes.append(stride)
     return IRAccess(acc.tensor + SPREAD, tuple(index)), tuple(sizes)
-
-
-def has_unmodelled_steps(graph: EinsumGraph) -> bool:
-    """Whether the graph has repeat bodies, topk steps or conds (value-dependent branches), which
-    the mapping model does not lift."""
-    return bool(graph.conds) or any(n.kind == "topk" or n.repeats for n in graph.nodes)
 
 
 def einsum_from_kernel(pk: ParsedKernel, shapes: Mapping[str, tuple[int, ...]], dtypes: Mapping[str, str],

@@ -1,4 +1,6 @@
-"""The cache-aware bound of a workload at one buffer capacity, memoised across hardware and einsums.
+"""The best modelled schedule (achievable) of a workload at one buffer capacity, memoised across
+hardware and einsums. Its traffic is an upper bound on the optimum, not a lower bound: the
+provable lower bound is ``lower_bound.provable_lower_bound``.
 
 ``cache_aware_traffic(graph, capacity_bytes)`` enumerates (once per workload structure) the
 Pareto frontier of every einsum on its own and of every fused run, then selects segments and
@@ -104,7 +106,8 @@ class SegmentTraffic:
 
 @dataclass(frozen=True)
 class CacheAwareResult:
-    """The minimum DRAM traffic of a workload with a buffer of ``capacity_bytes``."""
+    """The least DRAM traffic of a modelled schedule of a workload with a buffer of ``capacity_bytes``
+    (achievable: an upper bound on the optimum)."""
 
     bytes: int
     per_einsum: tuple[EinsumTraffic, ...]
@@ -528,7 +531,8 @@ def solve_subject(solver: CacheAwareSolver, subject: EinsumGraph | Problem, capa
 def cache_aware_traffic(subject: EinsumGraph | Problem, capacity_bytes: int, *, tiles: str = "union",
                         max_segment: int = 32, time_limit_s: float = 60.0, glpsol: str | None = None,
                         solver: CacheAwareSolver | None = None) -> CacheAwareResult:
-    """Minimum DRAM bytes of ``subject`` with an on-chip buffer of ``capacity_bytes``.
+    """The least DRAM bytes of a modelled schedule of ``subject`` with an on-chip buffer of
+    ``capacity_bytes`` (achievable: an upper bound on the optimum over every schedule).
 
     ``subject``: an ``EinsumGraph`` (or a ``Problem`` from ``problem_from_kernels``). The knobs
     are ``Options`` fields; a ``solver`` brings its own options (and memo) instead.
@@ -543,7 +547,8 @@ def cache_aware_traffic(subject: EinsumGraph | Problem, capacity_bytes: int, *, 
 
 def cache_aware_bound(graph: EinsumGraph, hw: RooflineHardware, result: CacheAwareResult | None = None,
                       dtype: str | None = None, **options: Any) -> Bound:
-    """The cache-aware SOL bound on ``hw``: max(ΣF/Π, B_cache_aware/β) with its limiter.
+    """The best modelled schedule's time on ``hw``: max(ΣF/Π, B_cache_aware/β) with its limiter
+    (achievable traffic: not a lower bound, never used to judge a measurement).
 
     With B_io ≤ B_ca this never beats the fused bound, and it is at most the unfused bound
     whenever B_ca ≤ Σ node bytes (see ``CacheAwareResult.unfused_bytes``).
