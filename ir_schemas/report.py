@@ -83,7 +83,8 @@ class ReportRow(BaseModel):
         "All on-chip storage the provable lower bound assumes: L2 + shared memory / L1 + registers."))
     cache_aware_tiles: str = Field(default="", description=(
         "Tile candidate set behind bytes_cache_aware: 'all' (every trip count) or 'union' (divisors ∪ "
-        "powers of two, when every trip count was estimated over the time budget)."))
+        "powers of two, when every trip count was estimated over the time budget); empty when no tiling "
+        "search ran (every tensor fits the buffer at once, or a fallback)."))
     # measured on this host (solar analyze --measure); set only on rows of the hardware it ran on ("host")
     measured_s: float | None = Field(default=None, description=(
         "Median run time on this host of the default backend (the first of --backends that ran), "

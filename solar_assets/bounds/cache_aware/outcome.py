@@ -47,7 +47,7 @@ class CacheAwareOutcome:
     lb_bytes: int | None = None  # provable lower bound for every schedule
     lb_capacity_bytes: int | None = None  # the on-chip storage the provable bound assumes
     lb_source: str = ""  # "compulsory" or "pebble:<einsum>"
-    tiles: str = ""  # the candidate set behind ``bytes``: "all", or "union" (and why)
+    tiles: str = ""  # the candidate set behind ``bytes``: "all", or "union" (and why); "" when no search ran
     fallback: str | None = None  # no modelled schedule (repeat/cond/topk): ``bytes`` is the fused I/O
     indirect: bool = False  # gathers/scatters: the figures depend on the index values
 
@@ -130,8 +130,8 @@ def cache_aware_outcome(graph: Any, capacity_bytes: int, lb_capacity_bytes: int 
     tiles = options.pop("tiles", None)
     try:
         r = cache_aware_traffic(graph, capacity, tiles=tiles or "union", **options)
-        chosen = tiles or "union"
-        if tiles is None and r.fallback is None and r.per_einsum:
+        chosen = (tiles or "union") if r.per_einsum else ""  # "": no tiling search ran (all fits, or a fallback)
+        if tiles is None and r.per_einsum:
             estimate = _all_tiles_seconds(graph, int(options.get("max_segment", 32)))
             if estimate <= all_tiles_budget_s:
                 r_all = cache_aware_traffic(graph, capacity, tiles="all", **options)

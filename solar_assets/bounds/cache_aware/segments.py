@@ -249,10 +249,11 @@ def _pinnable(problem: Problem, members, es, roles, pos) -> tuple[Staged, ...]:
         for t in e.reads:
             if problem.producer[members[k]].get(t.tensor) not in pos:
                 readers.setdefault(t.tensor, []).append(k)
+    written = {e.out.tensor for e in es}
     out = []
     for storage, ks in sorted(readers.items()):
         uses = [(k, es[k].read(storage)) for k in ks]
-        if any(t.ranks() & set(roles[k].fused) for k, t in uses):
+        if storage in written or any(t.ranks() & set(roles[k].fused) for k, t in uses):
             continue
         shapes = {_region_shape(es[k], roles[k], storage): t for k, t in uses}
         elements = sum(t.compulsory for t in shapes.values())
