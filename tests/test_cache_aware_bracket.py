@@ -135,6 +135,25 @@ def test_lower_bound_never_exceeds_the_achievable_figure(case):
             assert lb.bytes <= cache_aware_traffic(g, cap, tiles=tiles).bytes, (g.program.name, cap, tiles)
 
 
+def linear_then(consumer_out, consumer_update, consumer_expr, loops, out_shape, M=6, N=5, K=7):
+    """C = A·B (an intermediate), then one consumer kernel writing the graph output Y."""
+    return _graph("linear", [_t("A", (M, K), "input"), _t("B", (K, N), "weight"), _t("bias", (N,), "weight"),
+                             _t("C", (M, N)), _t("Y", out_shape, "output")],
+                  [_k("mm", [("m", M), ("n", N), ("k", K)], "C[m, n]", "+=", "A[m, k] * B[k, n]"),
+                   _k("epi", loops, consumer_out, consumer_update, consumer_expr)], ["A"], ["Y"])
+
+
+def test_an_elementwise_epilogue_keeps_the_contraction_eligible_a_reduction_does_not():
+    relu = linear_then("Y[m, n]", "=", "max(C[m, n] + bias[n], 0.0)", [("m", 6), ("n", 5)], (6, 5))
+    assert [n.name for n in eligible_contractions(relu)] == ["mm"]  # each c[m, n] still reaches DRAM alone
+    total = linear_then("Y[0]", "+=", "C[m, n]", [("m", 6), ("n", 5)], (1,))  # sum(A·B): C never leaves
+    assert eligible_contractions(total) == []
+    assert provable_lower_bound(total, 64).bytes == total.io_bytes
+    for g in (relu, total):
+        for cap in _capacities(g, step=1.5):
+            assert provable_lower_bound(g, cap).bytes <= cache_aware_traffic(g, cap).bytes
+
+
 def test_pebble_bounds_are_not_taken_for_contractions_whose_data_can_stay_on_chip():
     chain = _random_cases()[-1]
     assert eligible_contractions(chain) == []  # mm1 writes an intermediate, mm2 reads one

@@ -22,7 +22,8 @@ and register files together):
 
 A contraction is eligible only where that argument holds for every schedule: a sum of products
 of exactly two reads (constants aside) of two different graph inputs / weights that no kernel
-writes, into a graph output that no later kernel writes, every subscript a plain loop variable
+writes, into a graph output that no later kernel writes (or one that a chain of elementwise
+kernels maps one-to-one onto such an output: a bias add, an activation), every subscript a plain loop variable
 (or an in-range constant), every rank of extent > 1 indexed by at least two of the three
 tensors, outside repeat bodies, in a graph without value-dependent branches. Anything else
 (convolutions' sliding windows, intermediates that may stay on chip) is bounded by the
@@ -131,8 +132,8 @@ def eligible_contractions(graph: EinsumGraph) -> list:
             continue
         if any(tensors[s].role not in ("input", "weight") or s in writers for s in (a, b)):
             continue  # an operand that can be made (or kept) on chip escapes the argument
-        if c not in outputs or max(writers[c]) != i:
-            continue  # the products' sums must reach DRAM as this kernel leaves them
+        if not _reaches_dram(kernels, i, c, writers, outputs, tensors, storage):
+            continue  # the products' sums must reach DRAM, one output element each
         if not all(_plain(acc, pk.extents, tensors[acc.tensor].shape) for acc in (*pk.reads, pk.out)):
             continue
         cover = {v: 0 for v, e in pk.extents.items() if e > 1}
@@ -143,6 +144,44 @@ def eligible_contractions(graph: EinsumGraph) -> list:
         if all(k >= 2 for k in cover.values()):
             out.append(n)
     return out
+
+
+MAX_CHAIN = 8
+"""Longest chain of elementwise kernels followed from a contraction to a graph output."""
+
+
+def _reaches_dram(kernels, i: int, c: str, writers, outputs, tensors, storage, depth: int = 0) -> bool:
+    """Every element kernel ``i`` leaves in storage ``c`` reaches DRAM on its own: ``c`` is a graph
+    output that no later kernel writes, or a later kernel maps ``c`` one-to-one onto its output
+    (``=``, one plain read of ``c``, one iteration per element of ``c``, each iteration its own
+    output element: a bias add, an activation) whose storage reaches DRAM in turn. Distinct
+    elements of ``c`` then stay distinct values all the way (step 2 of the argument)."""
+    if max(writers[c]) != i:
+        return False
+    if c in outputs:
+        return True
+    if depth >= MAX_CHAIN:
+        return False
+    numel = math.prod(tensors[c].shape)
+    for j in range(i + 1, len(kernels)):
+        n = kernels[j]
+        pk = n.parsed
+        accs = [a for a in pk.reads if storage.get(a.tensor, a.tensor) == c]
+        if len(accs) != 1 or n.repeats or pk.kernel.update != "=" or pk.indirect or pk.iterations != numel:
+            continue
+        d = storage.get(pk.out.tensor, pk.out.tensor)
+        if d == c or not all(_plain(a, pk.extents, tensors[a.tensor].shape) and _covers(a, pk.extents)
+                             for a in (accs[0], pk.out)):
+            continue
+        if _reaches_dram(kernels, j, d, writers, outputs, tensors, storage, depth + 1):
+            return True
+    return False
+
+
+def _covers(acc, extents: dict[str, int]) -> bool:
+    """Every loop variable of extent > 1 appears in ``acc`` (with ``_plain``: one element per iteration)."""
+    used = {v for d in acc.index for v in d.vars}
+    return all(v in used for v, e in extents.items() if e > 1)
 
 
 def _two_read_product(pk: ParsedKernel) -> bool:
