@@ -495,6 +495,11 @@ def unmodelled_reason(graph: EinsumGraph) -> str | None:
     return "/".join(kinds) or None
 
 
+def has_unmodelled_steps(graph: EinsumGraph) -> bool:
+    """Whether the graph has repeat bodies, topk steps or conds, which the mapping model does not lift."""
+    return unmodelled_reason(graph) is not None
+
+
 def solve_subject(solver: CacheAwareSolver, subject: EinsumGraph | Problem, capacity_bytes: int) -> CacheAwareResult:
     """``solver.solve`` on a Problem or a graph: the least traffic of a modelled schedule (achievable).
 
