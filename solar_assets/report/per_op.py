@@ -20,40 +20,15 @@ and the bounds: the CLI, the report files and ``solar.analyze`` share them.
 """
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from ir_schemas import PerOpRow
 
 PER_OP_STEM = "per_op"
 
 
-@dataclass(frozen=True)
-class PerOpRow:
-    """One framework op call of one workload on one hardware."""
-
-    workload: str
-    hardware: str
-    rank: int  # 1 = the largest share on this workload × hardware
-    node: str  # origin.node ("convolution_1", "eqn12"), or the IR node's name without an origin
-    op: str  # "aten.convolution.default", "dot_general", "" without an origin
-    module: str  # "encoder.layers.3.norm1", the JAX name stack, or ""
-    macs: int
-    flops: int
-    bytes: int
-    compute_s: float
-    memory_s: float
-    time_s: float
-    share: float
-    limiter: str
-    ir_nodes: int  # einsum nodes lowered from the op
-    exact: bool  # False: some boundary byte count is a lower bound (see op_groups)
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-
-COLUMNS = tuple(f.name for f in dataclasses.fields(PerOpRow))
+COLUMNS = tuple(PerOpRow.model_fields)
 
 
 class PerOpTable:

@@ -230,3 +230,18 @@ def select_columns(names: Sequence[str]) -> list[Column]:
     if missing:
         raise SolarError(f"unknown column(s) {', '.join(missing)}; known: {', '.join(known)}")
     return [known[n] for n in wanted]
+
+
+def format_projection_extra(rows: Sequence[ReportRow], markdown: bool = False) -> str:
+    """What the cross-platform projection adds to the report table: the fusion benefit (unfused /
+    fused) and, with a target latency, the peak and bandwidth needed as multiples of each part's."""
+    columns: list[Column] = [
+        ("workload", lambda r: r.workload, "<"),
+        ("hardware", lambda r: r.hardware, "<"),
+        ("fusion × (unfused/fused)", lambda r: f"{r.sol_unfused_s / r.sol_fused_s:.3g}×" if r.sol_fused_s else "–", ">"),
+    ]
+    if any(r.target_latency_s for r in rows):
+        columns += [_target_column(rows),
+                    ("FLOP/s needed (fused)", lambda r: _needs(r.compute_factor_fused, "the peak"), ">"),
+                    ("bandwidth needed (fused)", lambda r: _needs(r.bandwidth_factor_fused, "the bandwidth"), ">")]
+    return render_columns(rows, columns, markdown)
