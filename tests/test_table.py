@@ -76,3 +76,12 @@ def test_columns_by_name_and_an_unknown_name():
     assert line.split() == ["gemm", "99.9", "µs", "compute"]
     with pytest.raises(SolarError, match="unknown column"):
         format_table([row("gemm", "H100_SXM")], columns=["nope"])
+
+
+def test_the_projection_adds_columns_and_repeats_no_bound():
+    from solar_assets.report.table import format_projection_extra
+
+    rows = [row("gemm", "H100_SXM", sol_unfused_s=3e-6, sol_fused_s=1.5e-6), row("gemm", "B200")]
+    header, _, first, second = format_projection_extra(rows).splitlines()
+    assert header.split("  ")[:3] == ["workload", "hardware", "fusion × (unfused/fused)"]
+    assert first.split()[-1] == "2×" and "µs" not in first + second  # the bounds are in the main table only
