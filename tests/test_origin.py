@@ -126,7 +126,7 @@ def test_every_traced_jax_step_has_its_equation_path_as_origin():
         return jnp.tanh(x @ w)
 
     def fn(x, w):
-        return jax.nn.softmax(dense(x, w) * 2.0, axis=-1)
+        return jax.nn.softmax(dense(x, w) * 2.0, axis=-1), x.T  # a view output: copied, as "output"
 
     xs = [jax.ShapeDtypeStruct((4, 8), jnp.float32), jax.ShapeDtypeStruct((8, 3), jnp.float32)]
     p = trace_function(fn, xs)
@@ -144,7 +144,9 @@ def test_every_traced_jax_step_has_its_equation_path_as_origin():
                 walk(getattr(inner, "jaxpr", inner), f"{prefix}{i}.")
 
     walk(jax.make_jaxpr(fn)(*xs).jaxpr, "eqn")
+    expected["output"] = "output"
     assert all(expected[st.origin.node] == st.origin.op for st in steps)
+    assert [st.origin.node for st in steps].count("output") == 1
     dots = [st for st in steps if st.origin.op == "dot_general"]
     assert len(dots) == 1 and dots[0].origin.node.count(".") == 1  # inside the jit: eqn<i>.<j>
     groups = op_groups(build_einsum_graph(p))
@@ -355,3 +357,32 @@ def test_without_a_tracer_ir_flop_counter_mode_is_the_reference(tmp_path, monkey
     assert check(Program.model_validate(_tiny_ir(halves=False))) == []
     (diag,) = check(Program.model_validate(_tiny_ir(halves=True)))
     assert "FlopCounterMode counts 4,096" in diag and "(2×)" in diag
+
+
+def test_jax_transposed_conv_writes_its_output_directly():
+    import jax
+    import numpy as np
+
+    from jax_checks import check
+
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((1, 3, 4, 5)).astype(np.float32), rng.standard_normal((2, 3, 3, 3)).astype(np.float32)
+    p = check(lambda x, w: jax.lax.conv_transpose(x, w, (2, 2), "SAME", dimension_numbers=("NCHW", "OIHW", "NCHW")),
+              x, w)
+    g = build_einsum_graph(p)
+    assert {n.output for n in g.nodes if n.kind == "kernel"} == {p.outputs[0]}
+    assert g.macs == 1 * 2 * 3 * (4 * 5) * (3 * 3)
+    (grp,) = op_groups(g)
+    assert grp.bytes == F32 * (1 * 3 * 4 * 5 + 2 * 3 * 3 * 3 + 1 * 2 * 8 * 10)
+
+
+def test_the_validation_size_structure_check_ignores_origins(tmp_path):
+    from ir_schemas import Origin
+    from solar_assets.golden.sizing import structure_difference
+
+    p = trace_torch(read_workload_source(_write(tmp_path, "conv_norm_linear", CONV_NORM_LINEAR))).program
+    assert {st.kind for st in p.steps} == {"kernel", "reshape"}
+    renamed = p.model_copy(update={"steps": tuple(
+        st.model_copy(update={"origin": Origin(node=f"other_{i}", op="x", module="m.7")})
+        for i, st in enumerate(p.steps))})
+    assert structure_difference(p, renamed) is None

@@ -13,7 +13,7 @@ from typing import Any
 from ir_schemas import Origin
 from solar_assets.errors import SolarError
 from solar_assets.translate.torch_lowering import find_lowering
-from solar_assets.translate.torch_lowering.builder import ProgramBuilder
+from solar_assets.translate.torch_lowering.builder import OUTPUT_ORIGIN, ProgramBuilder
 from solar_assets.translate.torch_lowering.context import Ctx, LoweringGap, ir_dtype
 from solar_assets.translate.translation import Translation, TranslationError
 from solar_assets.workloads import WorkloadSource, load_torch_workload
@@ -94,10 +94,6 @@ def node_origin(node: Any) -> Origin:
         innermost = list(stack.values())[-1]
         module = str(innermost[0]) if isinstance(innermost, (tuple, list)) and innermost else ""
     return Origin(node=node.name, op=op_name(node.target), module=module)
-
-
-OUTPUT_ORIGIN = Origin(node="output", op="output")
-"""The origin of the copies that make a view a program output (the fx graph's output node)."""
 
 
 def lower_exported(ep: Any, name: str, path: str, fallback: Any = None) -> Any:

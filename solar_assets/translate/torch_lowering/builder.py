@@ -38,6 +38,10 @@ def fmt_const(x: float | int | bool) -> str:
     return repr(float(x))
 
 
+OUTPUT_ORIGIN = Origin(node="output", op="output")
+"""The origin of the copies that make a view a program output (both tracers: the graph's outputs)."""
+
+
 def with_origin(step: Kernel | Reshape | TopK | Repeat | Cond, origin: Origin):
     """``step`` with ``origin`` where it has none, recursively through repeat and cond bodies."""
     update: dict = {}
