@@ -93,3 +93,24 @@ def test_run_dirs_do_not_collide_and_latest_is_replaced(tmp_path):
     point_latest(tmp_path, b)
     assert latest_run(tmp_path) == b.resolve()
     assert sorted(p.name for p in tmp_path.iterdir()) == [a.name, b.name, "latest"]
+
+
+def test_progress_on_a_terminal_is_a_tqdm_bar_with_elapsed_time_and_eta():
+    import io
+
+    from solar_assets.cli import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Terminal()
+    progress = Progress(["a", "b"], stream=stream)
+    progress("a", "trace")
+    progress("a", "trace at BATCH=3")
+    progress("b", "golden at BATCH=3")
+    progress.done()
+    text = stream.getvalue()
+    assert "1/2 workloads" in text and "elapsed" in text and "ETA" in text
+    assert "a: trace at validation size BATCH=3…" in text and "b: golden at validation size BATCH=3…" in text
+    assert "[1/2] a: " in text and "[2/2] b: " in text  # a line per finished workload
