@@ -2,12 +2,10 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
 import pytest
 
-from ir_schemas import ReportRow
 from workload_texts import TINY_LINEAR_RELU
 from solar_assets import pipeline
 from solar_assets.report import format_table, write_report

@@ -194,8 +194,6 @@ def read_report(path: str | Path) -> ReportDocument:
     """A ``report.json``: the document, or (written before v2) a bare list of rows."""
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     if isinstance(data, list):
-        from solar_assets import __version__
-
         return ReportDocument(schema="solar.report.v1", solar_version="unknown", created="",
                               rows=[ReportRow.model_validate(d) for d in data])
     return ReportDocument.model_validate(data)
