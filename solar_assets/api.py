@@ -322,6 +322,9 @@ def _run(path: Path, hardware_names: Sequence[str], specs: Sequence[Any], cache_
         result.rows = [r.model_copy(update={"source": live}) for r in result.rows]
         if result.error:
             result.error = result.error.replace(str(path), live)
+            if result.failed_stage == "size":  # the advice about module constants is a file's
+                result.error += ("; a live object is validated at its own size: give smaller inputs, or a "
+                                 "larger validation_budget=solar_assets.golden.ValidationBudget(...)")
     validated = keep.get("validated")
     per_op = [r for hw in specs if hw.name in keep.get("bounds", {})
               for r in per_op_rows(result.workload, keep["graph"], keep["bounds"][hw.name], hw.name)] if result.ok else []

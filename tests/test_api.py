@@ -137,3 +137,15 @@ def test_a_live_module_that_does_not_lower_names_the_object_not_a_temporary_file
     assert error.startswith("<live Spectrum Spectrum>") and "fft" in error and "solar_live_" not in error
     with pytest.raises(SolarError, match="fft"):
         result.raise_for_errors()
+
+
+def test_a_live_module_over_the_validation_budget_says_what_to_do():
+    import torch
+    import torch.nn as nn
+
+    from solar_assets.golden import ValidationBudget
+
+    result = solar.analyze(nn.Linear(32, 16), [torch.randn(8, 32)], validation_budget=ValidationBudget(tensor_bytes=64))
+    (error,) = result.errors
+    assert result.results[0].failed_stage == "size"
+    assert error.startswith("<live Linear Linear>") and "validated at its own size" in error
