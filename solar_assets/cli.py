@@ -16,6 +16,7 @@ import argparse
 import logging
 import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -29,7 +30,11 @@ TRANSLATORS = ("tracer", "agent", "auto")  # solar_assets.translate.agent.TRANSL
 
 
 class Progress:
-    """``[3/6] multihead_attention: validate…`` on stderr; redrawn in place on a terminal."""
+    """Progress on stderr: per workload its stage and elapsed time, overall the count, elapsed time
+    and ETA. On a terminal a tqdm bar redrawn in place (a line per finished workload above it);
+    elsewhere (a log, a pipe) one line per stage: ``[3/6] multihead_attention: validate… (0.4 s;
+    overall 12 s, ETA 14 s)``. A trace at a smaller size says why it runs: ``trace at validation
+    size BATCH_SIZE=3``."""
 
     def __init__(self, names: Sequence[str], stream=None, enabled: bool = True):
         self.index = {name: i + 1 for i, name in enumerate(names)}
@@ -37,26 +42,73 @@ class Progress:
         self.stream = stream or sys.stderr
         self.enabled = enabled
         self.tty = enabled and self.stream.isatty()
+        self.start = time.perf_counter()
+        self.current: str | None = None
+        self.current_start = self.start
+        self.finished = 0
+        self.bar = None
+        if self.tty:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=self.total, file=self.stream, unit="workload", dynamic_ncols=True, leave=False,
+                            bar_format="{n_fmt}/{total_fmt} workloads |{bar:20}| {elapsed} elapsed, ETA {remaining}"
+                                       " · {desc}")
 
     def __call__(self, workload: str, stage: str) -> None:
         if not self.enabled:
             return
-        line = f"[{self.index.get(workload, '?')}/{self.total}] {workload}: {stage}…"
-        if self.tty:
-            self.stream.write("\r\033[K" + line)
-        else:
-            self.stream.write(line + "\n")
+        if workload != self.current:
+            self._finish_current()
+            self.current, self.current_start = workload, time.perf_counter()
+        stage = describe_stage(stage)
+        now = time.perf_counter()
+        if self.bar is not None:
+            self.bar.set_description_str(f"{workload}: {stage}… ({now - self.current_start:.1f} s)")
+            return
+        overall = now - self.start
+        eta = f", ETA {_interval(overall / self.finished * (self.total - self.finished))}" if self.finished else ""
+        self.stream.write(f"[{self.index.get(workload, '?')}/{self.total}] {workload}: {stage}… "
+                          f"({now - self.current_start:.1f} s; overall {_interval(overall)}{eta})\n")
         self.stream.flush()
 
+    def _finish_current(self) -> None:
+        if self.current is None:
+            return
+        self.finished += 1
+        seconds = time.perf_counter() - self.current_start
+        if self.bar is not None:
+            self.bar.write(f"[{self.index.get(self.current, '?')}/{self.total}] {self.current}: {seconds:.1f} s",
+                           file=self.stream)
+            self.bar.update(1)
+        self.current = None
+
     def done(self) -> None:
-        if self.tty:
-            self.stream.write("\r\033[K")
-            self.stream.flush()
+        if not self.enabled:
+            return
+        self._finish_current()
+        if self.bar is not None:
+            self.bar.close()
+
+
+def describe_stage(stage: str) -> str:
+    """A stage as the progress line shows it: a trace or golden run at rebound constants is one at
+    the validation size (``trace at validation size BATCH_SIZE=3``)."""
+    for what in ("trace at ", "golden at "):
+        if stage.startswith(what) and "validation size" not in stage:
+            return f"{what}validation size {stage[len(what):]}"
+    return stage
+
+
+def _interval(seconds: float) -> str:
+    from tqdm import tqdm
+
+    return tqdm.format_interval(seconds)
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="solar", description="Validated Speed-of-Light bounds for PyTorch workloads.")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (-vv: debug)")
+    parser.add_argument("--version", action="version", version=f"solar {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     analyze = commands.add_parser("analyze", help="trace, validate and bound workloads on hardware targets")
@@ -93,6 +145,7 @@ def _parser() -> argparse.ArgumentParser:
     analyze.add_argument("--translator", choices=TRANSLATORS, metavar="{tracer,agent,auto}",
                          help="tracer (default), agent (a chat model: SOLAR_LLM=provider:model), or auto "
                               "(the tracer; the agent only for what it cannot lower)")
+    _add_output_options(analyze)
 
     coverage = commands.add_parser("coverage", help="per workload: translated, validated, at what size, how closely")
     coverage.add_argument("paths", nargs="+", metavar="DIR", help="directories of workload files (or files)")
@@ -197,7 +250,6 @@ def _use_translator(translator: str | None) -> None:
 
 def analyze(args: argparse.Namespace) -> int:
     from solar_assets.hardware import load_hardware
-    from solar_assets.report import format_table, write_report
 
     home = _use_home(args.home)
     hardware_names = _analyze_hardware(args)
@@ -215,16 +267,16 @@ def analyze(args: argparse.Namespace) -> int:
     _use_translator(args.translator)
     os.environ["SOLAR_FP32_MATH"] = args.fp32_math  # the Dagster assets read it (pipeline.bound_graph)
     paths, input_errors = _workload_paths(args.paths)
+    report_dir = _report_dir(args, home)  # before the run: the ski-slopes are written into it
     progress = Progress([p.stem for p in paths], enabled=not args.no_progress)
     with pipeline.progress_listener(progress):
         if args.no_dagster:
             results = [pipeline.analyze_workload(p, hardware_names, target_latency_s=args.target_latency,
                                                  cache_dir=home / "cache", measure=measure, translator=args.translator,
                                                  fp32_math=args.fp32_math,
-                                                 ski_slope_dir=pipeline.reports_dir(home) / "skislope")
+                                                 ski_slope_dir=report_dir / "skislope")
                        for p in paths]
             rows = [row for r in results for row in r.rows]
-            write_report(rows, pipeline.reports_dir(home), errors=input_errors + [r.error for r in results if r.error])
         else:
             from solar_assets.assets.runner import analyze_with_dagster
 
@@ -233,6 +285,7 @@ def analyze(args: argparse.Namespace) -> int:
             if measure is not None:  # the measurement is a post-step on the report's rows
                 rows = _measure_after_dagster(results, rows, measure, home, input_errors)
     progress.done()
+    per_op = _write_run_report(args, rows, results, input_errors, home, report_dir)
     errors = input_errors + [r.error for r in results if r.error]
     for error in errors:
         print(f"solar: error: {error}", file=sys.stderr)
@@ -242,12 +295,13 @@ def analyze(args: argparse.Namespace) -> int:
         sys.stdout.write(rows_as_json(rows))
     else:
         bounded = sum(1 for r in results if r.ok)
-        print(format_table(rows) if rows else "no workload produced bounds")
+        print(_format_rows(args, rows) if rows else "no workload produced bounds")
+        _print_per_op(args, per_op)
         _print_measured(rows, hardware_names)
         print(f"\n{bounded}/{bounded + len(errors)} workloads bounded on {', '.join(hardware_names)}; "
-              f"report: {pipeline.reports_dir(home)}/{{report.csv, report.json, report.md, report_roofline.png, "
-              "skislope/<workload>.{csv,png}}")
-    _print_charts(rows, home, quiet=args.json)
+              f"report: {report_dir}/{{report.csv, report.json, report.md, failures.csv, per_op.csv, "
+              "report_roofline.png, skislope/<workload>.{csv,png}}")
+    _print_charts(rows, report_dir, quiet=args.json)
     return EXIT_FAILED if errors else EXIT_OK
 
 
@@ -286,22 +340,18 @@ def _measure_options(args: argparse.Namespace):
 
 
 def _measure_after_dagster(results, rows, measure, home: Path, input_errors: Sequence[str]):
-    """Measure each bounded workload, fill its host rows, and write the report again with them."""
-    from solar_assets.report import write_report
-
+    """Measure each bounded workload and fill its host rows (the run's report is written after)."""
     for result in results:
         if result.ok:
             result.rows = pipeline.measure_rows(result.path, result.rows, measure)
     measured = {(r.workload, r.hardware): r for result in results for r in result.rows}
-    rows = [measured.get((r.workload, r.hardware), r) for r in rows]
-    write_report(rows, pipeline.reports_dir(home), errors=[*input_errors, *(r.error for r in results if r.error)])
-    return rows
+    return [measured.get((r.workload, r.hardware), r) for r in rows]
 
 
 def _print_measured(rows, hardware_names: Sequence[str]) -> None:
     """The headroom table and the audit (after the bounds table), and the projection when several
     hardware were asked for."""
-    from solar_assets.report import audit_lines, format_headroom_table, format_projection
+    from solar_assets.report import audit_lines, format_headroom_table
     from solar_assets.report.headroom import measured_rows
 
     if measured_rows(rows):
@@ -311,21 +361,159 @@ def _print_measured(rows, hardware_names: Sequence[str]) -> None:
         print(f"\n{sum(r.violation for r in rows)} violation(s) of a true lower bound" + (":" if lines else "."))
         for line in lines:
             print(f"  {line}")
-    if len(hardware_names) > 1 and rows:
-        print("\nCross-platform projection")
-        print(format_projection(rows))
+    if len(hardware_names) > 1 and rows:  # the table above has every row once: only what it lacks
+        print("\nCross-platform projection (the bounds are in the table above; fusion × = unfused / fused)")
+        print(format_projection_extra(rows))
 
 
-def _print_charts(rows, home: Path, quiet: bool) -> None:
+def _print_charts(rows, report_dir: Path, quiet: bool) -> None:
     """The chart paths (stderr under --json), and each violation as a warning on stderr."""
     from solar_assets.report import report_pngs
 
-    charts = report_pngs(pipeline.reports_dir(home))
+    charts = report_pngs(report_dir)
     if charts and not quiet:
         print("charts: " + ", ".join(str(p) for p in charts.values()))
     for row in rows:
         if row.violation:
             print(f"solar: warning: {row.workload} on {row.hardware}: {row.violation_detail}", file=sys.stderr)
+
+
+# ---------------------------------------------------------------------------- output: table, per-op, report directory
+def _version() -> str:
+    from solar_assets import __version__
+
+    return __version__
+
+
+def _add_output_options(analyze: argparse.ArgumentParser) -> None:
+    analyze.add_argument("--wide", action="store_true",
+                         help="every column of the report table (default: the compact table, at most 120 characters)")
+    analyze.add_argument("--columns", metavar="A,B,C",
+                         help="only these columns, in this order: report fields (sol_fused_s, bound_fused, ...) "
+                              "or table headers in lower case with _ for spaces (sol_fused, fused_bytes, ...)")
+    analyze.add_argument("--per-op", nargs="?", const="10", metavar="N|all",
+                         help="print the per-op breakdown: the N ops with the largest share of the unfused time "
+                              "(default 10), or all; the report's per_op.csv always has every op")
+    analyze.add_argument("--output", metavar="DIR",
+                         help="write the report into DIR (default: a new $SOLAR_HOME/reports/<timestamp>/, "
+                              "with reports/latest pointing at it)")
+
+
+def _report_dir(args: argparse.Namespace, home: Path) -> Path:
+    """``--output DIR``, else a new run directory under ``$SOLAR_HOME/reports`` (``report.run_dir``)."""
+    from solar_assets.report.run_dir import new_run_dir
+
+    if args.per_op is not None:
+        _per_op_top(args.per_op)  # a bad N is a usage error, before any work
+    if args.columns:
+        from solar_assets.report.table import select_columns
+
+        select_columns(args.columns.split(","))
+    if args.output:
+        out = Path(args.output).expanduser()
+        if out.exists() and not out.is_dir():
+            raise SolarError(f"--output {out}: exists and is not a directory")
+        out.mkdir(parents=True, exist_ok=True)
+        return out
+    return new_run_dir(pipeline.reports_dir(home))
+
+
+def _per_op_top(value: str) -> int | None:
+    if value == "all":
+        return None
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise SolarError(f"--per-op takes a positive number of ops or 'all', got {value!r}")
+    return n
+
+
+def _failures(results, input_errors: Sequence[str]):
+    """Every workload that got no row, with its status, stage and reason (report.json, failures.csv)."""
+    from ir_schemas import Failure
+    from solar_assets.report.writers import failure_from_error
+
+    out = [failure_from_error(e, stage="input") for e in input_errors]
+    for r in results:
+        if r.error:
+            status = "unfinished" if "unfinished" in r.seconds else "failed"
+            out.append(Failure(workload=r.workload, source=str(r.path), status=status, stage=r.failed_stage or "",
+                               reason=r.error))
+    return out
+
+
+def _per_op_of(results, home: Path) -> list:
+    """The per-op rows of every bounded workload on each of its hardware. The graph is lifted again
+    from the IR cache (the stages ran in Dagster or a worker); a workload whose breakdown cannot be
+    made is logged and left out, its bounds stand."""
+    from solar_assets.graph import build_einsum_graph
+    from solar_assets.report.per_op import per_op_rows
+
+    rows = []
+    for result in results:
+        if not result.ok or not result.rows:
+            continue
+        try:
+            src = pipeline.read_source(result.path)
+            graph = build_einsum_graph(pipeline.translate_source(src, home / "cache").program)
+            for row in result.rows:
+                bounds = pipeline.bound_graph(src, graph, pipeline.load_spec(row.hardware))
+                rows += per_op_rows(result.workload, graph, bounds, row.hardware)
+        except SolarError as e:
+            logger.warning("%s: no per-op breakdown: %s", result.path, e)
+    return rows
+
+
+def _write_run_report(args: argparse.Namespace, rows, results, input_errors: Sequence[str], home: Path,
+                      report_dir: Path) -> list:
+    """The run's report files in ``report_dir`` (with failures and the per-op breakdown), then
+    ``reports/latest`` moved to it unless ``--output`` chose the place. Returns the per-op rows."""
+    from solar_assets.report import write_report
+    from solar_assets.report.run_dir import point_latest
+
+    per_op = _per_op_of(results, home)
+    if not args.no_dagster:  # the ski_slope asset writes under reports/skislope: this run's, copied beside
+        _copy_ski_slopes(pipeline.reports_dir(home) / "skislope", report_dir / "skislope", {r.workload for r in rows})
+    write_report(rows, report_dir, failures=_failures(results, input_errors), per_op=per_op)
+    if not args.output:
+        point_latest(pipeline.reports_dir(home), report_dir)
+    return per_op
+
+
+def _copy_ski_slopes(source: Path, target: Path, workloads: set[str]) -> None:
+    import shutil
+
+    for w in sorted(workloads):
+        for suffix in (".csv", ".png"):
+            if (source / f"{w}{suffix}").is_file():
+                target.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source / f"{w}{suffix}", target / f"{w}{suffix}")
+
+
+def _format_rows(args: argparse.Namespace, rows) -> str:
+    """The compact table (default), every column (``--wide``) or the ones named (``--columns``)."""
+    from solar_assets.report.table import format_table
+
+    if args.columns:
+        return format_table(rows, columns=args.columns.split(","))
+    return format_table(rows, wide=args.wide)
+
+
+def _print_per_op(args: argparse.Namespace, per_op: Sequence) -> None:
+    if args.per_op is None or args.json:
+        return
+    from solar_assets.report.per_op import format_per_op
+
+    print("\nPer-op breakdown (each framework op as one eager kernel; share of the unfused time)")
+    print(format_per_op(per_op, top=_per_op_top(args.per_op)) if per_op else "no per-op rows")
+
+
+def format_projection_extra(rows) -> str:
+    from solar_assets.report.table import format_projection_extra as extra
+
+    return extra(rows)
 
 
 # ---------------------------------------------------------------------------- coverage

@@ -482,6 +482,7 @@ def analyze_workload(
     ski_slope_dir: str | Path | None = None,
     measure: MeasureOptions | None = None,
     fp32_math: str | None = None,
+    keep: dict[str, Any] | None = None,
 ) -> WorkloadResult:
     """Source → IR (full size) → validation size → golden → validation → einsum graph → bounds
     on each hardware → cache-aware bound at each hardware's buffer (``cache_aware``), and the
@@ -489,6 +490,8 @@ def analyze_workload(
 
     Never raises for a bad workload or spec: the result's ``error`` names the file and the
     problem, and ``failed_stage`` which stage stopped. ``cache_dir=None`` recomputes all.
+    ``keep``, when given, receives the in-process results (``validated``, ``graph``, ``bounds`` by
+    hardware name) for callers that show more than the rows (``solar.analyze``).
     """
     from solar_assets.report import add_cache_aware, report_row
 
@@ -514,6 +517,8 @@ def analyze_workload(
         stage = "graph"
         with _timed(result, stage):
             graph = lift_graph(src, validated)
+        if keep is not None:
+            keep.update(validated=validated, graph=graph, bounds={})
         stage = "bounds"
         with _timed(result, stage):
             bounded_specs, spec_errors = [], []
@@ -523,6 +528,8 @@ def analyze_workload(
                 except SolarError as e:
                     spec_errors.append(with_path(str(e), path))
                     continue
+                if keep is not None:
+                    keep["bounds"][hw.name] = bounds
                 inverse = inverse_for(src, graph, hw, target_latency_s, bounds)
                 result.rows.append(report_row(src, validated.translation, validated.result, graph, bounds, hw,
                                               inverse=inverse, target_latency_s=target_latency_s,
@@ -545,6 +552,8 @@ def analyze_workload(
                 result.rows = measure_rows(path, result.rows, measure)
     except SolarError as e:
         result.error, result.failed_stage, result.rows = with_path(str(e), path), stage, []
+        if keep is not None and isinstance(e, ValidationFailed):
+            keep["failed_validation"] = e.result
     except Exception as e:  # a stage bug must not take the other workloads down; say where it was
         logger.debug("%s: %s failed", path, stage, exc_info=True)
         result.error = f"{path}: {stage} failed unexpectedly: {type(e).__name__}: {e}"

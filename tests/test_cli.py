@@ -69,7 +69,7 @@ def test_table_output_and_hardware_commands(home, monkeypatch, capsys):
     monkeypatch.setenv("SOLAR_HOME", str(home))
     monkeypatch.setenv("DAGSTER_HOME", str(home / "dagster"))
     monkeypatch.chdir(REPO)
-    assert main(["analyze", GEMM, "--no-dagster", "--target-latency", "1e-3"]) == 0
+    assert main(["analyze", GEMM, "--no-dagster", "--target-latency", "1e-3", "--wide"]) == 0  # the full table
     captured = capsys.readouterr()
     header, _, line = captured.out.splitlines()[:3]
     assert header.split()[:2] == ["workload", "hardware"] and line.split()[:2] == ["gemm", "H100_SXM"]
