@@ -25,6 +25,7 @@ def row(workload: str, hardware: str, **extra) -> ReportRow:
                   sol_unfused_graph_s=0.5, intensity_unfused_flop_per_byte=1.0, intensity_fused_flop_per_byte=9.0,
                   peak_flop_per_s=1e15, dram_bytes_per_s=3e12, einsums=12, sol_cache_aware_s=99.9e-6,
                   bound_cache_aware="memory", bytes_cache_aware=int(99.9 * 2**20), cache_aware_proven_optimal=True,
+                  sol_cache_aware_lb_s=99.9e-6, bound_cache_aware_lb="memory",
                   cache_aware_note="fused: 12 einsums in 1 segment")
     return ReportRow(**{**fields, **extra})
 
@@ -53,10 +54,14 @@ def test_default_columns_are_the_compact_ones_with_unique_headers(shipped_rows):
     assert len(every) == len(set(every)), "two columns with one header"
 
 
-def test_cache_aware_marks_stay_in_the_compact_table():
+def test_compact_cache_aware_column_is_the_provable_lower_bound():
+    """The compact table's SOL columns are lower bounds: its cache-aware cell is the provable
+    bound (``sol_cache_aware_lb_s``), not the best modelled schedule, and so carries no solver marks."""
     marked = row("gemm", "H100_SXM", cache_aware_note="tiling-bound: the buffer forces more traffic",
-                 cache_aware_proven_optimal=False)
-    assert "99.9 µs DRAM*?" in format_table([marked], wide=False)
+                 cache_aware_proven_optimal=False, sol_cache_aware_lb_s=42.1e-6, bound_cache_aware_lb="memory")
+    compact = format_table([marked], wide=False)
+    assert "42.1 µs DRAM" in compact and "*" not in compact and "?" not in compact
+    assert "99.9 MiB*?" in format_table([marked], wide=True)  # the achievable schedule, marked, in --wide
 
 
 def test_ratios_say_which_way_they_run():

@@ -177,7 +177,7 @@ COMPACT: tuple[Column, ...] = (
     ("fused bytes", lambda r: format_bytes(r.bytes_fused), ">"),
     ("unfused", lambda r: _sol(r.sol_unfused_s, r.bound_unfused), ">"),
     ("fused", lambda r: _sol(r.sol_fused_s, r.bound_fused), ">"),
-    ("cache-aware lb", lambda r: _sol(r.sol_cache_aware_lb_s, r.bound_cache_aware_lb), ">"),
+    ("cache-aware", lambda r: _sol(r.sol_cache_aware_lb_s, r.bound_cache_aware_lb), ">"),  # the provable lower bound
 )
 """The CLI's default columns: what a reader needs to find the bound and what sets it. The three
 SOL columns sit under one group line (``SOL_GROUP``); at most 120 characters on the shipped
