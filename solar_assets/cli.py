@@ -112,9 +112,11 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     analyze = commands.add_parser("analyze", help="trace, validate and bound workloads on hardware targets")
-    analyze.add_argument("paths", nargs="+", metavar="PATH", help="workload files or directories of them")
+    analyze.add_argument("paths", nargs="*", metavar="PATH", help="workload files or directories of them")
     analyze.add_argument("--hardware", nargs="+", action="extend", metavar="NAME",
-                         help=f"hardware spec names (default {pipeline.DEFAULT_HARDWARE[0]}); see `solar hardware list`")
+                         help=f"hardware spec names, case-insensitive, space- or comma-separated or the flag "
+                              f"repeated; a value naming a workload file or directory is taken as a path "
+                              f"(default {pipeline.DEFAULT_HARDWARE[0]}); see `solar hardware list`")
     analyze.add_argument("--target-latency", type=float, metavar="SECONDS",
                          help="also compute the inverse roofline: peak FLOP/s and bandwidth needed for this latency")
     analyze.add_argument("--target-hz", type=float, metavar="HZ",
@@ -169,7 +171,8 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("name")
     detect = hw_commands.add_parser("detect", help="measure this machine and write the 'host' spec "
                                     "(docs/host_spec.md)")
-    detect.add_argument("path", nargs="?", help="where to write it (default hardware/host.yaml; a directory or "
+    detect.add_argument("path", nargs="?", help="where to write it (default $SOLAR_HARDWARE_DIR/host.yaml, else "
+                                               "$SOLAR_HOME/hardware/host.yaml; a directory or "
                                                "a .yaml file, whose stem becomes the spec's name)")
     detect.add_argument("--stream-mib", type=int, metavar="MIB",
                         help="STREAM array size in MiB (default 4 x the last-level cache, at least 64)")
@@ -179,15 +182,16 @@ def _parser() -> argparse.ArgumentParser:
     ui = commands.add_parser("ui", help="the Dagster UI on solar's assets (dagster dev)")
     ui.add_argument("--home", metavar="DIR", help="SOLAR_HOME")
     ui.add_argument("--port", type=int, default=3000)
+    for sub in (analyze, coverage, hardware, show, detect, ui):  # `solar analyze -v …` as well as `solar -v …`
+        sub.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS, help="log more (-vv: debug)")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = _parse_args(argv)
     if getattr(args, "framework", None):  # read by pipeline.read_source, here and in worker processes
         os.environ["SOLAR_FRAMEWORK"] = args.framework
-    logging.basicConfig(stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s",
-                        level={0: logging.WARNING, 1: logging.INFO}.get(args.verbose, logging.DEBUG))
+    configure_logging(args.verbose)
     try:
         if args.command == "analyze":
             return analyze(args)
@@ -199,6 +203,73 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SolarError as e:
         print(f"solar: error: {e}", file=sys.stderr)
         return EXIT_USAGE
+
+
+# ---------------------------------------------------------------------------- argument conventions
+SOLAR_LOGGERS = ("solar", "solar_assets", "ir_schemas")
+QUIET_LOGGERS = ("matplotlib", "PIL", "numba", "jax", "jaxlib", "absl", "urllib3", "dagster", "httpx",
+                 "httpcore", "asyncio", "filelock", "fsspec", "torch", "pyomo", "great_expectations", "langchain")
+
+
+def configure_logging(verbose: int) -> None:
+    """-v: INFO, -vv: DEBUG for solar's own loggers only; third-party libraries stay at WARNING so
+    ``-vv`` is not a flood of matplotlib font-manager or numba compiler lines."""
+    level = {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
+    logging.basicConfig(stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s", level=logging.WARNING)
+    for name in SOLAR_LOGGERS:
+        logging.getLogger(name).setLevel(level)
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(max(level, logging.WARNING))
+
+
+def _split_hardware(values: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``--hardware`` values -> (canonical names, workload paths): ``h100_sxm,a6000`` ->
+    ``H100_SXM``, ``A6000``; a value naming a ``.py`` file or an existing file or directory (not a
+    ``.yaml`` spec) is a path, so ``--hardware H100_SXM gemm.py`` analyzes gemm.py."""
+    from solar_assets.hardware import canonical_hardware_name
+
+    names, paths = [], []
+    for value in values:
+        for item in (v.strip() for v in value.split(",")):
+            path = Path(item)
+            if not item:
+                continue
+            if path.suffix not in (".yaml", ".yml") and (path.suffix == ".py" or path.exists()):
+                paths.append(item)
+            else:
+                names.append(canonical_hardware_name(item))
+    return names, paths
+
+
+def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """Options in any order: paths after an option (``analyze gemm.py --hardware H100_SXM more.py``)
+    join the paths; anything else unknown is an error as usual."""
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if not hasattr(args, "verbose"):
+        args.verbose = 0
+    unknown = [e for e in extra if e.startswith("-")]
+    if unknown or (extra and not hasattr(args, "paths")):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if extra:
+        args.paths = [*args.paths, *extra]
+    if args.command == "analyze":
+        from solar_assets.hardware import list_hardware
+
+        if args.hardware:
+            args.hardware, moved = _split_hardware(args.hardware)
+            args.paths = [*args.paths, *moved]
+            args.hardware = args.hardware or None  # only paths followed it: the default part
+            if moved:
+                print(f"solar: note: {', '.join(moved)} after --hardware taken as workload path(s), not "
+                      "hardware names", file=sys.stderr)
+        known = {n.lower() for n in list_hardware()}
+        for p in args.paths:
+            if not Path(p).exists() and p.lower() in known:
+                parser.error(f"{p!r} is a hardware name, not a workload path: write --hardware {p}")
+        if not args.paths:
+            parser.error("the following arguments are required: PATH (workload files or directories)")
+    return args
 
 
 # ---------------------------------------------------------------------------- analyze

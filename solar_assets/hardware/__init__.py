@@ -7,11 +7,15 @@ from solar_assets.hardware.spec import (
     HardwareSpec,
     PeakTable,
     canonical_dtype,
+    canonical_hardware_name,
     hardware_dir,
+    hardware_dirs,
     list_hardware,
     load_all_hardware,
     load_hardware,
     parse_hardware,
+    shipped_hardware_dir,
+    user_hardware_dir,
 )
 
 __all__ = [
@@ -21,7 +25,11 @@ __all__ = [
     "HardwareSpec",
     "PeakTable",
     "canonical_dtype",
+    "canonical_hardware_name",
     "hardware_dir",
+    "hardware_dirs",
+    "shipped_hardware_dir",
+    "user_hardware_dir",
     "list_hardware",
     "load_all_hardware",
     "load_hardware",

@@ -18,7 +18,8 @@ them: an understated peak or bandwidth would make a bound a real run can beat. M
   ``/sys/devices/system/cpu/cpu*/cache``: what a tiling could keep on chip at most.
 * DRAM capacity: ``MemTotal`` of ``/proc/meminfo``.
 
-``hardware/host.yaml`` is machine-specific and ignored by git; ``ensure_host_spec`` detects it on
+``host.yaml`` is machine-specific: it is written to ``$SOLAR_HARDWARE_DIR`` or ``$SOLAR_HOME/hardware``,
+never into the source tree; ``ensure_host_spec`` detects it on
 first use of ``--hardware host``.
 """
 from __future__ import annotations
@@ -32,7 +33,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from solar_assets.hardware.spec import HardwareError, HardwareSpec, hardware_dir, parse_hardware
+from solar_assets.hardware.spec import HardwareError, HardwareSpec, parse_hardware, user_hardware_dir
 from solar_assets.hardware.stream import StreamResult, measure_stream
 
 logger = logging.getLogger(__name__)
@@ -351,11 +352,13 @@ def host_yaml(d: HostDetection, name: str = HOST_NAME) -> str:
 
 
 def host_spec_path(directory: str | Path | None = None) -> Path:
-    return Path(directory or hardware_dir()) / f"{HOST_NAME}.yaml"
+    """``host.yaml`` in ``directory``, else in the user's spec folder (``$SOLAR_HARDWARE_DIR`` or
+    ``$SOLAR_HOME/hardware``): machine-specific, so never written into the source tree."""
+    return Path(directory or user_hardware_dir()) / f"{HOST_NAME}.yaml"
 
 
 def write_host_spec(path: str | Path | None = None, **detect_kwargs) -> tuple[Path, HardwareSpec]:
-    """Detect this machine and write the spec (``hardware/host.yaml`` by default); the text is
+    """Detect this machine and write the spec (``host_spec_path()`` by default); the text is
     validated with the same strict schema as the shipped specs before it is written."""
     path = Path(path) if path is not None else host_spec_path()
     if path.suffix not in (".yaml", ".yml"):
@@ -370,6 +373,13 @@ def write_host_spec(path: str | Path | None = None, **detect_kwargs) -> tuple[Pa
 
 def ensure_host_spec(directory: str | Path | None = None, **detect_kwargs) -> Path:
     """``host.yaml`` in ``directory`` (the hardware dir), detected now if it is missing."""
+    if directory is None:  # already on the search path (an older one under hardware/ counts too)
+        from solar_assets.hardware.spec import _resolve
+
+        try:
+            return _resolve(HOST_NAME, None)
+        except HardwareError:
+            pass
     path = host_spec_path(directory)
     if not path.is_file():
         logger.warning("%s is missing: detecting this machine (STREAM and a GEMM, a few seconds)", path)

@@ -328,18 +328,69 @@ def canonical_dtype(dtype: Any) -> str | None:
     return None
 
 
+SHIPPED_PACKAGE_DIR = Path(__file__).resolve().parents[1] / "_shipped" / "hardware"  # in a wheel
+
+
+def shipped_hardware_dir() -> Path:
+    """The specs solar ships: the repo's top-level ``hardware/`` (source checkout, editable install),
+    else the copy a wheel carries as package data under ``solar_assets/_shipped/hardware/``."""
+    repo = Path(__file__).resolve().parents[2] / "hardware"
+    if repo.is_dir() and any(repo.glob("*.yaml")):
+        return repo
+    return SHIPPED_PACKAGE_DIR
+
+
+def user_hardware_dir() -> Path:
+    """Where the user's own specs go (``solar hardware detect`` writes here, never into the source
+    tree): ``$SOLAR_HARDWARE_DIR``, else ``$SOLAR_HOME/hardware`` (``<repo>/data/solar_home/hardware``
+    when SOLAR_HOME is unset)."""
+    override = os.environ.get(HARDWARE_DIR_ENV)
+    return Path(override) if override else _home_hardware_dir()
+
+
+def _home_hardware_dir() -> Path:
+    home = os.environ.get("SOLAR_HOME")
+    base = Path(home) if home else Path(__file__).resolve().parents[2] / "data" / "solar_home"
+    return base / "hardware"
+
+
+def hardware_dirs() -> list[Path]:
+    """The spec search path, first match wins: ``$SOLAR_HARDWARE_DIR``, ``$SOLAR_HOME/hardware``,
+    then the shipped specs. A name found in an earlier directory shadows a shipped one."""
+    dirs = [Path(os.environ[HARDWARE_DIR_ENV])] if os.environ.get(HARDWARE_DIR_ENV) else []
+    return list(dict.fromkeys([*dirs, _home_hardware_dir(), shipped_hardware_dir()]))
+
+
 def hardware_dir() -> Path:
-    """Where specs live: ``$SOLAR_HARDWARE_DIR`` (tests, other checkouts) or the repo's ``hardware/``."""
+    """The first directory of the search path: ``$SOLAR_HARDWARE_DIR`` when set, else the shipped
+    specs (kept for callers that want one directory; lookups by name use ``hardware_dirs()``)."""
     override = os.environ.get(HARDWARE_DIR_ENV)
     if override:
         return Path(override)
-    return Path(__file__).resolve().parents[2] / "hardware"
+    return shipped_hardware_dir()
+
+
+def _search_dirs(directory: Path | str | None) -> list[Path]:
+    """``directory`` first when given (a test's or Dagster's folder), then the search path."""
+    dirs = hardware_dirs()
+    return list(dict.fromkeys([Path(directory), *dirs])) if directory is not None else dirs
 
 
 def list_hardware(directory: Path | str | None = None) -> list[str]:
-    """Names of the specs in a directory (sorted), i.e. the hardware partition keys."""
-    root = Path(directory) if directory is not None else hardware_dir()
-    return sorted(p.stem for p in root.glob("*.yaml") if p.is_file())
+    """Names of the specs (sorted), i.e. the hardware partition keys: those in ``directory`` when
+    given, else every name on the search path (``hardware_dirs()``)."""
+    roots = [Path(directory)] if directory is not None else hardware_dirs()
+    return sorted({p.stem for root in roots for p in root.glob("*.yaml") if p.is_file()})
+
+
+def canonical_hardware_name(name: str, directory: Path | str | None = None) -> str:
+    """The spelling of a spec name on disk (``h100_sxm`` -> ``H100_SXM``); unknown names and paths
+    come back unchanged, so the loader's error names them."""
+    try:
+        path = _resolve(name, directory)
+    except HardwareError:
+        return name
+    return path.stem if not _looks_like_path(name) else name
 
 
 MAX_SPEC_BYTES = 1 << 20  # the shipped specs are under 3 KiB; a YAML of megabytes takes minutes to load
@@ -369,10 +420,9 @@ def load_all_hardware(directory: Path | str | None = None) -> tuple[list[Hardwar
     A bad spec fails only itself: ``solar hardware list`` shows the others and names the bad file.
     """
     specs, errors = [], []
-    root = Path(directory) if directory is not None else hardware_dir()
-    for name in list_hardware(root):
+    for name in list_hardware(directory):
         try:
-            specs.append(load_hardware(name, root))
+            specs.append(load_hardware(name, directory))
         except HardwareError as e:
             errors.append("; ".join(line.strip() for line in str(e).splitlines() if line.strip()))
     return specs, errors
@@ -401,28 +451,34 @@ def parse_hardware(text: str, path: Path) -> HardwareSpec:
     return spec
 
 
-def _resolve(name_or_path: str | Path, directory: Path | str | None) -> Path:
-    """A name is looked up among the known specs; anything path-like is taken as a file."""
+def _looks_like_path(name_or_path: str | Path) -> bool:
     text = str(name_or_path)
-    looks_like_path = (
-        isinstance(name_or_path, Path)
-        or text.endswith((".yaml", ".yml"))
-        or os.sep in text
-        or "/" in text
-    )
-    if looks_like_path:
+    return isinstance(name_or_path, Path) or text.endswith((".yaml", ".yml")) or os.sep in text or "/" in text
+
+
+def _resolve(name_or_path: str | Path, directory: Path | str | None) -> Path:
+    """A name is looked up, case-insensitively, in ``directory`` (when given) and then on the search
+    path (``hardware_dirs()``), first match wins; anything path-like is taken as a file."""
+    text = str(name_or_path)
+    if _looks_like_path(name_or_path):
         path = Path(name_or_path)
         if not path.is_file():
             raise HardwareError(f"{path}: no such hardware spec file")
         return path
-    root = Path(directory) if directory is not None else hardware_dir()
-    path = root / f"{text}.yaml"
-    if not path.is_file():
-        known = list_hardware(root)
-        raise HardwareError(
-            f"unknown hardware {text!r} (no {path}); known: {', '.join(known) or 'none'}"
-        )
-    return path
+    roots = _search_dirs(directory)
+    for root in roots:
+        path = root / f"{text}.yaml"
+        if path.is_file():
+            return path
+    for root in roots:  # h100_sxm -> H100_SXM.yaml: part names are not case-sensitive
+        matches = sorted(p for p in root.glob("*.yaml") if p.is_file() and p.stem.lower() == text.lower())
+        if matches:
+            return matches[0]
+    known = list(dict.fromkeys(n for root in roots for n in list_hardware(root)))  # the given folder's first
+    raise HardwareError(
+        f"unknown hardware {text!r} (looked in {', '.join(str(r) for r in roots)}); "
+        f"known: {', '.join(known) or 'none'}"
+    )
 
 
 def _format_validation(path: Path, error: ValidationError) -> str:
