@@ -9,13 +9,13 @@ export SOLAR_HOME ?= $(CURDIR)/data/solar_home
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	@command -v glpsol >/dev/null 2>&1 || { echo "installing glpk-utils (glpsol)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq glpk-utils >/dev/null; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q -c constraints.txt torch==2.13.0
+	$(BIN)/pip install -q -c constraints.txt -e '.[test]'  # ranges in pyproject.toml, tested versions in constraints.txt
 	touch $(STAMP)
 
 demo: setup
