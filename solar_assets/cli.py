@@ -166,7 +166,7 @@ def _parser() -> argparse.ArgumentParser:
 
     hardware = commands.add_parser("hardware", help="the hardware specs under hardware/")
     hw_commands = hardware.add_subparsers(dest="hw_command", required=True)
-    hw_commands.add_parser("list", help="one line per spec")
+    hw_list = hw_commands.add_parser("list", help="one line per spec")
     show = hw_commands.add_parser("show", help="every field of one spec")
     show.add_argument("name")
     detect = hw_commands.add_parser("detect", help="measure this machine and write the 'host' spec "
@@ -182,7 +182,7 @@ def _parser() -> argparse.ArgumentParser:
     ui = commands.add_parser("ui", help="the Dagster UI on solar's assets (dagster dev)")
     ui.add_argument("--home", metavar="DIR", help="SOLAR_HOME")
     ui.add_argument("--port", type=int, default=3000)
-    for sub in (analyze, coverage, hardware, show, detect, ui):  # `solar analyze -v …` as well as `solar -v …`
+    for sub in (analyze, coverage, hardware, hw_list, show, detect, ui):  # `solar analyze -v …` as well as `solar -v …`
         sub.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS, help="log more (-vv: debug)")
     return parser
 

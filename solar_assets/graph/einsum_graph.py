@@ -187,9 +187,16 @@ class EinsumGraph:
         return "\n".join(lines) + "\n"
 
     def draw_png(self, path: str | Path) -> Path:
-        """Draw the DAG (layered by topological generation) to a PNG with matplotlib's Agg canvas."""
+        """Draw the DAG (layered by topological generation) to a PNG with matplotlib's Agg canvas.
+
+        Byte counts read as everywhere else (``format_bytes``: ``13.0 GiB``); labels are not clipped
+        at the axes and the axes are padded, so edge and node labels at the border stay whole."""
+        import textwrap
+
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
+
+        from solar_assets.report.table import format_bytes, format_count
 
         path = Path(path)
         g = self.nx
@@ -204,16 +211,20 @@ class EinsumGraph:
         FigureCanvasAgg(fig)
         ax = fig.add_subplot(1, 1, 1)
         ax.set_axis_off()
-        ax.set_title(f"{self.program.name}: {self.macs:,} MACs, {self.bytes_unfused:,} B unfused, "
-                     f"{self.io_bytes:,} B I/O", fontsize=9)
+        ax.set_title(f"{self.program.name}: {format_count(self.macs, 'MACs')}, "
+                     f"{format_bytes(self.bytes_unfused)} unfused, {format_bytes(self.io_bytes)} I/O", fontsize=9)
         if pos:
             colors = ["#cfe3f7" if g.nodes[n]["kind"] == "kernel" else "#eeeeee" for n in g.nodes]
             nx.draw_networkx_nodes(g, pos, ax=ax, node_color=colors, node_shape="s", node_size=1800)
             nx.draw_networkx_edges(g, pos, ax=ax, arrows=True, node_size=1800)
-            labels = {n.name: f"{n.name}\n{_short(n.macs)} MAC\n{_short(n.bytes)} B" for n in self.nodes}
-            nx.draw_networkx_labels(g, pos, labels=labels, ax=ax, font_size=7, font_family="monospace")
-            edge_labels = {(a, b): ", ".join(d["tensors"]) for a, b, d in g.edges(data=True)}
-            nx.draw_networkx_edge_labels(g, pos, edge_labels=edge_labels, ax=ax, font_size=6)
+            labels = {n.name: f"{n.name}\n{format_count(n.macs, 'MAC')}\n{format_bytes(n.bytes)}" for n in self.nodes}
+            nx.draw_networkx_labels(g, pos, labels=labels, ax=ax, font_size=7, font_family="monospace",
+                                    clip_on=False)
+            edge_labels = {(a, b): textwrap.fill(", ".join(d["tensors"]), 28) for a, b, d in g.edges(data=True)}
+            nx.draw_networkx_edge_labels(g, pos, edge_labels=edge_labels, ax=ax, font_size=6, clip_on=False)
+            xs, ys = [p[0] for p in pos.values()], [p[1] for p in pos.values()]
+            ax.set_xlim(min(xs) - 0.8, max(xs) + 0.8)  # room for the square nodes and labels at the border
+            ax.set_ylim(min(ys) - 0.6, max(ys) + 0.6)
         fig.savefig(path, format="png", bbox_inches="tight")
         return path
 

@@ -49,6 +49,9 @@ class SkiSlope:
         """Log-log plot; ``marks`` draws a vertical line per hardware buffer (name -> bytes)."""
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
+        from matplotlib.ticker import FuncFormatter, NullFormatter
+
+        from solar_assets.report.table import format_bytes
 
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -66,9 +69,9 @@ class SkiSlope:
         ax.step(cap, [mib(r.bytes_unfused_tiled) for r in self.rows], where="post", ls="--",
                 label="tiled, no fusion")
         if self.rows and self.rows[0].bytes_unfused:
-            ax.axhline(mib(self.rows[0].bytes_unfused), color="grey", ls=":", label="unfused (∞ buffer)")
+            ax.axhline(mib(self.rows[0].bytes_unfused), color="grey", ls=":", label=f"unfused (∞ buffer): {format_bytes(self.rows[0].bytes_unfused)}")
         if self.rows and self.rows[0].bytes_fused:
-            ax.axhline(mib(self.rows[0].bytes_fused), color="black", ls="-.", label="fused (∞ buffer)")
+            ax.axhline(mib(self.rows[0].bytes_fused), color="black", ls="-.", label=f"fused (∞ buffer): {format_bytes(self.rows[0].bytes_fused)}")
         by_size: dict[int, list[str]] = {}
         for name, b in (marks or {}).items():
             by_size.setdefault(int(b), []).append(name)
@@ -76,11 +79,15 @@ class SkiSlope:
             ax.axvline(b / MIB, color="tab:red", alpha=0.3)
             ax.text(b / MIB, 0.98, ", ".join(sorted(names)), rotation=90, va="top", ha="right", fontsize=7,
                     transform=ax.get_xaxis_transform())  # x in MiB, y as a fraction of the axes
-        ax.set_xlabel("on-chip buffer (MiB)")
-        ax.set_ylabel("minimum DRAM traffic (MiB)")
+        for axis in (ax.xaxis, ax.yaxis):  # ticks read as bytes do everywhere else: 64 KiB, 1.5 GiB
+            axis.set_major_formatter(FuncFormatter(lambda v, _pos: format_bytes(v * MIB)))
+            axis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel("on-chip buffer")
+        ax.set_ylabel("minimum DRAM traffic")
         ax.set_title(f"{self.workload}: DRAM traffic vs buffer capacity", fontsize=10)
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
+        # beside the axes, not on them: inside, "best" still lands on the flat fused/unfused lines
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
         fig.savefig(path, format="png", bbox_inches="tight")
         return path
 
