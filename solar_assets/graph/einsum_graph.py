@@ -211,17 +211,18 @@ class EinsumGraph:
         FigureCanvasAgg(fig)
         ax = fig.add_subplot(1, 1, 1)
         ax.set_axis_off()
-        ax.set_title(f"{self.program.name}: {format_count(self.macs, 'MACs')}, "
+        ax.set_title(f"{self.program.name}: {format_count(self.macs)} MACs, "
                      f"{format_bytes(self.bytes_unfused)} unfused, {format_bytes(self.io_bytes)} I/O", fontsize=9)
         if pos:
             colors = ["#cfe3f7" if g.nodes[n]["kind"] == "kernel" else "#eeeeee" for n in g.nodes]
             nx.draw_networkx_nodes(g, pos, ax=ax, node_color=colors, node_shape="s", node_size=1800)
             nx.draw_networkx_edges(g, pos, ax=ax, arrows=True, node_size=1800)
-            labels = {n.name: f"{n.name}\n{format_count(n.macs, 'MAC')}\n{format_bytes(n.bytes)}" for n in self.nodes}
+            labels = {n.name: f"{n.name}\n{format_count(n.macs)} MAC\n{format_bytes(n.bytes)}" for n in self.nodes}
             nx.draw_networkx_labels(g, pos, labels=labels, ax=ax, font_size=7, font_family="monospace",
                                     clip_on=False)
             edge_labels = {(a, b): textwrap.fill(", ".join(d["tensors"]), 28) for a, b, d in g.edges(data=True)}
-            nx.draw_networkx_edge_labels(g, pos, edge_labels=edge_labels, ax=ax, font_size=6, clip_on=False)
+            nx.draw_networkx_edge_labels(g, pos, edge_labels=edge_labels, ax=ax, font_size=6, clip_on=False,
+                                         rotate=False)
             xs, ys = [p[0] for p in pos.values()], [p[1] for p in pos.values()]
             ax.set_xlim(min(xs) - 0.8, max(xs) + 0.8)  # room for the square nodes and labels at the border
             ax.set_ylim(min(ys) - 0.6, max(ys) + 0.6)
