@@ -222,6 +222,13 @@ def configure_logging(verbose: int) -> None:
         logging.getLogger(name).setLevel(max(level, logging.WARNING))
 
 
+def workspace_file() -> Path:
+    """The Dagster workspace: the repo's ``workspace.yaml`` (source checkout, editable install), else
+    the copy a wheel carries under ``solar_assets/_shipped/`` (setup.py copies it at build time)."""
+    repo = pipeline.REPO_ROOT / "workspace.yaml"
+    return repo if repo.is_file() else Path(__file__).resolve().parent / "_shipped" / "workspace.yaml"
+
+
 def _split_hardware(values: Sequence[str]) -> tuple[list[str], list[str]]:
     """``--hardware`` values -> (canonical names, workload paths): ``h100_sxm,a6000`` ->
     ``H100_SXM``, ``A6000``; a value naming a ``.py`` file or an existing file or directory (not a

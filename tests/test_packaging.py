@@ -87,3 +87,19 @@ def test_installed_wheel_finds_the_specs_outside_the_repo(wheel, tmp_path):
     assert out[0] == str(site / "solar_assets" / "_shipped" / "hardware")
     assert out[1].split(",") == [s.removesuffix(".yaml") for s in SPECS]
     assert out[2] == "H100_SXM"
+
+
+def test_workspace_file_from_a_checkout_or_the_wheel(wheel, tmp_path):
+    from solar_assets.cli import workspace_file
+
+    assert workspace_file() == REPO / "workspace.yaml"
+    site = tmp_path / "site"
+    with zipfile.ZipFile(wheel) as z:
+        z.extractall(site)
+    env = {k: v for k, v in os.environ.items() if k not in ("SOLAR_HARDWARE_DIR", "SOLAR_HOME")}
+    env["PYTHONPATH"] = str(site)
+    code = "from solar_assets.cli import workspace_file; print(workspace_file())"
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == str(site / "solar_assets" / "_shipped" / "workspace.yaml")

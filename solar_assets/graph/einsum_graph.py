@@ -427,13 +427,6 @@ def _numel(shape: tuple[int, ...]) -> int:
     return math.prod(shape)
 
 
-def _short(x: int) -> str:
-    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if x >= scale:
-            return f"{x / scale:.3g}{unit}"
-    return str(x)
-
-
 def _cost_line(n: EinsumNode) -> str:
     return f"MACs {n.macs:,}  FLOPs {n.flops:,}  bytes {n.bytes:,}"
 
