@@ -266,10 +266,10 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         if args.hardware:
             args.hardware, moved = _split_hardware(args.hardware)
             args.paths = [*args.paths, *moved]
-            args.hardware = args.hardware or None  # only paths followed it: the default part
-            if moved:
+            if moved and not args.hardware:  # `--hardware gemm.py`: say how it was read
                 print(f"solar: note: {', '.join(moved)} after --hardware taken as workload path(s), not "
-                      "hardware names", file=sys.stderr)
+                      "hardware names; bounding on the default part", file=sys.stderr)
+            args.hardware = args.hardware or None  # only paths followed it: the default part
         known = {n.lower() for n in list_hardware()}
         for p in args.paths:
             if not Path(p).exists() and p.lower() in known:

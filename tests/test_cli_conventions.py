@@ -30,9 +30,10 @@ def workload(tmp_path, monkeypatch):
     return tmp_path
 
 
-def test_hardware_before_the_path(workload):
+def test_hardware_before_the_path(workload, capsys):
     args = _parse_args(["analyze", "--hardware", "H100_SXM", "gemm.py"])
     assert args.paths == ["gemm.py"] and args.hardware == ["H100_SXM"]
+    assert capsys.readouterr().err == ""  # the usual order needs no note
 
 
 def test_options_in_any_order_and_several_parts(workload):
