@@ -276,7 +276,7 @@ def _fail_abandoned_runs(instance: dg.DagsterInstance, results: Sequence[Workloa
     if not any("unfinished" in r.seconds for r in results):  # pipeline.unfinished_result
         return
     for record in instance.get_run_records(dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED],
-                                                         tags={"solar/cli": "analyze", **(tags or {})})):
+                                                         tags={"solar/cli": "analyze"})):
         pid = record.dagster_run.tags.get("solar/worker")
         if pid and not _alive(int(pid)):
             instance.report_run_failed(record.dagster_run, "its solar worker was stopped (time or memory "

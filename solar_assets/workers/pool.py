@@ -219,7 +219,7 @@ def run_in_workers(paths: Sequence[str | Path], task: Task, unfinished: Unfinish
             worker.process.kill()
         worker.process.join()
         message = message or _exit_reason(worker.process.exitcode)
-        log.warning("%s: %s%s", worker.path, message, f" during {worker.last_event}" if worker.last_event else "")
+        log.info("%s: %s%s", worker.path, message, f" during {worker.last_event}" if worker.last_event else "")
         tail = read_tail(worker.capture_path)
         if tail.strip():
             log.info("%s: the worker's last output:\n%s", worker.path, tail)
