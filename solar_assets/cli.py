@@ -2,7 +2,7 @@
 
     solar analyze PATH... [--hardware NAME ...] [--target-latency S] [--json] [--home DIR] [--no-dagster]
                   [--timeout S] [--memory-limit SIZE]
-    solar coverage DIR... [--json] [--jobs N] [--timeout S] [--home DIR]
+    solar coverage DIR... [--json] [--jobs N] [--timeout S] [--memory-limit SIZE] [--home DIR]
     solar hardware list | show NAME | detect [PATH]
     solar ui
 
@@ -106,6 +106,8 @@ def _parser() -> argparse.ArgumentParser:
                           help="worker processes (default 1; 0: check in this process, without time limits)")
     coverage.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS",
                           help="time limit per workload in a worker process (default 600; 0: none)")
+    coverage.add_argument("--memory-limit", default=None, metavar="SIZE",
+                          help="resident-memory limit of each worker: 75%% (the default), 8G, 512M, or 0 for none")
     coverage.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
     coverage.add_argument("--framework", choices=("torch", "jax"),
                           help="the workloads' framework (default: detected from each file's imports)")
@@ -382,7 +384,10 @@ def coverage(args: argparse.Namespace) -> int:
             print(f"[{index + 1}/{len(paths)}] {row.workload}: {status} ({row.seconds:.1f} s)", file=sys.stderr,
                   flush=True)
 
-    rows = run_coverage(paths, home / "cache", jobs=args.jobs, timeout_s=args.timeout or None, on_row=progress)
+    from solar_assets.workers import parse_memory_limit
+
+    rows = run_coverage(paths, home / "cache", jobs=args.jobs, timeout_s=args.timeout or None,
+                        memory_limit_bytes=parse_memory_limit(args.memory_limit), on_row=progress)
     if args.json:
         sys.stdout.write(coverage_json(rows))
         print(coverage_summary(rows), file=sys.stderr)

@@ -215,3 +215,83 @@ def test_a_corrupt_dagster_database_is_one_line_and_the_rows_still_land(home, tm
     assert [r["workload"] for r in json.loads(out)] == ["tiny"]
     assert [r["workload"] for r in report_rows(home)] == ["tiny"]
     assert str(runs_db) in (home / "reports" / "report.md").read_text()
+
+
+# ---------------------------------------------------------------------------- the pieces, in this process
+def test_restore_puts_back_dtype_cwd_path_environment_and_threads(tmp_path):
+    import sys
+
+    import torch
+
+    from solar_assets.workers import state
+
+    saved = state.snapshot()
+    threads = torch.get_num_threads()
+    cwd = os.getcwd()
+    try:
+        torch.set_default_dtype(torch.float64)
+        torch.set_num_threads(1 if threads != 1 else 2)
+        os.chdir(tmp_path)
+        sys.path.insert(0, str(tmp_path))
+        os.environ["SOLAR_TEST_LEAK"] = "1"
+        (tmp_path / "leaky_helper_mod.py").write_text("X = 1\n")
+        import leaky_helper_mod  # noqa: F401 - a workload's local module
+    finally:
+        assert state.restore(saved) == []
+    assert torch.get_default_dtype() == torch.float32 and torch.get_num_threads() == threads
+    assert os.getcwd() == cwd and str(tmp_path) not in sys.path and "SOLAR_TEST_LEAK" not in os.environ
+    assert "leaky_helper_mod" not in sys.modules
+
+
+def test_memory_limits_parse():
+    from solar_assets.errors import SolarError
+    from solar_assets.workers.limits import parse_memory_limit, total_memory_bytes
+
+    assert parse_memory_limit("1500M") == 1500 * 2**20
+    assert parse_memory_limit("8GiB") == parse_memory_limit("8g") == 8 * 2**30
+    assert parse_memory_limit("0") is None
+    assert parse_memory_limit(None) == parse_memory_limit("75%") == int(total_memory_bytes() * 0.75)
+    for bad in ("lots", "150%", "-1G"):
+        with pytest.raises(SolarError, match="--memory-limit"):
+            parse_memory_limit(bad)
+
+
+def test_partition_keys_and_printable_names(tmp_path):
+    from solar_assets.assets.partitions import escape_key, workload_key
+    from solar_assets.assets.resources import SolarConfig
+    from solar_assets.workloads.source import workload_name
+
+    assert escape_key("pipe|name") == "pipe%7Cname" and escape_key("a,b[c]") == "a%2Cb%5Bc%5D"
+    assert escape_key("new\nline") == "new%0Aline" and "..." not in escape_key("a...b")
+    assert escape_key("100%") == "100%25" and escape_key("plain_name-1.2") == "plain_name-1.2"
+    shipped = REPO / "data" / "workloads"
+    assert workload_key(shipped / "gemm.py", shipped) == "gemm"
+    other = workload_key(tmp_path / "gemm.py", shipped)
+    assert other.startswith("gemm@") and len(other) == len("gemm@") + 8
+    assert other == workload_key(tmp_path / "." / "gemm.py", shipped)  # stable: from the resolved path
+    assert workload_name(tmp_path / "new\nline.py") == "new\\nline"
+    config = SolarConfig.default(tmp_path, workload_dir=shipped).model_copy(
+        update={"workload_files": {other: str(tmp_path / "gemm.py")}})
+    assert config.workload_path(other) == tmp_path / "gemm.py" and config.workload_path("gemm") == shipped / "gemm.py"
+
+
+def test_local_modules_follow_imports_beside_the_file_and_in_packages(tmp_path):
+    from solar_assets.workloads.imports import local_modules
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("from .layers import Block\n")
+    (tmp_path / "pkg" / "layers.py").write_text("import torch\nimport helper2\n")
+    (tmp_path / "helper2.py").write_text("N = 3\n")
+    (tmp_path / "unused.py").write_text("N = 4\n")
+    (tmp_path / "w.py").write_text("import torch\nfrom pkg import Block\n\ndef f():\n    import importlib\n"
+                                   "    return importlib.import_module('late')\n")
+    (tmp_path / "late.py").write_text("")
+    assert local_modules(tmp_path / "w.py") == sorted(
+        p.resolve() for p in (tmp_path / "pkg" / "__init__.py", tmp_path / "pkg" / "layers.py",
+                              tmp_path / "helper2.py", tmp_path / "late.py"))
+    fifo_dir = tmp_path / "fifo"
+    fifo_dir.mkdir()
+    os.mkfifo(fifo_dir / "x.py")
+    from solar_assets.workloads import discover_workloads
+
+    assert discover_workloads(fifo_dir) == []
