@@ -164,7 +164,8 @@ def _use_home(home_arg: str | None) -> Path:
 
 def _workload_paths(args_paths: Sequence[str]) -> tuple[list[Path], list[str]]:
     """Expand directories into ``*.py`` files. A missing path, a file that is not ``.py`` or a
-    second file with a stem already seen (stems are partition keys) is an error for that path."""
+    file that is not regular (a FIFO) or a second file with a name already seen (names are the
+    report's workload column) is an error for that path."""
     from solar_assets.workloads import discover_workloads
     from solar_assets.workloads.source import is_regular_file
 

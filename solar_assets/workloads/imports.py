@@ -26,8 +26,9 @@ def installed_roots() -> tuple[str, ...]:
     """Directories whose modules are the installation (stdlib, site-packages, solar itself)."""
     import sysconfig
 
+    checkout = Path(__file__).resolve().parents[2]  # solar's own packages, not the checkout's data/
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-             str(Path(__file__).resolve().parents[2])}  # the solar checkout (solar_assets, ir_schemas)
+             str(checkout / "solar_assets"), str(checkout / "ir_schemas")}
     paths = sysconfig.get_paths()
     roots |= {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
     return tuple(sorted(os.path.realpath(r) + os.sep for r in roots if r))
