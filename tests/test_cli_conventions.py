@@ -83,6 +83,9 @@ def test_debug_is_for_solar_loggers_only():
                       "dagster", "PIL.PngImagePlugin"):
             assert not logging.getLogger(noisy).isEnabledFor(logging.INFO), noisy
             assert logging.getLogger(noisy).isEnabledFor(logging.WARNING), noisy
+        from solar_assets.logconf import solar_level
+
+        assert solar_level() == logging.DEBUG  # what a spawned worker process is given
         configure_logging(0)
         assert not logging.getLogger("solar_assets.cli").isEnabledFor(logging.INFO)
     finally:
