@@ -9,6 +9,7 @@ from ir_schemas.affine_loop_ir import (
     DType,
     Kernel,
     Loop,
+    Origin,
     Program,
     Repeat,
     Reshape,
@@ -21,6 +22,6 @@ from ir_schemas.affine_loop_ir import (
 from ir_schemas.report import REPORT_VERSION, ReportRow
 
 __all__ = [
-    "IR_VERSION", "Cond", "DType", "Kernel", "Loop", "Program", "Repeat", "Reshape", "Role", "Step",
+    "IR_VERSION", "Cond", "DType", "Kernel", "Loop", "Origin", "Program", "Repeat", "Reshape", "Role", "Step",
     "TensorDecl", "TopK", "Update", "REPORT_VERSION", "ReportRow",
 ]

@@ -6,7 +6,7 @@ are affine in the loop variables) or a composition op for what a perfect nest ca
 Index and value expressions are written in Python syntax so that a person or a language
 model can read and write them; ``solar_assets.ir`` parses, checks and prints them.
 
-Three additive extensions (``ir_version`` stays "1"):
+Additive extensions (``ir_version`` stays "1"):
 
 * **indirect subscripts**: a subscript of ``out`` or of a read in ``expr`` may be a read of an
   integer tensor with affine subscripts, optionally plus an affine offset: ``X[I[n, k], c]``
@@ -18,6 +18,9 @@ Three additive extensions (``ir_version`` stays "1"):
   count); kernels in its body may use its ``var`` in affine subscripts as a free variable.
 * ``TopK``: the one non-affine selection step (values and int64 indices, sorted like
   ``torch.topk``), executed in NumPy.
+* ``origin`` (optional, on every step): the framework op call the step was lowered from
+  (``Origin``: fx node name or JAX equation path, op, module path), set by the tracers so costs
+  can be grouped per framework op (``solar_assets.graph.op_groups``); agent-written IR may omit it.
 * ``Cond``: a value-dependent branch (``lax.cond`` / ``lax.switch`` with a data-dependent
   predicate): the index is read at run time and only that branch runs; every branch writes
   the same ``outs``. Analyses look at every branch and keep a cheaper one (see
@@ -62,6 +65,18 @@ class TensorDecl(_Strict):
     )
 
 
+class Origin(_Strict):
+    """The framework op call a step was lowered from, so costs can be grouped per op (what eager
+    runs as one kernel). Tracers set it on every step they emit; an agent-written IR may omit it."""
+
+    node: str = Field(description="Unique per framework op call: the torch.fx node name "
+                      "('convolution_1'), or for JAX 'eqn<i>' with the index path through nested "
+                      "jaxprs ('eqn3.1.0').")
+    op: str = Field(description="The op: 'aten.convolution.default', 'dot_general', ...")
+    module: str = Field(default="", description="Where in the model: the innermost nn_module_stack "
+                        "path ('encoder.layers.3.norm1'), or the JAX name stack; '' when unknown.")
+
+
 class Loop(_Strict):
     """One loop of a perfect nest: ``for var in range(extent)``."""
 
@@ -82,6 +97,7 @@ class Kernel(_Strict):
 
     kind: Literal["kernel"] = "kernel"
     name: str = Field(pattern=IDENT)
+    origin: Origin | None = Field(default=None, description="The framework op this step was lowered from.")
     loops: tuple[Loop, ...]
     out: str = Field(description="Output access, e.g. 'Y[n, k]'.")
     update: Update
@@ -94,6 +110,7 @@ class Reshape(_Strict):
 
     kind: Literal["reshape"] = "reshape"
     name: str = Field(pattern=IDENT)
+    origin: Origin | None = Field(default=None, description="The framework op this step was lowered from.")
     src: str = Field(pattern=IDENT)
     out: str = Field(pattern=IDENT)
 
@@ -109,6 +126,7 @@ class TopK(_Strict):
 
     kind: Literal["topk"] = "topk"
     name: str = Field(pattern=IDENT)
+    origin: Origin | None = Field(default=None, description="The framework op this step was lowered from.")
     src: str = Field(pattern=IDENT)
     axis: NonNegativeInt
     k: NonNegativeInt
@@ -127,6 +145,7 @@ class Repeat(_Strict):
 
     kind: Literal["repeat"] = "repeat"
     name: str = Field(pattern=IDENT)
+    origin: Origin | None = Field(default=None, description="The framework op this step was lowered from.")
     var: str = Field(pattern=IDENT)
     extent: NonNegativeInt
     steps: tuple["Step", ...]
@@ -143,6 +162,7 @@ class Cond(_Strict):
 
     kind: Literal["cond"] = "cond"
     name: str = Field(pattern=IDENT)
+    origin: Origin | None = Field(default=None, description="The framework op this step was lowered from.")
     index: str = Field(pattern=IDENT)
     branches: tuple[tuple["Step", ...], ...] = Field(min_length=1)
     outs: tuple[str, ...] = ()

@@ -115,3 +115,47 @@ def test_scaling_a_single_read_is_not_a_mac_and_rank0_reads_parse():
     assert not pk.is_sum_of_products and str(pk.out) == "M[()]"
     dot = parse_kernel(_k("dot", [("i", 8)], "M[()]", "+=", "X[i] * Y[i] * 0.5"))
     assert dot.is_sum_of_products and dot.ops_per_iteration == 3
+
+
+# ------------------------------------------------------------------ cost faithfulness, origins
+def _gemm_with_extra_loop(r_extent: int) -> Program:
+    """The issue's inflated IR: ``for m, n, k, r: Y[m, n] += X[m, k] * W[n, k] / r_extent``."""
+    return _program(
+        [_k("fc", [("m", 4), ("n", 5), ("k", 6), ("r", r_extent)], "Y[m, n]", "+=",
+            f"X[m, k] * W[n, k] / {r_extent}")],
+        [_t("X", (4, 6), "input"), _t("W", (5, 6), "weight"), _t("Y", (4, 5), "output")],
+    )
+
+
+def test_a_loop_that_indexes_nothing_is_rejected_naming_kernel_and_variable():
+    with pytest.raises(IRError, match=r"kernel 'fc' loops over 'r' \(1024 iterations\), which indexes neither"):
+        check_program(_gemm_with_extra_loop(1024))
+
+
+def test_a_trip_count_one_loop_is_tolerated():
+    check_program(_gemm_with_extra_loop(1))
+
+
+def test_a_loop_used_only_by_an_index_read_counts_as_indexing():
+    """``Y[n] += E[I[n, j]]``: j indexes the index tensor, so the loop is real work."""
+    p = _program(
+        [_k("bag", [("n", 3), ("j", 4)], "Y[n]", "+=", "E[I[n, j]]")],
+        [_t("E", (10,), "weight"), TensorDecl(name="I", shape=(3, 4), dtype="int64", role="input", binding="input:0"),
+         _t("Y", (3,), "output")], inputs=("I",))
+    check_program(p)
+
+
+def test_origins_are_optional_printed_and_kept_by_the_schema():
+    from ir_schemas import Origin
+
+    origin = Origin(node="convolution_1", op="aten.convolution.default", module="encoder.conv")
+    k = CONV.steps[0].model_copy(update={"origin": origin})
+    p = CONV.model_copy(update={"steps": (k,)})
+    check_program(p)
+    assert format_program(p).splitlines()[-2] == (
+        "  conv: for p<4, r<3: Y[p] += X[p*2 + r - 1] * W[r]"
+        "  # from convolution_1 (aten.convolution.default, encoder.conv)")
+    assert Program.model_validate_json(p.model_dump_json()) == p
+    assert Program.model_validate(CONV.model_dump(exclude_none=True)).steps[0].origin is None
+    with pytest.raises(ValueError):
+        Origin(node="x", op="y", line=3)  # strict: unknown keys are rejected

@@ -242,7 +242,7 @@ def test_graph_keeps_no_branch_when_none_is_cheaper_in_everything():
     """Branch 0 computes more but moves less: no branch is below the other in all counts, so the
     cond contributes nothing (still a lower bound of either)."""
     N, K = 4, 6
-    compute = (kernel("sq", [("n", N), ("j", K), ("r", 50)], "Y[n, j]", "+=", "X[n, j] * X[n, j]"),)
+    compute = (kernel("sq", [("n", N), ("j", K)], "Y[n, j]", "=", "tanh(exp(X[n, j]) * X[n, j] + 1.0) * 2.0"),)
     move = (kernel("cp", [("n", N), ("j", K)], "Y[n, j]", "=", "B[n, j] + C[n, j]"),)
     p = program([kernel("idx", [], "I[()]", "=", "P[0]"), Cond(name="sw", index="I", branches=(compute, move),
                                                               outs=("Y",))],

@@ -169,6 +169,7 @@ def _step_line(step: Any, depth: int = 0) -> str:
 
 def _plain_step_line(step: Any) -> str:
     data = step.model_dump(mode="json")
+    data.pop("origin", None)  # provenance, not structure (node names may be numbered differently)
     kind, name = data.pop("kind", "?"), data.pop("name", "?")
     if kind == "kernel":
         loops = ", ".join(lp["var"] for lp in data["loops"])

@@ -11,6 +11,9 @@ the view) to each later step reading it; every edge names the tensors it carries
 storage they resolve to through reshapes, so ``A -> reshape -> B`` shows the view while
 ``storage`` says which bytes actually flow.
 
+Each node keeps its step's ``origin`` (the framework op it was lowered from, when the tracer
+recorded one); ``solar_assets.graph.op_groups`` groups nodes per op for the unfused-per-op traffic.
+
 Choices worth knowing (a speed-of-light bound must never overcount bytes):
 
 * all reads of one storage in one kernel (directly or through reshape views) are one operand
@@ -53,7 +56,7 @@ from typing import Literal
 
 import networkx as nx
 
-from ir_schemas import Cond, Kernel, Program, Repeat, Reshape, TopK
+from ir_schemas import Cond, Kernel, Origin, Program, Repeat, Reshape, TopK
 from solar_assets.graph.footprint import Footprint, footprint_of, union_footprint
 from solar_assets.ir import check_program, format_kernel, parse_kernel
 from solar_assets.ir.dtypes import BYTES_PER_ELEMENT, FLOAT_DTYPES  # each tensor at its own width
@@ -96,6 +99,7 @@ class EinsumNode:
     repeat: int = 1  # times the step runs: the product of the enclosing repeats' extents
     repeats: tuple[str, ...] = ()  # the enclosing repeat steps, outermost first
     extra_writes: tuple[Operand, ...] = ()  # a topk's indices (``write`` holds its values)
+    origin: Origin | None = None  # the framework op the step was lowered from (None: not recorded)
 
 
 @dataclass(frozen=True)
@@ -281,7 +285,7 @@ def _build(program: Program, choice: dict[str, int | None]) -> EinsumGraph:
             node = EinsumNode(
                 name=step.name, kind="reshape", text=f"{step.out} = reshape({step.src})", ranks={},
                 macs=0, flops=0, reads={}, write=None, bytes=0, inputs=(step.src,), output=step.out,
-                repeats=tuple(r.name for r in enclosing),
+                repeats=tuple(r.name for r in enclosing), origin=step.origin,
             )
         elif isinstance(step, TopK):
             node = _topk_node(step, program, enclosing)
@@ -363,7 +367,7 @@ def _kernel_node(k: Kernel, pk: ParsedKernel, program: Program, storage_of: dict
         flops=repeat * pk.iterations * pk.ops_per_iteration,
         reads=reads, write=write, bytes=sum(op.bytes for op in reads.values()) + write.bytes,
         inputs=inputs, output=pk.out.tensor, update=k.update, parsed=pk, repeat=repeat,
-        repeats=tuple(r.name for r in enclosing),
+        repeats=tuple(r.name for r in enclosing), origin=k.origin,
     )
 
 
@@ -382,6 +386,7 @@ def _topk_node(step: TopK, program: Program, enclosing: tuple[Repeat, ...]) -> E
         name=step.name, kind="topk", text=format_topk(step), ranks={}, macs=0, flops=0, reads=reads,
         write=values, bytes=reads[step.src].bytes + values.bytes + indices.bytes, inputs=(step.src,),
         output=step.values, repeat=repeat, repeats=tuple(r.name for r in enclosing), extra_writes=(indices,),
+        origin=step.origin,
     )
 
 

@@ -60,6 +60,25 @@ def _check_access(acc: Access, p: Program, pk: ParsedKernel, box: dict[str, int]
             )
 
 
+def idle_loop_vars(pk: ParsedKernel) -> list[str]:
+    """Loop variables (trip count > 1) that appear in no subscript of the output or of any read,
+    index reads included. Such a loop only repeats the same iteration (a cost-faithful IR has none:
+    an IR ``for m, n, k, r<1024: Y[m, n] += X[m, k] * W[n, k] / 1024`` reproduces the outputs with
+    1024× the MACs). A trip-count-1 loop is harmless and tolerated."""
+    used: set[str] = set()
+
+    def note(acc: Access) -> None:
+        for a in acc.index:
+            used.update(a.vars)
+        for inner in acc.index_reads():
+            note(inner)
+
+    note(pk.out)
+    for acc in pk.reads:
+        note(acc)
+    return [lp.var for lp in pk.kernel.loops if lp.extent > 1 and lp.var not in used]
+
+
 def check_kernel(k: Kernel, p: Program, source: str, free: dict[str, int] | None = None) -> ParsedKernel:
     """Check one kernel against the program's declarations; returns it parsed.
 
@@ -86,6 +105,15 @@ def check_kernel(k: Kernel, p: Program, source: str, free: dict[str, int] | None
                 f"output subscript, so each element would be overwritten; use a reduction update\n"
                 f"  in: {format_kernel(k)}"
             )
+    idle = idle_loop_vars(pk)
+    if idle:
+        lp = next(lp for lp in k.loops if lp.var == idle[0])
+        raise IRError(
+            f"{source}: kernel {k.name!r} loops over {lp.var!r} ({lp.extent} iterations), which indexes neither "
+            f"the output nor any operand: every iteration repeats the same work, so its MACs and FLOPs would "
+            f"count {lp.extent}× what the computation needs; drop the loop (and any factor that undoes it)\n"
+            f"  in: {format_kernel(k)}"
+        )
     return pk
 
 

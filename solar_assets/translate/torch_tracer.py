@@ -10,9 +10,10 @@ import time
 import warnings
 from typing import Any
 
+from ir_schemas import Origin
 from solar_assets.errors import SolarError
 from solar_assets.translate.torch_lowering import find_lowering
-from solar_assets.translate.torch_lowering.builder import ProgramBuilder
+from solar_assets.translate.torch_lowering.builder import OUTPUT_ORIGIN, ProgramBuilder
 from solar_assets.translate.torch_lowering.context import Ctx, LoweringGap, ir_dtype
 from solar_assets.translate.translation import Translation, TranslationError
 from solar_assets.workloads import WorkloadSource, load_torch_workload
@@ -76,6 +77,25 @@ def _resolve(arg: Any, env: dict[str, Any]) -> Any:
     return arg
 
 
+def op_name(target: Any) -> str:
+    """``aten.convolution.default`` for an ATen overload, ``_operator.getitem`` for a Python callable."""
+    if hasattr(target, "overloadpacket") or hasattr(target, "_schema"):
+        return str(target)
+    name = getattr(target, "__name__", None)
+    return f"{getattr(target, '__module__', '') or ''}.{name}".lstrip(".") if name else str(target)
+
+
+def node_origin(node: Any) -> Origin:
+    """The origin of the steps lowered from one exported-graph node: its fx name (unique in the
+    graph), its op, and the innermost ``nn_module_stack`` entry (the qualified module path)."""
+    stack = node.meta.get("nn_module_stack") or {}
+    module = ""
+    if stack:
+        innermost = list(stack.values())[-1]
+        module = str(innermost[0]) if isinstance(innermost, (tuple, list)) and innermost else ""
+    return Origin(node=node.name, op=op_name(node.target), module=module)
+
+
 def lower_exported(ep: Any, name: str, path: str, fallback: Any = None) -> Any:
     """Walk the exported graph in order and build the Program. ``fallback(builder, node, args,
     kwargs)``, when given, lowers a node that has no lowering or hits a LoweringGap (auto mode:
@@ -91,8 +111,10 @@ def lower_exported(ep: Any, name: str, path: str, fallback: Any = None) -> Any:
         if node.op != "call_function":
             continue
         lowering = find_lowering(node.target)
+        start = len(b.steps)
         if lowering is None and fallback is not None:
             env[node.name] = fallback(b, node, _resolve(node.args, env), _resolve(node.kwargs, env))
+            b.tag_origin(start, node_origin(node))
             continue
         if lowering is None:
             raise TranslationError(f"{path}: no lowering for {node.target} (node {node.name}: {node.format_node()})")
@@ -112,12 +134,15 @@ def lower_exported(ep: Any, name: str, path: str, fallback: Any = None) -> Any:
             raise TranslationError(
                 f"{path}: while lowering {node.format_node()}: {type(e).__name__}: {e}"
             ) from e
+        b.tag_origin(start, node_origin(node))
     output = next(n for n in ep.graph.nodes if n.op == "output")
+    start = len(b.steps)
     _check_returns(output.args[0], path)
     for spec, arg in zip(ep.graph_signature.output_specs, output.args[0]):
         if spec.kind != OutputKind.USER_OUTPUT:
             raise TranslationError(f"{path}: output {spec.arg.name} of kind {spec.kind.name} (e.g. a buffer mutation) is not supported")
         b.set_output(env[arg.name], f"out_{len(b.outputs)}")
+    b.tag_origin(start, OUTPUT_ORIGIN)
     return b.build()
 
 

@@ -2,7 +2,8 @@
 
 Verification of a reply, in order: the IR checker (names, affine subscripts, bounds), the
 workload's interface (one input per forward argument, every binding a real input / parameter /
-buffer of the declared shape and dtype), then the IR run on the golden inputs and compared per
+buffer of the declared shape and dtype), its cost (no more MACs than the tracer's or FlopCounterMode's
+count of the same program: ``cost_check``), then the IR run on the golden inputs and compared per
 output, when the IR is within the validation budget at this size. Over budget, the numeric check
 is left to the pipeline, which validates at a scaled-down size (asking the agent at that size).
 """
@@ -17,6 +18,7 @@ from ir_schemas import Program
 from solar_assets.errors import IRError, SolarError
 from solar_assets.translate.agent.cache import AgentCache, cache_key
 from solar_assets.translate.agent.config import AgentSettings, agent_settings
+from solar_assets.translate.agent.cost_check import CostCheck
 from solar_assets.translate.agent.loop import generate_program
 from solar_assets.translate.agent.prompt import prompt_sha256, system_prompt, workload_message
 from solar_assets.translate.translation import Translation
@@ -61,10 +63,10 @@ class WorkloadVerifier:
     """Program -> diagnostics (empty: accepted) for one workload at one size."""
 
     def __init__(self, src: WorkloadSource, bindings: Bindings | None, golden: Callable[[], Any] | None,
-                 budget: Any = None):
+                 budget: Any = None, cost: Callable[[Program], list[str]] | None = None):
         from solar_assets.golden import ValidationBudget
 
-        self.src, self.bindings, self.golden = src, bindings, golden
+        self.src, self.bindings, self.golden, self.cost = src, bindings, golden, cost
         self.budget = budget or ValidationBudget()
         self.notes: list[str] = []
 
@@ -76,7 +78,7 @@ class WorkloadVerifier:
             check_program(program, self.src.path)
         except IRError as e:
             return [f"IR check: {e}"]
-        problems = self.interface_problems(program)
+        problems = self.interface_problems(program) or (self.cost(program) if self.cost else [])
         if problems:
             return problems
         cost = program_cost(program)
@@ -142,7 +144,7 @@ def translate_workload(src: WorkloadSource, constants: Mapping[str, int] | None 
     messages = [SystemMessage(content=system_prompt()),
                 HumanMessage(content=workload_message(src.path, src.name, Path(src.path).read_text(), constants,
                                                       describe_bindings(bindings)))]
-    verify = WorkloadVerifier(src, bindings, golden)
+    verify = WorkloadVerifier(src, bindings, golden, cost=CostCheck(src, constants))
     result = generate_program(settings, messages, verify, "workload", src.path)
     cache.store(src.name, key, result.program, result.attempts, result.seconds,
                 {"workload": src.path, "source_sha256": src.sha256, "constants": constants,

@@ -3,9 +3,11 @@
 ``dot_general`` loops over batch, lhs-free, rhs-free and contracting dims, in the output's
 order (batch, lhs free, rhs free). A convolution reads its input at ``p·stride + k·rhs_dilation
 - pad_lo`` with a zero pad value, and splits the feature dims by ``feature_group_count``. An
-input dilation (``lhs_dilation``, a transposed convolution) is lowered as a scatter of real
-products into a buffer covering every position they reach, the output being a window of that
-buffer (zero outside): no multiplication by the inserted zeros is counted.
+input dilation (``lhs_dilation``, a transposed convolution) writes the output directly, one kernel per
+output phase (``torch_lowering.transposed_conv``), where that counts exactly the real products;
+elsewhere it is a scatter of real products into a buffer covering every position they reach, the
+output being a window of that buffer (zero outside). No multiplication by the inserted zeros is
+counted either way.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from solar_assets.translate.jax_lowering.context import JCtx, Lin, LoweringGap, 
 from solar_assets.translate.jax_lowering.registry import lowers
 from solar_assets.translate.jax_lowering.views import padded_whole
 from solar_assets.translate.torch_lowering.symbolic import view_dim
+from solar_assets.translate.torch_lowering.transposed_conv import emit_transposed, plan_transposed
 
 
 @lowers("dot_general")
@@ -95,7 +98,45 @@ def conv_lowering(c: JCtx, x, w, *, window_strides, padding, lhs_dilation, rhs_d
         out = c.new_output()
         c.b.kernel(c.name, loops, out.access(o_idx), "+=", f"{xp.access(x_idx)} * {w.access(w_idx)}")
         return out
+    direct = _transposed_direct(c, x, w, loops, x_idx, w_idx, o_idx, (lhs_spec, rhs_spec, out_spec), ldil, rdil,
+                                pads, in_sizes, kernel_sizes)
+    if direct is not None:
+        return direct
     return _transposed(c, x, w, loops, x_idx, w_idx, o_idx, out_spec, ldil, rdil, pads, in_sizes, kernel_sizes)
+
+
+def _transposed_direct(c: JCtx, x: SymTensor, w: SymTensor, loops, x_idx, w_idx, o_idx, specs, ldil, rdil, pads,
+                       in_sizes, kernel_sizes) -> SymTensor | None:
+    """The output written directly, one kernel per output phase (``transposed_conv``): position p
+    takes x[i]·w[k] where ``p = i·ld - k·rd + pad_lo``. None where that form would count other
+    MACs than the real products (then the buffer-and-window form below runs)."""
+    lhs_spec, rhs_spec, out_spec = specs
+    out_shape = c.out_shape()
+    nsp = len(in_sizes)
+    plan = plan_transposed(in_sizes, kernel_sizes, ldil, [-d for d in rdil], [lo for lo, _ in pads],
+                           [out_shape[out_spec[2 + s]] for s in range(nsp)])
+    if plan is None:
+        return None
+    if plan.reads_padding():
+        x = padded_whole(c, x, 0.0, c.name + "_in")
+    out = c.new_output()
+    spatial_vars = {f"i{s}" for s in range(nsp)} | {f"k{s}" for s in range(nsp)}
+    lead = [lp for lp in loops if lp[0] not in spatial_vars]
+    if not plan.covered:
+        v = [f"z{d}" for d in range(len(out_shape))]
+        c.b.kernel(c.name + "_zero", list(zip(v, out_shape)), out.access([Lin.of(u) for u in v]), "=", "0.0")
+
+    def kernel(spatial, o_sp, x_sp, w_sp, init):
+        xi, wi, oi = list(x_idx), list(w_idx), list(o_idx)
+        for s in range(nsp):
+            xi[lhs_spec[2 + s]], wi[rhs_spec[2 + s]], oi[out_spec[2 + s]] = x_sp[s], w_sp[s], o_sp[s]
+        outer = [lp for j, lp in enumerate(spatial) if j % 2 == 0]
+        taps = [lp for j, lp in enumerate(spatial) if j % 2 == 1]
+        c.b.kernel(c.name, lead[:-1] + outer + lead[-1:] + taps, out.access(oi), "+=",
+                   f"{x.access(xi)} * {w.access(wi)}", init=init)
+
+    emit_transposed(plan, kernel, "identity" if plan.covered else "keep")
+    return out
 
 
 def _transposed(c: JCtx, x: SymTensor, w: SymTensor, loops, x_idx, w_idx, o_idx, out_spec, ldil, rdil, pads,

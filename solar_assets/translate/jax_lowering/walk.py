@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ir_schemas import Origin
 from solar_assets.ir.expr import CONSTANT_NAMES, SCALAR_FUNCTIONS
 from solar_assets.translate.jax_lowering.context import Counter, JCtx, LoweringGap, Value, is_const
 from solar_assets.translate.jax_lowering.registry import find_lowering
@@ -98,8 +99,43 @@ def _fold(eqn: Any, values: Sequence[Value]) -> list[Value] | None:
     return result
 
 
+class _EqnFrame:
+    """An equation being lowered: its origin path and how many sub-programs it has lowered so far."""
+
+    def __init__(self, path: str):
+        self.path, self.calls = path, 0
+
+
+# the equations being lowered, outermost first: nested jaxprs (pjit, scan bodies, cond branches) are
+# lowered inside their equation's lowering, and their equations' origins extend its path
+_EQN_STACK: list[_EqnFrame] = []
+
+
+def _eqn_prefix() -> str:
+    """The origin prefix of the equations of the jaxpr about to be lowered: ``eqn`` at the top,
+    ``eqn3.`` inside equation 3's first sub-program, ``eqn3.c1.`` inside its second (a cond's next
+    branch, a loop body inlined again), so every origin names one equation call."""
+    if not _EQN_STACK:
+        return "eqn"
+    frame = _EQN_STACK[-1]
+    k, frame.calls = frame.calls, frame.calls + 1
+    return f"{frame.path}." if k == 0 else f"{frame.path}.c{k}."
+
+
+def eqn_origin(eqn: Any, path: str) -> Origin:
+    """The origin of the steps lowered from one equation: its path, its primitive and the name
+    stack JAX recorded (a Flax module path such as ``Model/Dense_0``; '' when none)."""
+    try:
+        module = str(eqn.source_info.name_stack)
+    except AttributeError:
+        module = ""
+    return Origin(node=path, op=eqn.primitive.name, module=module)
+
+
 def run_jaxpr(b: ProgramBuilder, jaxpr: Any, consts: Sequence[Value], args: Sequence[Value]) -> list[Value]:
-    """Lower an (open) jaxpr with its constvars bound to ``consts`` and invars to ``args``."""
+    """Lower an (open) jaxpr with its constvars bound to ``consts`` and invars to ``args``; every
+    step an equation emits carries that equation's origin (``eqn_origin``)."""
+    prefix = _eqn_prefix()
     env: dict[Any, Value] = {}
     for v, x in zip(jaxpr.constvars, consts):
         env[v] = x
@@ -107,11 +143,17 @@ def run_jaxpr(b: ProgramBuilder, jaxpr: Any, consts: Sequence[Value], args: Sequ
         raise LoweringGap(f"a sub-program takes {len(jaxpr.invars)} arguments, given {len(args)}")
     for v, x in zip(jaxpr.invars, args):
         env[v] = x
-    for eqn in jaxpr.eqns:
+    for i, eqn in enumerate(jaxpr.eqns):
         values = [read_var(env, v) for v in eqn.invars]
         outs = counter_eqn(eqn, values) if any(isinstance(v, Counter) for v in values) else _fold(eqn, values)
         if outs is None:
-            outs = lower_eqn(b, eqn, values)
+            path, start = f"{prefix}{i}", len(b.steps)
+            _EQN_STACK.append(_EqnFrame(path))
+            try:
+                outs = lower_eqn(b, eqn, values)
+            finally:
+                _EQN_STACK.pop()
+            b.tag_origin(start, eqn_origin(eqn, path))
         for v, x in zip(eqn.outvars, outs):
             if type(v).__name__ != "DropVar":
                 env[v] = x

@@ -5,7 +5,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
-from ir_schemas import Cond, Kernel, Loop, Program, Repeat, Reshape, TensorDecl, TopK
+from ir_schemas import Cond, Kernel, Loop, Origin, Program, Repeat, Reshape, TensorDecl, TopK
 from solar_assets.ir.expr import parse_kernel
 from solar_assets.translate.torch_lowering.symbolic import Lin, SymTensor, split_reshape, view_dim
 
@@ -36,6 +36,22 @@ def fmt_const(x: float | int | bool) -> str:
     if x in (float("inf"), float("-inf")):
         return "inf" if x > 0 else "-inf"
     return repr(float(x))
+
+
+OUTPUT_ORIGIN = Origin(node="output", op="output")
+"""The origin of the copies that make a view a program output (both tracers: the graph's outputs)."""
+
+
+def with_origin(step: Kernel | Reshape | TopK | Repeat | Cond, origin: Origin):
+    """``step`` with ``origin`` where it has none, recursively through repeat and cond bodies."""
+    update: dict = {}
+    if step.origin is None:
+        update["origin"] = origin
+    if isinstance(step, Repeat):
+        update["steps"] = tuple(with_origin(st, origin) for st in step.steps)
+    elif isinstance(step, Cond):
+        update["branches"] = tuple(tuple(with_origin(st, origin) for st in b) for b in step.branches)
+    return step.model_copy(update=update) if update else step
 
 
 @dataclass
@@ -86,6 +102,13 @@ class ProgramBuilder:
         self.steps.append(TopK(name=self.fresh(hint, "step"), src=src.base, axis=axis, k=int(k),
                                largest=bool(largest), values=values.base, indices=indices.base))
         return values, indices
+
+    def tag_origin(self, start: int, origin: Origin) -> None:
+        """Give ``origin`` to the steps emitted since ``len(self.steps) == start`` (and to the steps
+        nested in them) that have none yet: the tracers call this once per framework op, so every
+        lowering template is tagged without knowing it. A step a nested op already tagged (an
+        equation inside a JAX sub-program) keeps its own, more specific origin."""
+        self.steps[start:] = [with_origin(st, origin) for st in self.steps[start:]]
 
     def fresh(self, hint: str, space: str = "tensor") -> str:
         """A unique identifier from ``hint`` (tensors and steps have separate name spaces)."""

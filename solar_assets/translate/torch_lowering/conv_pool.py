@@ -9,6 +9,7 @@ from solar_assets.translate.torch_lowering.builder import lins, loop_vars
 from solar_assets.translate.torch_lowering.context import Ctx, LoweringGap
 from solar_assets.translate.torch_lowering.registry import lowers
 from solar_assets.translate.torch_lowering.symbolic import Lin, SymTensor, view_dim
+from solar_assets.translate.torch_lowering.transposed_conv import emit_transposed, plan_transposed
 
 aten = torch.ops.aten
 
@@ -99,6 +100,41 @@ def avg_pool_lowering(c: Ctx, x, kernel, stride=(), padding=0, ceil_mode=False, 
 
 def _transposed_convolution(c: Ctx, x: SymTensor, w: SymTensor, bias, stride, padding, dilation,
                             groups: int) -> SymTensor:
+    """Written straight into the cropped output where ``transposed_conv.plan_transposed`` allows
+    (one kernel per output phase, reading the input with a zero pad); otherwise the scatter form
+    ``Z[n, k, i*s + r*d] += X[n, c, i] · W[c, k, r]`` into an uncropped buffer, whose window
+    ``Z[..., pad : pad + O]`` is the output (a lazy slice)."""
+    nd = len(x.shape) - 2
+    shape = c.out_shape()
+    plan = plan_transposed(x.shape[2:], w.shape[2:], stride, dilation, [-p for p in padding], shape[2:])
+    if plan is None:
+        return _transposed_uncropped(c, x, w, bias, stride, padding, dilation, groups)
+    n_batch, cin = x.shape[0], x.shape[1]
+    kg, cg = w.shape[1], cin // groups
+    kk = Lin.of("k") + (Lin.of("g", kg) if groups > 1 else Lin())
+    cc = Lin.of("c") + (Lin.of("g", cg) if groups > 1 else Lin())
+    lead = [("n", n_batch)] + ([("g", groups)] if groups > 1 else []) + [("k", kg)]
+    if plan.reads_padding():
+        x = c.b.padded(x, 0.0, c.name + "_in")
+    out = c.new_output()
+    fill = bias is not None or not plan.covered
+    if fill:
+        v = loop_vars("i", len(shape))
+        c.b.kernel(c.name + ("_bias" if bias is not None else "_zero"), list(zip(v, shape)), out.access(lins(v)),
+                   "=", c.read(bias, [lins(v)[1]], [shape[1]]) if bias is not None else "0.0")
+
+    def kernel(spatial, o_idx, x_idx, w_idx, init):
+        outer = [lp for j, lp in enumerate(spatial) if j % 2 == 0]
+        taps = [lp for j, lp in enumerate(spatial) if j % 2 == 1]
+        c.b.kernel(c.name, lead + outer + [("c", cg)] + taps, out.access([Lin.of("n"), kk] + o_idx), "+=",
+                   f"{x.access([Lin.of('n'), cc] + x_idx)} * {w.access([cc, Lin.of('k')] + w_idx)}", init=init)
+
+    emit_transposed(plan, kernel, "keep" if fill else "identity")
+    return out
+
+
+def _transposed_uncropped(c: Ctx, x: SymTensor, w: SymTensor, bias, stride, padding, dilation,
+                          groups: int) -> SymTensor:
     """Scatter form ``Z[n, k, i*s + r*d] += X[n, c, i] · W[c, k, r]`` into an uncropped buffer,
     then the output is the window ``Z[..., pad : pad + O]`` (a lazy slice)."""
     nd = len(x.shape) - 2
