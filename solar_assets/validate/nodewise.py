@@ -324,6 +324,13 @@ class _Checker:
         return _compare_points(where, t, dtype, got, ref, flat, shape, max_ref, rtol, atol_scale, exact)
 
 
+def _frame(program: Program) -> tuple[Any, ...]:
+    """What the value map relies on: the tensors, the graph inputs and outputs, and each step's
+    name, kind and origin (not the kernels' statements: those are what the validation checks)."""
+    return (program.tensors, program.inputs, program.outputs,
+            tuple((st.name, st.kind, st.origin) for st in program.steps))
+
+
 def relower_with_values(src: Any) -> tuple[Any, list[Any], Program, dict[str, str]]:
     """The file exported on real tensors, its inputs, the tracer's program of that export and the
     value map (IR tensor -> fx node; program outputs -> the output node's arguments)."""
@@ -351,10 +358,12 @@ def validate_nodewise(src: Any, translation: Any, *, points: int = POINTS, budge
     start = time.perf_counter()
     if src.framework != "torch":
         raise NodewiseError(f"{src.path}: node-wise validation covers PyTorch workloads only")
-    ep, inputs, program, value_of = relower_with_values(src)
-    if program != translation.program:
+    ep, inputs, lowered, value_of = relower_with_values(src)
+    program = translation.program
+    if _frame(lowered) != _frame(program):
         raise NodewiseError(f"{src.path}: node-wise validation needs the tracer's IR of the file; the "
-                            f"{translation.translator} IR differs from the tracer's lowering of its export")
+                            f"{translation.translator} IR's tensors or steps differ from the tracer's lowering of "
+                            f"its export")
     order = {n.name: i for i, n in enumerate(ep.graph.nodes)}
     plan = _plan(program, value_of, order)
     budget = capture_budget() if budget_bytes is None else budget_bytes

@@ -1,0 +1,202 @@
+"""Node-wise validation: each op group checked on the framework's own values at the file's size.
+
+The workloads are written as KernelBench writes them (lower-case sizes, a size hard-coded in
+``get_inputs``); the point evaluator is checked against full execution of hand-written IR.
+"""
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+
+from ir_programs import attention, conv2d, gemm, kernel, program, tensor
+from ir_schemas import Reshape, TopK
+from solar_assets.execute import execute_program
+from solar_assets.golden import ValidationBudget, ValidationSizeError
+from solar_assets.pipeline import analyze_workload, read_source, translate_source
+from solar_assets.validate.nodewise import LABEL, POINTS, sample_points, validate_nodewise, validate_nodewise_stage
+from solar_assets.validate.points import PointEvaluator
+
+CONV_STACK = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+
+    batch_size = 2
+    num_classes = 10
+
+
+    class Model(nn.Module):
+        def __init__(self, num_classes):
+            super().__init__()
+            self.features = nn.Sequential(
+                nn.Conv2d(3, 4, kernel_size=3, padding=1),
+                nn.ReLU(inplace=True),
+                nn.MaxPool2d(kernel_size=4, stride=4),
+            )
+            self.classifier = nn.Linear(4 * 56 * 56, num_classes)
+
+        def forward(self, x):
+            x = self.features(x)
+            x = torch.flatten(x, 1)
+            return self.classifier(x)
+
+
+    def get_inputs():
+        return [torch.randn(batch_size, 3, 224, 224)]
+
+
+    def get_init_inputs():
+        return [num_classes]
+''')
+
+SOFTMAX_NORM = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+
+    batch_size = 4
+    seq_len = 12
+    dim = 32
+
+
+    class Model(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.norm = nn.LayerNorm(dim)
+
+        def forward(self, x):
+            return torch.softmax(self.norm(x) * 3.0, dim=-1)
+
+
+    def get_inputs():
+        return [torch.randn(batch_size, seq_len, dim)]
+
+
+    def get_init_inputs():
+        return [dim]
+''')
+
+TINY_BUDGET = ValidationBudget(tensor_bytes=1 << 20)  # 1 MiB: the 224x224 input alone is more
+
+
+@pytest.fixture(scope="module")
+def conv_stack(tmp_path_factory):
+    path = tmp_path_factory.mktemp("nodewise") / "conv_stack.py"
+    path.write_text(CONV_STACK)
+    src = read_source(path)
+    return src, translate_source(src, None)
+
+
+def test_hard_coded_224_input_validates_node_wise(conv_stack, tmp_path):
+    """Rebinding batch_size cannot bring a 2x3x224x224 input (2.3 MiB in float64) under 1 MiB:
+    the sizing gives up and the pipeline validates node-wise at the file's own size."""
+    src, _ = conv_stack
+    result = analyze_workload(src.path, ["H100_SXM"], cache_dir=None, validation_budget=TINY_BUDGET,
+                              cache_aware=False)
+    assert result.error is None, result.error
+    assert result.validated_size == LABEL == f"node-wise {POINTS} points/kernel"
+    assert [row.validated_size for row in result.rows] == [LABEL]
+
+
+def test_conv_stack_groups_and_sampling(conv_stack):
+    src, translation = conv_stack
+    result = validate_nodewise(src, translation)
+    assert result.ok, str(result)
+    groups = {c.name for c in result.checks}
+    # one check per fx op: convolution, relu, max-pool, flatten (view), linear (addmm)
+    assert groups >= {"convolution", "relu", "max_pool2d_with_indices", "view", "addmm"}
+    conv = next(c for c in result.checks if c.name == "convolution")
+    # 2*4*224*224 outputs x 27 taps is over the exact-check cost: sampled, 512 points
+    assert f"{POINTS} sampled points" in conv.message
+    relu = next(c for c in result.checks if c.name == "relu")
+    assert "every point" in relu.message and relu.max_abs_error == 0.0
+
+
+def test_off_by_one_subscript_is_rejected_naming_group_and_kernel(conv_stack):
+    """The convolution kernel reads its zero-padded input one row too low: still a legal IR (the
+    pad covers it), but not what the framework computed."""
+    src, translation = conv_stack
+    steps = list(translation.program.steps)
+    i = next(i for i, st in enumerate(steps) if st.name == "convolution")
+    assert "p0 + r0 - 1" in steps[i].expr
+    steps[i] = steps[i].model_copy(update={"expr": steps[i].expr.replace("p0 + r0 - 1", "p0 + r0")})
+    broken = translation.__class__(**{**translation.__dict__,
+                                      "program": translation.program.model_copy(update={"steps": tuple(steps)})})
+    result = validate_nodewise(src, broken)
+    assert not result.ok
+    failures = result.failures()
+    assert len(failures) == 1, failures
+    assert "op group convolution" in failures[0] and "kernel convolution_bias, convolution" in failures[0]
+
+
+def test_too_big_for_one_forward_pass_names_file_and_sizes(conv_stack, monkeypatch):
+    src, translation = conv_stack
+    monkeypatch.setenv("SOLAR_NODEWISE_BYTES", str(1 << 20))
+    with pytest.raises(ValidationSizeError) as caught:
+        validate_nodewise_stage(src, translation, ValidationSizeError(f"{src.path}: no scaled-down size worked"))
+    message = str(caught.value)
+    assert str(src.path) in message and "no scaled-down size worked" in message
+    # the input alone: 2*3*224*224 float32 = 1.15 MiB; the budget 1 MiB
+    assert "inputs 1.15 MiB" in message and "budget of 1 MiB" in message
+
+
+def test_softmax_and_layernorm_validate_node_wise(tmp_path):
+    path = tmp_path / "softmax_norm.py"
+    path.write_text(SOFTMAX_NORM)
+    src = read_source(path)
+    result = validate_nodewise(src, translate_source(src, None))
+    assert result.ok, str(result)
+    assert {"native_layer_norm", "mul", "_softmax"} <= {c.name for c in result.checks}
+
+
+# ---------------------------------------------------------------------------- the point evaluator
+def _extra_programs():
+    """Kernels the evaluator treats specially: a strided (phased) write, a write whose subscript
+    sums two variables (run whole), a keep-init accumulation, NaN through max=, TopK, Reshape."""
+    phased = program(
+        [kernel("even", [("q", 4), ("c", 3)], "Y[q*2, c]", "+=", "X[q, c] * 2.0"),
+         kernel("odd", [("q", 4), ("c", 3)], "Y[q*2 + 1, c]", "=", "X[q, c] - 1.0")],
+        [tensor("X", (4, 3), "input"), tensor("Y", (8, 3), "output")], name="phased")
+    diagonal_sum = program(
+        [kernel("band", [("i", 5), ("j", 3)], "Y[i + j]", "+=", "X[i] * K[j]")],
+        [tensor("X", (5,), "input"), tensor("K", (3,), "input", pos=1), tensor("Y", (7,), "output")], name="band")
+    keep = program(
+        [kernel("first", [("i", 6), ("k", 4)], "Y[i]", "+=", "X[i, k]"),
+         kernel("again", [("i", 6), ("k", 4)], "Y[i]", "max=", "X[i, k] * 3.0", init="keep"),
+         kernel("scale", [("i", 6)], "Z[i]", "=", "select(Y[i] > 0.5, sigmoid(Y[i]), relu(Y[i]) - tanh(Y[i]))")],
+        [tensor("X", (6, 4), "input"), tensor("Y", (6,), "intermediate"), tensor("Z", (6,), "output")], name="keep")
+    ranked = program(
+        [TopK(name="top", src="X", axis=1, k=2, values="V", indices="I"),
+         Reshape(name="flat", src="V", out="F"),
+         kernel("pick", [("i", 3), ("j", 2)], "O[i, j]", "=", "X[i, I[i, j]] + F[i*2 + j]")],
+        [tensor("X", (3, 5), "input"), tensor("V", (3, 2)), tensor("I", (3, 2), dtype="int64"),
+         tensor("F", (6,)), tensor("O", (3, 2), "output")], name="ranked")
+    return [phased, diagonal_sum, keep, ranked]
+
+
+@pytest.mark.parametrize("prog", [gemm(5, 7, 9), conv2d(2, 3, 9, 9, 4, 3, 3, 2, 1), attention(2, 2, 6, 4),
+                                  *_extra_programs()], ids=lambda p: p.name)
+def test_point_evaluator_matches_full_execution(prog):
+    rng = np.random.default_rng(3)
+    bindings = {t.binding: rng.standard_normal(t.shape) for t in prog.tensors if t.role in ("input", "weight")}
+    if prog.name == "keep":
+        bindings["input:0"][2, 1] = np.nan  # NaN propagates through += and max=
+    full = execute_program(prog, bindings)
+    tensors = prog.tensor_map()
+    for name, ref in zip(prog.outputs, full):
+        flat = sample_points(tuple(ref.shape), 7, name)  # a few points, corners included
+        evaluator = PointEvaluator(prog, prog.steps, lambda t: bindings[tensors[t].binding])
+        got = evaluator.value_at(name, flat)
+        np.testing.assert_allclose(got, ref.reshape(-1)[flat], rtol=1e-12, atol=1e-12, equal_nan=True)
+        whole = PointEvaluator(prog, prog.steps, lambda t: bindings[tensors[t].binding]).value_at(
+            name, np.arange(ref.size))
+        np.testing.assert_allclose(whole, ref.reshape(-1), rtol=1e-12, atol=1e-12, equal_nan=True)
+
+
+def test_sample_points_are_seeded_distinct_and_include_corners():
+    shape = (3, 50, 40)
+    a, b = sample_points(shape, 64, "t"), sample_points(shape, 64, "t")
+    assert np.array_equal(a, b) and len(set(a.tolist())) == 64
+    corners = {int(np.ravel_multi_index(c, shape)) for c in [(0, 0, 0), (2, 49, 39), (2, 0, 39), (0, 49, 0)]}
+    assert corners <= set(a.tolist())
+    assert np.array_equal(sample_points((4, 5), 64, "t"), np.arange(20))
