@@ -76,6 +76,33 @@ SOFTMAX_NORM = textwrap.dedent('''
         return [dim]
 ''')
 
+GROUPNORM_MEAN = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+
+    batch_size = 4
+    channels = 8
+    num_groups = 2
+    size = 16
+
+
+    class Model(nn.Module):
+        def __init__(self, channels, num_groups):
+            super().__init__()
+            self.norm = nn.GroupNorm(num_groups, channels)
+
+        def forward(self, x):
+            return torch.mean(self.norm(x), dim=(1, 2, 3))
+
+
+    def get_inputs():
+        return [torch.randn(batch_size, channels, size, size) * 5.0 + 3.0]
+
+
+    def get_init_inputs():
+        return [channels, num_groups]
+''')
+
 TINY_BUDGET = ValidationBudget(tensor_bytes=1 << 20)  # 1 MiB: the 224x224 input alone is more
 
 
@@ -147,6 +174,20 @@ def test_softmax_and_layernorm_validate_node_wise(tmp_path):
     result = validate_nodewise(src, translate_source(src, None))
     assert result.ok, str(result)
     assert {"native_layer_norm", "mul", "_softmax"} <= {c.name for c in result.checks}
+
+
+def test_mean_of_a_normalised_tensor_is_judged_by_what_it_summed(tmp_path):
+    """A GroupNorm's output has mean ~0 per sample (weight 1, bias 0): the framework's float32
+    mean is off by ~1e-9 from the exact one, far above 1e-4·max|result|, yet well within 1e-4
+    of the summed magnitude Σ|x|/n ≈ 0.8."""
+    path = tmp_path / "groupnorm_mean.py"
+    path.write_text(GROUPNORM_MEAN)
+    src = read_source(path)
+    result = validate_nodewise(src, translate_source(src, None))
+    assert result.ok, str(result)
+    mean = next(c for c in result.checks if c.name == "mean")
+    assert mean.max_abs_error > 10 * mean.tolerance_abs  # atol·max|ref| + rtol·|ref| alone would reject it
+    assert "sum of |terms|" in mean.message
 
 
 # ---------------------------------------------------------------------------- the point evaluator

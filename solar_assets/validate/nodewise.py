@@ -159,8 +159,11 @@ def _point_cost(program: Program, group: OpGroup, name: str) -> int:
 
 
 def _compare_points(label: str, name: str, dtype: str, got: np.ndarray, ref: np.ndarray, flat: np.ndarray,
-                    shape: tuple[int, ...], max_ref: float, rtol: float, atol_scale: float, exact: bool) -> OutputCheck:
-    """One check of a tensor's IR values against the framework's at the same flat indices."""
+                    shape: tuple[int, ...], max_ref: float, rtol: float, atol_scale: float, exact: bool,
+                    magnitude: np.ndarray | None = None) -> OutputCheck:
+    """One check of a tensor's IR values against the framework's at the same flat indices. The
+    relative part of the tolerance follows ``magnitude`` (Σ|terms| of a sum at each point) where
+    that is larger than |ref|: a float sum rounds relative to what it summed, not to its result."""
     where = "every point" if exact else f"{flat.size} sampled points"
     cat = _category(dtype)
     if cat != "float":
@@ -178,11 +181,13 @@ def _compare_points(label: str, name: str, dtype: str, got: np.ndarray, ref: np.
     both = finite_ref & finite_got
     err = np.where(both, np.abs(got - ref), 0.0)
     tol_abs = atol_scale * max_ref
-    bad = np.flatnonzero(both & (err > tol_abs + rtol * np.abs(ref)))
+    scale = np.abs(ref) if magnitude is None else np.maximum(np.abs(ref), magnitude)
+    bad = np.flatnonzero(both & (err > tol_abs + rtol * scale))
     max_abs = float(err.max()) if err.size else 0.0
     max_rel = max_abs / max(max_ref, TINY)
     worst = int(np.argmax(err)) if err.size else 0
-    tolerance = f"|IR-framework| <= {atol_scale:g}*max|framework| (= {tol_abs:.3g}) + {rtol:g}*|framework|"
+    tolerance = (f"|IR-framework| <= {atol_scale:g}*max|framework| (= {tol_abs:.3g}) + {rtol:g}*"
+                 + ("|framework|" if magnitude is None else "max(|framework|, sum of |terms|)"))
     first = nonfinite[0] if nonfinite.size else (bad[0] if bad.size else worst)
     at = tuple(int(i) for i in np.unravel_index(flat[first], shape)) if flat.size else ()
     detail = f"first at {at}: IR {got[first]:.9g}, framework {ref[first]:.9g}" if flat.size else ""
@@ -321,7 +326,8 @@ class _Checker:
         writers = [g.steps[j].name for j in ev.writers.get(t, ())]
         where = f"{label}, kernel {', '.join(writers)}"
         dtype = decl.dtype if _category(decl.dtype) != "float" else decl.dtype
-        return _compare_points(where, t, dtype, got, ref, flat, shape, max_ref, rtol, atol_scale, exact)
+        magnitude = ev.summed_magnitude(t, flat)
+        return _compare_points(where, t, dtype, got, ref, flat, shape, max_ref, rtol, atol_scale, exact, magnitude)
 
 
 def _frame(program: Program) -> tuple[Any, ...]:

@@ -130,9 +130,23 @@ class PointEvaluator:
                 raise PointEvalError(f"{source}: step {st.name!r} is a {st.kind}, which node-wise validation "
                                      f"does not evaluate at points")
         self._whole: dict[tuple[str, int], np.ndarray] = {}
+        # tensor -> {flat index: Σ|terms|} of its summing (+=) writers at the points evaluated: the
+        # magnitude a float sum's rounding follows, even where the sum itself cancels to ~0
+        self.sum_abs: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
         self.evaluations = 0  # expression evaluations done (points x reduction), for the report
 
     # ------------------------------------------------------------------ tensor values
+    def summed_magnitude(self, name: str, flat: np.ndarray) -> np.ndarray | None:
+        """Σ|terms| of ``name``'s summing writers at ``flat`` (0 where none ran); None if none did."""
+        parts = self.sum_abs.get(name)
+        if not parts:
+            return None
+        where = np.concatenate([p[0] for p in parts])
+        uniq, inverse = np.unique(where, return_inverse=True)
+        total = np.bincount(inverse, weights=np.concatenate([p[1] for p in parts]), minlength=uniq.size)
+        pos = np.clip(np.searchsorted(uniq, flat), 0, uniq.size - 1)
+        return np.where(uniq[pos] == flat, total[pos], 0.0)
+
     def numel(self, name: str) -> int:
         return int(np.prod(self.tensors[name].shape, dtype=np.int64))
 
@@ -257,6 +271,8 @@ class PointEvaluator:
                         env[v] = arr[None, :]
                 block = np.broadcast_to(self._expr(pk.expr, env, j), (sel.size, span.size))
                 self.evaluations += block.size
+                if k.update == "+=":
+                    self.sum_abs.setdefault(name, []).append((flat[sel], np.abs(block).sum(axis=1)))
                 part = _reduce(k.update, block)
                 acc = part if acc is None else combine(k.update, acc, part) if accumulating else part
             assert acc is not None
