@@ -261,7 +261,7 @@ def validation_size_for(src: WorkloadSource, translation: Translation, cache_dir
     return size
 
 
-def _size_or_nodewise(src: WorkloadSource, translation: Translation, cache_dir: Path | None,
+def size_or_nodewise(src: WorkloadSource, translation: Translation, cache_dir: Path | None,
                       budget: ValidationBudget | None) -> tuple[ValidationSize | None, Exception | None]:
     """``validation_size_for``, or (None, why) for a PyTorch tracer IR that no size fits: that one
     is validated node-wise at its own size (``solar_assets.validate.nodewise``)."""
@@ -500,7 +500,7 @@ def analyze_workload(
             translation = translate_source(src, cache, translator=translator)
         stage = "size"
         with _timed(result, stage):
-            size, too_big = _size_or_nodewise(src, translation, cache, validation_budget)
+            size, too_big = size_or_nodewise(src, translation, cache, validation_budget)
             result.validated_size = size.label if size is not None else None
         if size is None:  # no scaled-down size: node-wise validation at the file's own size
             stage = "validate"

@@ -276,7 +276,7 @@ class _Checker:
         seeded = frozenset(t for t in g.written if t in self.written_before)
         try:
             ev = PointEvaluator(self.program, g.steps, lambda t: self._framework(t, live, cache), seeded, self.source)
-            targets = [t for t in g.written if self.value_of.get(t) in live]
+            targets = [t for t in g.written if self._holds_result(t, g, live)]
             if not targets:
                 escaping = [t for t in g.written if t not in self.value_of]
                 for t in escaping:
@@ -297,6 +297,15 @@ class _Checker:
                                            f"{label} (steps {', '.join(g.kernel_names())}): cannot check "
                                            f"node-wise: {str(e).removeprefix(self.source + ': ')}"))
         self.written_before |= set(g.written)
+
+    def _holds_result(self, t: str, g: OpGroup, live: dict[str, Any]) -> bool:
+        """Whether the framework value mapped to ``t`` is this group's result: a node at or after
+        the group's own (its getitems), or an output argument for the output copies; a tensor
+        an earlier node already holds is only updated here, its earlier value is no reference."""
+        node = self.value_of.get(t)
+        if node not in live:
+            return False
+        return g.node == "output" or self.order[node] >= self.order.get(g.node, -1)
 
     def _read_later(self, t: str, g: OpGroup) -> bool:
         return any(t in other.external for other in self.plan.groups if other is not g)
