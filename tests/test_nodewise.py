@@ -103,6 +103,73 @@ GROUPNORM_MEAN = textwrap.dedent('''
         return [channels, num_groups]
 ''')
 
+GATHER_SCAN_SORT = '''
+import torch
+import torch.nn as nn
+
+batch_size = 3
+vocab = 50
+dim = 16
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, dim)
+        self.bn = nn.BatchNorm1d(dim)
+        self.up = nn.ConvTranspose1d(dim, 8, 4, stride=2, padding=1)
+
+    def forward(self, idx, x):
+        e = self.emb(idx)                      # gather
+        h = torch.cat([e, x], dim=1)           # concat
+        c = torch.cumsum(h, dim=1)
+        a = torch.argmax(c, dim=2)
+        t = torch.topk(c, 3, dim=2).values
+        y = self.up(self.bn(c.transpose(1, 2)))
+        s = torch.nn.functional.avg_pool1d(y, 2)
+        return a, t, s, torch.where(c > 0, c, -c).sum(dim=-1)
+
+
+def get_inputs():
+    return [torch.randint(0, vocab, (batch_size, 7)), torch.randn(batch_size, 5, dim)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+ATTENTION_SCATTER_GRU = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+batch_size = 2
+heads = 2
+seq = 8
+dim = 16
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.GRU(dim, dim, batch_first=True)
+
+    def forward(self, q, k, v, src):
+        o = torch.softmax(q @ k.transpose(-1, -2) / 4.0, dim=-1) @ v
+        out = torch.zeros(batch_size, seq).scatter_add(1, src, o.sum(dim=(1, 3)))
+        r, _ = self.rnn(o.reshape(batch_size, heads * seq, dim))
+        return out, F.gelu(r), o[:, :, 1:5:2]
+
+
+def get_inputs():
+    return [torch.randn(batch_size, heads, seq, dim), torch.randn(batch_size, heads, seq, dim),
+            torch.randn(batch_size, heads, seq, dim), torch.randint(0, seq, (batch_size, seq))]
+
+
+def get_init_inputs():
+    return []
+'''
+
 TINY_BUDGET = ValidationBudget(tensor_bytes=1 << 20)  # 1 MiB: the 224x224 input alone is more
 
 
@@ -192,10 +259,27 @@ def test_mean_of_a_normalised_tensor_is_judged_by_what_it_summed(tmp_path):
     assert "sum of |terms|" in mean.message
 
 
+@pytest.mark.parametrize("text, ops", [
+    (GATHER_SCAN_SORT, {"embedding", "cat", "cumsum", "argmax", "topk", "convolution", "avg_pool2d", "where"}),
+    (ATTENTION_SCATTER_GRU, {"bmm", "_softmax", "scatter_add", "gru", "gelu"}),
+], ids=["gather_scan_sort", "attention_scatter_gru"])
+def test_composition_scan_and_recurrent_ops_validate_node_wise(tmp_path, text, ops):
+    """Gathers, concatenation, a scan (a kernel reading its own output), top-k, a transposed
+    convolution's phases, a scatter and a recurrent Repeat: each op group checked (the GRU's
+    state, which no fx node holds whole, through the GELU that reads it)."""
+    path = tmp_path / "ops.py"
+    path.write_text(text)
+    src = read_source(path)
+    result = validate_nodewise(src, translate_source(src, None))
+    assert result.ok, str(result)
+    assert ops <= {c.name.split("/")[0] for c in result.checks}  # check names: node, or node/tensor
+
+
 # ---------------------------------------------------------------------------- the point evaluator
 def _extra_programs():
     """Kernels the evaluator treats specially: a strided (phased) write, a write whose subscript
-    sums two variables (run whole), a keep-init accumulation, NaN through max=, TopK, Reshape."""
+    sums two variables (run whole), a keep-init accumulation, NaN through max=, TopK, Reshape,
+    a kernel reading its own output (run whole, in order)."""
     phased = program(
         [kernel("even", [("q", 4), ("c", 3)], "Y[q*2, c]", "+=", "X[q, c] * 2.0"),
          kernel("odd", [("q", 4), ("c", 3)], "Y[q*2 + 1, c]", "=", "X[q, c] - 1.0")],
@@ -214,7 +298,10 @@ def _extra_programs():
          kernel("pick", [("i", 3), ("j", 2)], "O[i, j]", "=", "X[i, I[i, j]] + F[i*2 + j]")],
         [tensor("X", (3, 5), "input"), tensor("V", (3, 2)), tensor("I", (3, 2), dtype="int64"),
          tensor("F", (6,)), tensor("O", (3, 2), "output")], name="ranked")
-    return [phased, diagonal_sum, keep, ranked]
+    scan = program(  # reads what it writes: a cumulative sum, sequential in its loop order
+        [kernel("cumsum", [("b", 2), ("i", 6)], "Y[b, i]", "=", "Y[b, i - 1] + X[b, i]")],
+        [tensor("X", (2, 6), "input"), tensor("Y", (2, 6), "output", pad_value=0.0)], name="scan")
+    return [phased, diagonal_sum, keep, ranked, scan]
 
 
 @pytest.mark.parametrize("prog", [gemm(5, 7, 9), conv2d(2, 3, 9, 9, 4, 3, 3, 2, 1), attention(2, 2, 6, 4),

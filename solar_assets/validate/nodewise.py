@@ -17,6 +17,7 @@ give the very program being validated.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import time
@@ -26,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ir_schemas import Cond, Kernel, Program, Repeat, Reshape, TopK
+from ir_schemas import Kernel, Program
 from solar_assets.errors import SolarError
 from solar_assets.ir.dtypes import NARROW_FLOAT_DTYPES
 from solar_assets.ir.expr import parse_kernel
@@ -39,7 +40,7 @@ from solar_assets.validate.compare import (
     _refusals,
     tolerance_for,
 )
-from solar_assets.validate.points import PointEvalError, PointEvaluator
+from solar_assets.validate.points import PointEvalError, PointEvaluator, step_io
 
 log = logging.getLogger(__name__)
 
@@ -72,35 +73,6 @@ class OpGroup:
         return [st.name for st in self.steps]
 
 
-def _step_io(step: Any, free: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
-    """(tensors read, tensors written) by one step, nested steps included."""
-    if isinstance(step, Kernel):
-        pk = parse_kernel(step, free)
-        reads = [a.tensor for a in pk.reads]
-        if step.update != "=" and step.init == "keep":
-            reads.append(pk.out.tensor)
-        return reads, [pk.out.tensor]
-    if isinstance(step, Reshape):
-        return [step.src], [step.out]
-    if isinstance(step, TopK):
-        return [step.src], [step.values, step.indices]
-    reads: list[str] = []
-    writes: list[str] = []
-    if isinstance(step, Repeat):
-        for st in step.steps:
-            r, w = _step_io(st, free + (step.var,))
-            reads += [t for t in r if t not in writes]
-            writes += w
-    elif isinstance(step, Cond):
-        reads.append(step.index)
-        for branch in step.branches:
-            for st in branch:
-                r, w = _step_io(st, free)
-                reads += r
-                writes += w
-    return reads, writes
-
-
 def op_groups(program: Program) -> list[OpGroup]:
     """The program's top-level steps grouped by ``origin.node`` (a step without one is its own
     group), in order of first appearance."""
@@ -111,9 +83,9 @@ def op_groups(program: Program) -> list[OpGroup]:
         g = groups.get(key)
         if g is None:
             g = groups[key] = OpGroup(key, origin.op if origin else step.kind, origin.module if origin else "")
-        reads, writes = _step_io(step)
+        reads, writes = step_io(step)
         g.external |= {t for t in reads if t not in g.written}
-        g.written += [t for t in writes if t not in g.written]
+        g.written += [t for t in dict.fromkeys(writes) if t not in g.written]
         g.steps.append(step)
     return list(groups.values())
 
@@ -179,7 +151,8 @@ def _compare_points(label: str, name: str, dtype: str, got: np.ndarray, ref: np.
     nonfinite = np.flatnonzero((finite_ref != finite_got) | (~finite_ref & ~finite_got & ~(
         (got == ref) | (np.isnan(got) & np.isnan(ref)))))
     both = finite_ref & finite_got
-    err = np.where(both, np.abs(got - ref), 0.0)
+    with np.errstate(invalid="ignore", over="ignore"):
+        err = np.where(both, np.abs(got - ref), 0.0)
     tol_abs = atol_scale * max_ref
     scale = np.abs(ref) if magnitude is None else np.maximum(np.abs(ref), magnitude)
     bad = np.flatnonzero(both & (err > tol_abs + rtol * scale))
@@ -278,21 +251,20 @@ class _Checker:
             ev = PointEvaluator(self.program, g.steps, lambda t: self._framework(t, live, cache), seeded, self.source)
             targets = [t for t in g.written if self._holds_result(t, g, live)]
             if not targets:
-                escaping = [t for t in g.written if t not in self.value_of]
-                for t in escaping:
-                    self.ir_values[t] = ev.whole(t).reshape(self.tensors[t].shape)
+                escaping = [t for t in g.written if t not in self.value_of and self._read_later(t, g)]
                 if not escaping:
-                    raise PointEvalError(f"{self.source}: no tensor the group writes has a framework value")
+                    raise PointEvalError(f"{self.source}: no tensor the group writes has a framework value, "
+                                         f"and no later group reads one")
                 self.checks.append(OutputCheck(g.node, (), (), "", 0.0, 0.0, 0.0, True,
-                                               f"{label}: writes only IR-internal tensors "
-                                               f"({', '.join(escaping)}); checked through the groups reading them"))
+                                               f"{label}: writes no tensor the framework holds whole; its IR values "
+                                               f"of {', '.join(escaping)} feed the later groups, checked there"))
             for t in targets:
                 self.checks.append(self._check_tensor(g, ev, t, label, live, cache))
             for t in g.written:  # unmapped tensors that later groups read: the IR's own values
                 if t not in self.value_of and t not in self.ir_values and self._read_later(t, g):
                     self.ir_values[t] = ev.whole(t).reshape(self.tensors[t].shape)
             self.evaluations += ev.evaluations
-        except PointEvalError as e:
+        except SolarError as e:  # PointEvalError, or the executor's error on a whole-run step
             self.checks.append(OutputCheck(g.node, (), (), "", math.inf, math.inf, math.nan, False,
                                            f"{label} (steps {', '.join(g.kernel_names())}): cannot check "
                                            f"node-wise: {str(e).removeprefix(self.source + ': ')}"))
@@ -336,7 +308,8 @@ class _Checker:
         where = f"{label}, kernel {', '.join(writers)}"
         dtype = decl.dtype if _category(decl.dtype) != "float" else decl.dtype
         magnitude = ev.summed_magnitude(t, flat)
-        return _compare_points(where, t, dtype, got, ref, flat, shape, max_ref, rtol, atol_scale, exact, magnitude)
+        check = _compare_points(where, t, dtype, got, ref, flat, shape, max_ref, rtol, atol_scale, exact, magnitude)
+        return dataclasses.replace(check, name=g.node if t == g.node else f"{g.node}/{t}")
 
 
 def _frame(program: Program) -> tuple[Any, ...]:

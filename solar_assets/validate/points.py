@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from ir_schemas import Kernel, Program, Reshape, TensorDecl, TopK
+from ir_schemas import Cond, Kernel, Loop, Program, Repeat, Reshape, TensorDecl, TopK
 from solar_assets.errors import SolarError
 from solar_assets.execute.codegen import dtype_kind
 from solar_assets.execute.interpreter import topk_arrays
@@ -94,6 +94,36 @@ def combine(update: str, cur: np.ndarray, value: np.ndarray) -> np.ndarray:
     return value
 
 
+def step_io(step: Any, free: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
+    """(tensors read, tensors written) by one step, nested steps included; a kernel that
+    accumulates into what it keeps reads its output too."""
+    if isinstance(step, Kernel):
+        pk = parse_kernel(step, free)
+        reads = [a.tensor for a in pk.reads]
+        if step.update != "=" and step.init == "keep":
+            reads.append(pk.out.tensor)
+        return reads, [pk.out.tensor]
+    if isinstance(step, Reshape):
+        return [step.src], [step.out]
+    if isinstance(step, TopK):
+        return [step.src], [step.values, step.indices]
+    reads: list[str] = []
+    writes: list[str] = []
+    if isinstance(step, Repeat):
+        for st in step.steps:
+            r, w = step_io(st, free + (step.var,))
+            reads += [t for t in r if t not in writes]
+            writes += w
+    elif isinstance(step, Cond):
+        reads.append(step.index)
+        for branch in step.branches:
+            for st in branch:
+                r, w = step_io(st, free)
+                reads += r
+                writes += w
+    return reads, writes
+
+
 class _Unrestricted(Exception):
     """A kernel whose output subscripts cannot be solved for a point: run it whole instead."""
 
@@ -126,9 +156,10 @@ class PointEvaluator:
                 self.parsed.append(None)
                 self.writers.setdefault(st.values, []).append(j)
                 self.writers.setdefault(st.indices, []).append(j)
-            else:
-                raise PointEvalError(f"{source}: step {st.name!r} is a {st.kind}, which node-wise validation "
-                                     f"does not evaluate at points")
+            else:  # a repeat or a cond: run whole (``_step_whole``)
+                self.parsed.append(None)
+                for t in dict.fromkeys(step_io(st)[1]):
+                    self.writers.setdefault(t, []).append(j)
         self._whole: dict[tuple[str, int], np.ndarray] = {}
         # tensor -> {flat index: Σ|terms|} of its summing (+=) writers at the points evaluated: the
         # magnitude a float sum's rounding follows, even where the sum itself cancels to ~0
@@ -194,8 +225,12 @@ class PointEvaluator:
             return self.value_at(st.src, flat, j)
         if isinstance(st, TopK):
             return self._topk(j, st, name)[flat]
+        if not isinstance(st, Kernel):
+            return self._step_whole(j, st)[name][flat]
         pk = self.parsed[j]
         assert pk is not None
+        if any(a.tensor == name for a in pk.reads):  # reads its own output: a sequential nest (a scan)
+            return self._kernel_sequential(j, pk, name)[flat]
         try:
             return self._kernel_points(j, pk, name, flat, cur)
         except _Unrestricted:
@@ -280,6 +315,66 @@ class PointEvaluator:
                 acc = combine(k.update, cur[sel], acc)
             out[sel] = self._store(pk, acc)
         return out
+
+    def _step_whole(self, j: int, st: Any) -> dict[str, np.ndarray]:
+        """Run a repeat or cond step whole with the executor, on the values of what it reads
+        (memoised); its written tensors' values (flat) by name."""
+        from solar_assets.execute.interpreter import Executor
+
+        key = (f"step:{st.name}", j)
+        if key in self._whole:
+            return self._whole[key]  # type: ignore[return-value]
+        reads, writes = step_io(st)
+        writes = list(dict.fromkeys(writes))
+        reads = sorted(set(reads) - set(writes))
+        # each written tensor starts from its value before the step (a repeat's carried state):
+        # a copy kernel from an input holding that value, so the checker sees every write
+        seeds = {w: f"seed__{w}" for w in writes}
+        decls = [self.tensors[r].model_copy(update={"role": "input", "binding": r}) for r in reads]
+        decls += [self.tensors[w].model_copy(update={"name": seeds[w], "role": "input", "binding": seeds[w],
+                                                     "pad_value": None}) for w in writes]
+        decls += [self.tensors[w].model_copy(update={"role": "output", "binding": None}) for w in writes]
+        copies = []
+        for w in writes:
+            vs = [f"s{d}" for d in range(len(self.tensors[w].shape))]
+            at = f"[{', '.join(vs)}]" if vs else "[()]"
+            copies.append(Kernel(name=f"seed_{w}", loops=tuple(Loop(var=v, extent=n) for v, n in
+                                                                zip(vs, self.tensors[w].shape)),
+                                 out=f"{w}{at}", update="=", expr=f"{seeds[w]}{at}"))
+        sub = Program(name="step", tensors=tuple(decls), inputs=(*reads, *seeds.values()), outputs=tuple(writes),
+                      steps=(*copies, st))
+        executor = Executor(sub, np.float64, source=self.source)
+        bindings = {r: self.whole(r, j).reshape(self.tensors[r].shape) for r in reads}
+        bindings.update({seeds[w]: self.whole(w, j).reshape(self.tensors[w].shape) for w in writes})
+        env = executor.run(executor.bind(bindings))
+        self.evaluations += sum(self.numel(w) for w in writes)
+        result = {w: np.asarray(env[w], dtype=np.float64).reshape(-1) for w in writes}
+        self._whole[key] = result  # type: ignore[assignment]
+        return result
+
+    def _kernel_sequential(self, j: int, pk: ParsedKernel, name: str) -> np.ndarray:
+        """Run a kernel that reads what it writes (``Y[i] = Y[i - 1] + X[i]``) whole, in loop
+        order, with the executor's literal nest on the values of its reads (memoised)."""
+        from solar_assets.execute.interpreter import Executor
+
+        key = (name, j)
+        if key in self._whole:
+            return self._whole[key]
+        if pk.iterations > WHOLE_LIMIT:
+            raise PointEvalError(f"{self.source}: kernel {pk.kernel.name!r} reads its own output and is too big "
+                                 f"({pk.iterations} iterations) to run whole")
+        reads = sorted({a.tensor for a in pk.reads} - {name})
+        decls = [self.tensors[r].model_copy(update={"role": "input", "binding": r}) for r in reads]
+        decls.append(self.tensors[name].model_copy(update={"role": "output", "binding": None}))
+        sub = Program(name="sequential", tensors=tuple(decls), inputs=tuple(reads), outputs=(name,),
+                      steps=(pk.kernel,))
+        executor = Executor(sub, np.float64, einsum=False, source=self.source)
+        env = executor.bind({r: self.whole(r, j).reshape(self.tensors[r].shape) for r in reads})
+        env[name] = self.whole(name, j).reshape(self.tensors[name].shape).copy()
+        executor.kernel(pk.kernel, pk, env)
+        self.evaluations += pk.iterations
+        self._whole[key] = env[name].reshape(-1).astype(np.float64)
+        return self._whole[key]
 
     def _kernel_whole(self, j: int, pk: ParsedKernel, name: str) -> np.ndarray:
         """Run one kernel over its whole loop box into the whole output (memoised)."""
