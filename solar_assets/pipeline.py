@@ -507,7 +507,7 @@ def analyze_workload(
             with _timed(result, stage):
                 from solar_assets.validate.nodewise import validate_nodewise_stage
 
-                validated = validate_nodewise_stage(src, translation, too_big)
+                validated = validate_nodewise_stage(src, translation, too_big, cache)
                 result.validated_size = validated.validated_size
         else:
             stage = "golden"

@@ -116,7 +116,7 @@ def check_workload(path: str | Path, cache_dir: str | Path | None = None, budget
             stage = "validate"
             from solar_assets.validate.nodewise import validate_nodewise_stage
 
-            validated = validate_nodewise_stage(src, translation, too_big)
+            validated = validate_nodewise_stage(src, translation, too_big, cache)
             size_label = validated.validated_size
         else:
             size_label = size.label

@@ -376,21 +376,28 @@ def validate_nodewise(src: Any, translation: Any, *, points: int = POINTS, budge
                             seconds=time.perf_counter() - start, notes=notes)
 
 
-def validate_nodewise_stage(src: Any, translation: Any, size_error: Exception | None = None) -> Any:
+def validate_nodewise_stage(src: Any, translation: Any, size_error: Exception | None = None,
+                            cache_dir: Any = None) -> Any:
     """The pipeline's validation when no scaled-down size worked: ``validate_nodewise`` as a
     ``pipeline.ValidatedIR`` (``validated_size`` = ``LABEL``); ``ValidationFailed`` if a group
     fails; ``ValidationSizeError`` naming the file and the sizes when even one forward pass is
-    too big."""
+    too big. A passed verdict is cached in ``cache_dir`` by source, IR, budget and code."""
     from solar_assets.golden import ValidationSizeError
-    from solar_assets.golden.capture import CaptureTooBig
-    from solar_assets.pipeline import ValidatedIR, ValidationFailed, _starting, validation_summary
+    from solar_assets.golden.capture import CaptureTooBig, capture_budget
+    from solar_assets.pipeline import ValidatedIR, ValidationFailed, _cache_path, _starting, validation_summary
+    from solar_assets.validate.verdict_cache import VERDICT_PACKAGES, load_verdict, program_digest, save_verdict
 
     _starting(src.name, "validate node-wise")
+    verdict_path = _cache_path(cache_dir, "verdict", src, (*VERDICT_PACKAGES, "solar_assets.translate"), ".json",
+                               {"nodewise": POINTS, "bytes": capture_budget(),
+                                "program": program_digest(translation.program)})
+    result = load_verdict(verdict_path)
     try:
-        result = validate_nodewise(src, translation)
+        result = result or validate_nodewise(src, translation)
     except CaptureTooBig as e:
         first = str(size_error).splitlines()[0] if size_error is not None else "no scaled-down size worked"
         raise ValidationSizeError(f"{first}; and {str(e).removeprefix(f'{src.path}: ')}") from None
+    save_verdict(verdict_path, result)
     if not result.ok:
         raise ValidationFailed(f"{src.path}: the {translation.translator} IR failed node-wise validation: "
                                + validation_summary(result), result)
