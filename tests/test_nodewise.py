@@ -228,15 +228,19 @@ def test_off_by_one_subscript_is_rejected_naming_group_and_kernel(conv_stack):
     assert "op group convolution" in failures[0] and "kernel convolution_bias, convolution" in failures[0]
 
 
-def test_too_big_for_one_forward_pass_names_file_and_sizes(conv_stack, monkeypatch):
+# input 2*3*224*224 float32 = 1.148 MiB; weights (4*27 + 4 + 10*12544 + 10) float32 = 0.479 MiB
+@pytest.mark.parametrize("budget_mib, expected", [
+    (1, "at least 1.63 MiB for its inputs and weights"),  # refused before the model is built
+    (3, "inputs 1.15 MiB, weights 0.479 MiB"),  # refused by the liveness estimate of the pass
+])
+def test_too_big_for_one_forward_pass_names_file_and_sizes(conv_stack, monkeypatch, budget_mib, expected):
     src, translation = conv_stack
-    monkeypatch.setenv("SOLAR_NODEWISE_BYTES", str(1 << 20))
+    monkeypatch.setenv("SOLAR_NODEWISE_BYTES", str(budget_mib << 20))
     with pytest.raises(ValidationSizeError) as caught:
         validate_nodewise_stage(src, translation, ValidationSizeError(f"{src.path}: no scaled-down size worked"))
     message = str(caught.value)
     assert str(src.path) in message and "no scaled-down size worked" in message
-    # the input alone: 2*3*224*224 float32 = 1.15 MiB; the budget 1 MiB
-    assert "inputs 1.15 MiB" in message and "budget of 1 MiB" in message
+    assert expected in message and f"budget of {budget_mib} MiB" in message
 
 
 def test_softmax_and_layernorm_validate_node_wise(tmp_path):

@@ -319,6 +319,13 @@ def _frame(program: Program) -> tuple[Any, ...]:
             tuple((st.name, st.kind, st.origin) for st in program.steps))
 
 
+def _declared_bytes(program: Program, roles: tuple[str, ...]) -> int:
+    """Bytes of the program's tensors with these roles, at their declared dtypes."""
+    from solar_assets.ir.dtypes import DTYPES
+
+    return sum(math.prod(t.shape) * DTYPES[t.dtype].bytes for t in program.tensors if t.role in roles)
+
+
 def relower_with_values(src: Any) -> tuple[Any, list[Any], Program, dict[str, str]]:
     """The file exported on real tensors, its inputs, the tracer's program of that export and the
     value map (IR tensor -> fx node; program outputs -> the output node's arguments)."""
@@ -346,6 +353,12 @@ def validate_nodewise(src: Any, translation: Any, *, points: int = POINTS, budge
     start = time.perf_counter()
     if src.framework != "torch":
         raise NodewiseError(f"{src.path}: node-wise validation covers PyTorch workloads only")
+    budget = capture_budget() if budget_bytes is None else budget_bytes
+    held = _declared_bytes(translation.program, ("input", "weight"))
+    if held > budget:  # refused before the model is built for real: its weights alone are too big
+        raise CaptureTooBig(f"{src.path}: one forward pass at the file's own size needs at least {gib(held)} for "
+                            f"its inputs and weights, over the node-wise capture budget of {gib(budget)} (set "
+                            f"$SOLAR_NODEWISE_BYTES)")
     ep, inputs, lowered, value_of = relower_with_values(src)
     program = translation.program
     if _frame(lowered) != _frame(program):
@@ -354,7 +367,6 @@ def validate_nodewise(src: Any, translation: Any, *, points: int = POINTS, budge
                             f"its export")
     order = {n.name: i for i, n in enumerate(ep.graph.nodes)}
     plan = _plan(program, value_of, order)
-    budget = capture_budget() if budget_bytes is None else budget_bytes
     estimate = estimate_capture(ep, plan.extra)
     if estimate.total_bytes > budget:
         raise CaptureTooBig(f"{src.path}: one forward pass at the file's own size needs {estimate}, over the "
