@@ -69,7 +69,7 @@ def _nbytes(val: Any) -> int:
         return 0
     try:
         return int(numel()) * int(itemsize)
-    except Exception:  # a symbolic size: not sizable here
+    except (TypeError, ValueError, RuntimeError):  # a symbolic size: not sizable here
         return 0
 
 
