@@ -263,14 +263,14 @@ def validation_size_for(src: WorkloadSource, translation: Translation, cache_dir
 
 def size_or_nodewise(src: WorkloadSource, translation: Translation, cache_dir: Path | None,
                       budget: ValidationBudget | None) -> tuple[ValidationSize | None, Exception | None]:
-    """``validation_size_for``, or (None, why) for a PyTorch tracer IR that no size fits: that one
-    is validated node-wise at its own size (``solar_assets.validate.nodewise``)."""
+    """``validation_size_for``, or (None, why) for a tracer IR that no size fits: that one is
+    validated node-wise at its own size (``solar_assets.validate.nodewise``)."""
     from solar_assets.golden import ValidationSizeError
 
     try:
         return validation_size_for(src, translation, cache_dir, budget), None
     except ValidationSizeError as e:
-        if src.framework != "torch" or translation.translator != "tracer":
+        if translation.translator != "tracer":
             raise
         logger.info("%s: %s; validating node-wise at the file's own size", src.name, str(e).splitlines()[0])
         return None, e

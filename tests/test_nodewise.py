@@ -14,6 +14,7 @@ from ir_programs import attention, conv2d, gemm, kernel, program, tensor
 from ir_schemas import Reshape, TopK
 from solar_assets.execute import execute_program
 from solar_assets.golden import ValidationBudget, ValidationSizeError
+from solar_assets.ir.expr import parse_kernel
 from solar_assets.pipeline import analyze_workload, read_source, translate_source
 from solar_assets.validate.nodewise import LABEL, POINTS, sample_points, validate_nodewise, validate_nodewise_stage
 from solar_assets.validate.points import PointEvaluator
@@ -337,3 +338,51 @@ def test_sample_points_are_seeded_distinct_and_include_corners():
     corners = {int(np.ravel_multi_index(c, shape)) for c in [(0, 0, 0), (2, 49, 39), (2, 0, 39), (0, 49, 0)]}
     assert corners <= set(a.tolist())
     assert np.array_equal(sample_points((4, 5), 64, "t"), np.arange(20))
+
+
+# ---------------------------------------------------------------------------- JAX
+JAX_DENSE_SOFTMAX = textwrap.dedent('''
+    import jax
+    import jax.numpy as jnp
+
+    batch_size = 8
+    in_features = 24
+    out_features = 16
+
+
+    def get_inputs():
+        k = jax.random.split(jax.random.key(0), 2)
+        return [jax.random.normal(k[0], (batch_size, in_features)),
+                jax.random.normal(k[1], (in_features, out_features)) * 0.2]
+
+
+    def forward(x, w):
+        return jax.nn.softmax(jnp.tanh(x @ w) * 2.0, axis=-1)
+''')
+
+
+def test_jax_workload_validates_node_wise_and_a_wrong_kernel_is_named(tmp_path):
+    """Each top-level equation is a group (softmax's nested equations inside its own); a dot
+    kernel reading the rows of x in reverse order (affine and in range: the IR checker accepts
+    it) is rejected with its group and kernel."""
+    pytest.importorskip("jax")
+    path = tmp_path / "dense_softmax.py"
+    path.write_text(JAX_DENSE_SOFTMAX)
+    src = read_source(path)
+    translation = translate_source(src, None)
+    result = validate_nodewise(src, translation)
+    assert result.ok, str(result)
+    assert "node-wise (JAX)" in result.notes[0]
+    steps = list(translation.program.steps)
+    i = next(i for i, st in enumerate(steps) if getattr(st, "origin", None) and st.origin.op == "dot_general")
+    pk = parse_kernel(steps[i])
+    x_read = next(a for a in pk.reads if a.tensor == translation.program.inputs[0])
+    row, col = (str(a) for a in x_read.index)
+    wrong = f"{x_read.tensor}[7 - {row}, {col}]"  # batch_size = 8 rows
+    x_read = str(x_read)
+    steps[i] = steps[i].model_copy(update={"expr": steps[i].expr.replace(x_read, wrong)})
+    broken = translation.__class__(**{**translation.__dict__,
+                                      "program": translation.program.model_copy(update={"steps": tuple(steps)})})
+    bad = validate_nodewise(src, broken)
+    assert not bad.ok
+    assert any(f"op group {steps[i].origin.node} (dot_general" in m and steps[i].name in m for m in bad.failures())

@@ -73,13 +73,13 @@ class OpGroup:
         return [st.name for st in self.steps]
 
 
-def op_groups(program: Program) -> list[OpGroup]:
-    """The program's top-level steps grouped by ``origin.node`` (a step without one is its own
-    group), in order of first appearance."""
+def op_groups(program: Program, key_of: Any = None) -> list[OpGroup]:
+    """The program's top-level steps grouped by ``origin.node`` (``key_of(origin.node)`` when
+    given; a step without one is its own group), in order of first appearance."""
     groups: dict[str, OpGroup] = {}
     for step in program.steps:
         origin = step.origin
-        key = origin.node if origin is not None else f"step:{step.name}"
+        key = (key_of or str)(origin.node) if origin is not None else f"step:{step.name}"
         g = groups.get(key)
         if g is None:
             g = groups[key] = OpGroup(key, origin.op if origin else step.kind, origin.module if origin else "")
@@ -109,10 +109,12 @@ def sample_points(shape: tuple[int, ...], n: int, seed_text: str) -> np.ndarray:
 
 def _numpy(value: Any) -> np.ndarray:
     """A framework tensor as a NumPy array (narrow floats widened to float32, which is exact)."""
+    if type(value).__module__.split(".")[0] != "torch":  # a JAX or NumPy array
+        a = np.asarray(value)
+        narrow = a.dtype.name in ("bfloat16", "float16") or "float8" in a.dtype.name
+        return a.astype(np.float32) if narrow else a
     import torch
 
-    if not isinstance(value, torch.Tensor):
-        return np.asarray(value)
     t = value.detach()
     if t.dtype in (torch.bfloat16, torch.float16) or "float8" in str(t.dtype):
         t = t.float()
@@ -184,9 +186,9 @@ class _Plan:
     extra: dict[str, int]  # fx node -> the last position a check needs its value
 
 
-def _plan(program: Program, value_of: dict[str, str], order: dict[str, int]) -> _Plan:
+def _plan(program: Program, value_of: dict[str, str], order: dict[str, int], key: Any = None) -> _Plan:
     end = max(order.values())
-    groups = op_groups(program)
+    groups = op_groups(program, key)
     check_at: dict[int, list[OpGroup]] = {}
     extra: dict[str, int] = {}
     for g in groups:
@@ -351,14 +353,16 @@ def validate_nodewise(src: Any, translation: Any, *, points: int = POINTS, budge
     from solar_assets.golden.capture import CaptureTooBig, capture_budget, estimate_capture, gib, run_capture
 
     start = time.perf_counter()
-    if src.framework != "torch":
-        raise NodewiseError(f"{src.path}: node-wise validation covers PyTorch workloads only")
     budget = capture_budget() if budget_bytes is None else budget_bytes
     held = _declared_bytes(translation.program, ("input", "weight"))
     if held > budget:  # refused before the model is built for real: its weights alone are too big
         raise CaptureTooBig(f"{src.path}: one forward pass at the file's own size needs at least {gib(held)} for "
                             f"its inputs and weights, over the node-wise capture budget of {gib(budget)} (set "
                             f"$SOLAR_NODEWISE_BYTES)")
+    if src.framework == "jax":
+        from solar_assets.validate.nodewise_jax import validate_nodewise_jax
+
+        return validate_nodewise_jax(src, translation, points=points)
     ep, inputs, lowered, value_of = relower_with_values(src)
     program = translation.program
     if _frame(lowered) != _frame(program):
