@@ -386,3 +386,14 @@ def test_jax_workload_validates_node_wise_and_a_wrong_kernel_is_named(tmp_path):
     bad = validate_nodewise(src, broken)
     assert not bad.ok
     assert any(f"op group {steps[i].origin.node} (dot_general" in m and steps[i].name in m for m in bad.failures())
+
+
+def test_jax_pipeline_falls_back_to_node_wise(tmp_path):
+    """A budget of 64 bytes fits no size of the JAX file: the row is validated node-wise."""
+    pytest.importorskip("jax")
+    path = tmp_path / "dense_softmax.py"
+    path.write_text(JAX_DENSE_SOFTMAX)
+    result = analyze_workload(path, ["H100_SXM"], cache_dir=None, validation_budget=ValidationBudget(tensor_bytes=64),
+                              cache_aware=False)
+    assert result.error is None, result.error
+    assert result.validated_size == LABEL and [row.validated_size for row in result.rows] == [LABEL]
