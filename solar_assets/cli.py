@@ -1,7 +1,8 @@
 """``solar``: analyse workloads into SOL bounds, inspect hardware specs, open the Dagster UI.
 
     solar analyze PATH... [--hardware NAME ...] [--target-latency S] [--json] [--home DIR] [--no-dagster]
-    solar coverage DIR... [--json] [--jobs N] [--timeout S] [--home DIR]
+                  [--timeout S] [--memory-limit SIZE]
+    solar coverage DIR... [--json] [--jobs N] [--timeout S] [--memory-limit SIZE] [--home DIR]
     solar hardware list | show NAME | detect [PATH]
     solar ui
 
@@ -16,11 +17,13 @@ import argparse
 import logging
 import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from solar_assets import pipeline
 from solar_assets.errors import SolarError
+from solar_assets.workloads.source import workload_name
 
 logger = logging.getLogger("solar")
 
@@ -29,7 +32,11 @@ TRANSLATORS = ("tracer", "agent", "auto")  # solar_assets.translate.agent.TRANSL
 
 
 class Progress:
-    """``[3/6] multihead_attention: validate…`` on stderr; redrawn in place on a terminal."""
+    """Progress on stderr: per workload its stage and elapsed time, overall the count, elapsed time
+    and ETA. On a terminal a tqdm bar redrawn in place (a line per finished workload above it);
+    elsewhere (a log, a pipe) one line per stage: ``[3/6] multihead_attention: validate… (0.4 s;
+    overall 12 s, ETA 14 s)``. A trace at a smaller size says why it runs: ``trace at validation
+    size BATCH_SIZE=3``."""
 
     def __init__(self, names: Sequence[str], stream=None, enabled: bool = True):
         self.index = {name: i + 1 for i, name in enumerate(names)}
@@ -37,26 +44,73 @@ class Progress:
         self.stream = stream or sys.stderr
         self.enabled = enabled
         self.tty = enabled and self.stream.isatty()
+        self.start = time.perf_counter()
+        self.current: str | None = None
+        self.current_start = self.start
+        self.finished = 0
+        self.bar = None
+        if self.tty:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=self.total, file=self.stream, unit="workload", dynamic_ncols=True, leave=False,
+                            bar_format="{n_fmt}/{total_fmt} workloads |{bar:20}| {elapsed} elapsed, ETA {remaining}"
+                                       " · {desc}")
 
     def __call__(self, workload: str, stage: str) -> None:
         if not self.enabled:
             return
-        line = f"[{self.index.get(workload, '?')}/{self.total}] {workload}: {stage}…"
-        if self.tty:
-            self.stream.write("\r\033[K" + line)
-        else:
-            self.stream.write(line + "\n")
+        if workload != self.current:
+            self._finish_current()
+            self.current, self.current_start = workload, time.perf_counter()
+        stage = describe_stage(stage)
+        now = time.perf_counter()
+        if self.bar is not None:
+            self.bar.set_description_str(f"{workload}: {stage}… ({now - self.current_start:.1f} s)")
+            return
+        overall = now - self.start
+        eta = f", ETA {_interval(overall / self.finished * (self.total - self.finished))}" if self.finished else ""
+        self.stream.write(f"[{self.index.get(workload, '?')}/{self.total}] {workload}: {stage}… "
+                          f"({now - self.current_start:.1f} s; overall {_interval(overall)}{eta})\n")
         self.stream.flush()
 
+    def _finish_current(self) -> None:
+        if self.current is None:
+            return
+        self.finished += 1
+        seconds = time.perf_counter() - self.current_start
+        if self.bar is not None:
+            self.bar.write(f"[{self.index.get(self.current, '?')}/{self.total}] {self.current}: {seconds:.1f} s",
+                           file=self.stream)
+            self.bar.update(1)
+        self.current = None
+
     def done(self) -> None:
-        if self.tty:
-            self.stream.write("\r\033[K")
-            self.stream.flush()
+        if not self.enabled:
+            return
+        self._finish_current()
+        if self.bar is not None:
+            self.bar.close()
+
+
+def describe_stage(stage: str) -> str:
+    """A stage as the progress line shows it: a trace or golden run at rebound constants is one at
+    the validation size (``trace at validation size BATCH_SIZE=3``)."""
+    for what in ("trace at ", "golden at "):
+        if stage.startswith(what) and "validation size" not in stage:
+            return f"{what}validation size {stage[len(what):]}"
+    return stage
+
+
+def _interval(seconds: float) -> str:
+    from tqdm import tqdm
+
+    return tqdm.format_interval(seconds)
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="solar", description="Validated Speed-of-Light bounds for PyTorch workloads.")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (-vv: debug)")
+    parser.add_argument("--version", action="version", version=f"solar {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     analyze = commands.add_parser("analyze", help="trace, validate and bound workloads on hardware targets")
@@ -79,16 +133,26 @@ def _parser() -> argparse.ArgumentParser:
     analyze.add_argument("--runs", type=int, default=20, metavar="N",
                          help="with --measure: timed runs per backend after 3 warm-ups (default 20; fewer when a "
                               "backend's runs pass 20 s, never fewer than 5)")
+    analyze.add_argument("--fp32-math", choices=("auto", "tf32", "ieee"), default="auto",
+                         help="fp32 contractions on the TF32 tensor cores or the IEEE fp32 path; auto (default): "
+                              "the fastest the framework's defaults allow for each op (TF32 for PyTorch convolutions "
+                              "and JAX, IEEE for PyTorch matmuls unless the file enables TF32)")
     analyze.add_argument("--json", action="store_true", help="print only a JSON list of report rows on stdout")
     analyze.add_argument("--home", metavar="DIR", help="SOLAR_HOME (default $SOLAR_HOME or <repo>/data/solar_home)")
     analyze.add_argument("--no-dagster", action="store_true",
                          help="run the stages directly, without Dagster (same output; for debugging)")
     analyze.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
+    analyze.add_argument("--timeout", type=float, default=pipeline.DEFAULT_TIMEOUT_S, metavar="SECONDS",
+                         help="time limit per workload, which runs in a worker process (default 600; 0: none)")
+    analyze.add_argument("--memory-limit", default=None, metavar="SIZE",
+                         help="resident-memory limit of a workload's worker: 75%% (of this machine's, the default), "
+                              "8G, 512M, or 0 for none")
     analyze.add_argument("--framework", choices=("torch", "jax"),
                          help="the workloads' framework (default: detected from each file's imports)")
     analyze.add_argument("--translator", choices=TRANSLATORS, metavar="{tracer,agent,auto}",
                          help="tracer (default), agent (a chat model: SOLAR_LLM=provider:model), or auto "
                               "(the tracer; the agent only for what it cannot lower)")
+    _add_output_options(analyze)
 
     coverage = commands.add_parser("coverage", help="per workload: translated, validated, at what size, how closely")
     coverage.add_argument("paths", nargs="+", metavar="DIR", help="directories of workload files (or files)")
@@ -99,6 +163,8 @@ def _parser() -> argparse.ArgumentParser:
                           help="worker processes (default 1; 0: check in this process, without time limits)")
     coverage.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS",
                           help="time limit per workload in a worker process (default 600; 0: none)")
+    coverage.add_argument("--memory-limit", default=None, metavar="SIZE",
+                          help="resident-memory limit of each worker: 75%% (the default), 8G, 512M, or 0 for none")
     coverage.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
     coverage.add_argument("--framework", choices=("torch", "jax"),
                           help="the workloads' framework (default: detected from each file's imports)")
@@ -155,8 +221,10 @@ def _use_home(home_arg: str | None) -> Path:
 
 def _workload_paths(args_paths: Sequence[str]) -> tuple[list[Path], list[str]]:
     """Expand directories into ``*.py`` files. A missing path, a file that is not ``.py`` or a
-    second file with a stem already seen (stems are partition keys) is an error for that path."""
+    file that is not regular (a FIFO) or a second file with a name already seen (names are the
+    report's workload column) is an error for that path."""
     from solar_assets.workloads import discover_workloads
+    from solar_assets.workloads.source import is_regular_file
 
     paths, errors, seen = [], [], {}
     for raw in args_paths:
@@ -167,14 +235,17 @@ def _workload_paths(args_paths: Sequence[str]) -> tuple[list[Path], list[str]]:
         if Path(raw).is_dir() and not found:
             errors.append(f"{raw}: no workload files (*.py) in this directory")
         for path in found:
+            name = workload_name(path)
             if path.suffix != ".py":
                 errors.append(f"{path}: not a Python file; a workload is a .py file defining Model, "
                               "get_inputs() and get_init_inputs()")
-            elif path.stem in seen:
-                errors.append(f"{path}: workload name {path.stem!r} is already taken by {seen[path.stem]}; "
+            elif not is_regular_file(path):
+                errors.append(f"{path}: not a regular file (a FIFO, device or directory); a workload is a .py file")
+            elif name in seen:
+                errors.append(f"{path}: workload name {name!r} is already taken by {seen[name]}; "
                               "workloads are named by file stem")
             else:
-                seen[path.stem] = path
+                seen[name] = path
                 paths.append(path)
     return paths, errors
 
@@ -193,7 +264,6 @@ def _use_translator(translator: str | None) -> None:
 
 def analyze(args: argparse.Namespace) -> int:
     from solar_assets.hardware import load_hardware
-    from solar_assets.report import format_table, write_report
 
     home = _use_home(args.home)
     hardware_names = _analyze_hardware(args)
@@ -208,47 +278,73 @@ def analyze(args: argparse.Namespace) -> int:
     if args.target_latency is not None and not args.target_latency > 0:
         raise SolarError(f"--target-latency must be positive seconds, got {args.target_latency}")
     measure = _measure_options(args)
+    limits = _worker_limits(args)
     _use_translator(args.translator)
+    os.environ["SOLAR_FP32_MATH"] = args.fp32_math  # the Dagster assets read it (pipeline.bound_graph)
     paths, input_errors = _workload_paths(args.paths)
-    progress = Progress([p.stem for p in paths], enabled=not args.no_progress)
-    with pipeline.progress_listener(progress):
-        if args.no_dagster:
-            results = [pipeline.analyze_workload(p, hardware_names, target_latency_s=args.target_latency,
-                                                 cache_dir=home / "cache", measure=measure, translator=args.translator,
-                                                 ski_slope_dir=pipeline.reports_dir(home) / "skislope")
-                       for p in paths]
-            rows = [row for r in results for row in r.rows]
-            write_report(rows, pipeline.reports_dir(home), errors=input_errors + [r.error for r in results if r.error])
-        else:
-            from solar_assets.assets.runner import analyze_with_dagster
+    report_dir = _report_dir(args, home)  # before the run: the ski-slopes are written into it
+    progress = Progress([workload_name(p) for p in paths], enabled=not args.no_progress)
+    notes: list[str] = []
+    if args.no_dagster:
+        results, rows = _analyze_plain(paths, hardware_names, args, measure, home, limits, progress, report_dir)
+    else:
+        from solar_assets.assets.runner import DagsterStorageError, analyze_with_dagster
 
+        try:
             results, rows = analyze_with_dagster(paths, hardware_names, args.target_latency, home,
-                                                 failures=input_errors)
+                                                 failures=input_errors, on_stage=progress, **limits)
             if measure is not None:  # the measurement is a post-step on the report's rows
-                rows = _measure_after_dagster(results, rows, measure, home, input_errors)
+                rows = _measure_after_dagster(results, rows, measure, home, input_errors, limits)
+        except DagsterStorageError as e:  # the rows still land: the same stages without Dagster
+            progress.done()
+            print(f"solar: error: {e}", file=sys.stderr)
+            notes.append(str(e))
+            results, rows = _analyze_plain(paths, hardware_names, args, measure, home, limits, progress, report_dir)
     progress.done()
-    errors = input_errors + [r.error for r in results if r.error]
+    errors = input_errors + notes + [r.error for r in results if r.error]
+    per_op = _write_run_report(args, rows, results, [*input_errors, *notes], home, report_dir)
     for error in errors:
-        print(f"solar: error: {error}", file=sys.stderr)
+        if error not in notes:  # printed when it happened
+            print(f"solar: error: {error}", file=sys.stderr)
     if args.json:
         from solar_assets.report.writers import rows_as_json
 
         sys.stdout.write(rows_as_json(rows))
     else:
         bounded = sum(1 for r in results if r.ok)
-        print(format_table(rows) if rows else "no workload produced bounds")
+        print(_format_rows(args, rows) if rows else "no workload produced bounds")
+        _print_per_op(args, per_op)
         _print_measured(rows, hardware_names)
-        print(f"\n{bounded}/{bounded + len(errors)} workloads bounded on {', '.join(hardware_names)}; "
-              f"report: {pipeline.reports_dir(home)}/{{report.csv, report.json, report.md, report_roofline.png, "
-              "skislope/<workload>.{csv,png}}")
-    _print_charts(rows, home, quiet=args.json)
+        print(f"\n{bounded}/{bounded + len(errors) - len(notes)} workloads bounded on {', '.join(hardware_names)}; "
+              f"report: {report_dir}/{{report.csv, report.json, report.md, failures.csv, per_op.csv, "
+              "report_roofline.png, skislope/<workload>.{csv,png}}")
+    _print_charts(rows, report_dir, quiet=args.json)
     return EXIT_FAILED if errors else EXIT_OK
+
+
+def _worker_limits(args: argparse.Namespace) -> dict[str, float | int | None]:
+    """``--timeout`` and ``--memory-limit`` as ``run_in_workers`` takes them (None: no limit)."""
+    from solar_assets.workers import parse_memory_limit
+
+    if args.timeout < 0:
+        raise SolarError(f"--timeout must not be negative, got {args.timeout:g}")
+    return {"timeout_s": args.timeout or None, "memory_limit_bytes": parse_memory_limit(args.memory_limit)}
+
+
+def _analyze_plain(paths, hardware_names, args, measure, home: Path, limits, progress, report_dir: Path):
+    """Every workload through the stages without Dagster, one worker process at a time (the run's
+    report is written after, with the rows that landed)."""
+    results = pipeline.analyze_in_workers(paths, hardware_names, target_latency_s=args.target_latency,
+                                          cache_dir=home / "cache", measure=measure, translator=args.translator,
+                                          ski_slope_dir=report_dir / "skislope", on_stage=progress,
+                                          **limits)
+    rows = [row for r in results for row in r.rows]
+    return results, rows
 
 
 def _analyze_hardware(args: argparse.Namespace) -> list[str]:
     """The hardware asked for, plus every shipped spec with --project and ``host`` with --measure;
     ``host.yaml`` is detected on first use."""
-    from solar_assets.hardware import list_hardware
     from solar_assets.hardware.detect import HOST_NAME, ensure_host_spec
 
     names = list(args.hardware or pipeline.DEFAULT_HARDWARE)
@@ -256,8 +352,13 @@ def _analyze_hardware(args: argparse.Namespace) -> list[str]:
         print(f"solar: note: --measure runs on this machine; adding --hardware {HOST_NAME} to compare with "
               "its bounds", file=sys.stderr)
         names.append(HOST_NAME)
-    if args.project:
-        names += [n for n in list_hardware() if n != HOST_NAME]
+    if args.project:  # every shipped spec that loads; a bad one fails only itself, named
+        from solar_assets.hardware import load_all_hardware
+
+        good, bad = load_all_hardware()
+        names += [s.name for s in good if s.name != HOST_NAME]
+        for line in bad:
+            print(f"solar: error: {line}", file=sys.stderr)
     names = list(dict.fromkeys(names))
     if HOST_NAME in names:
         ensure_host_spec()
@@ -275,23 +376,24 @@ def _measure_options(args: argparse.Namespace):
                           timing=TimingOptions(runs=args.runs, min_runs=min(5, args.runs)))
 
 
-def _measure_after_dagster(results, rows, measure, home: Path, input_errors: Sequence[str]):
-    """Measure each bounded workload, fill its host rows, and write the report again with them."""
-    from solar_assets.report import write_report
-
-    for result in results:
-        if result.ok:
-            result.rows = pipeline.measure_rows(result.path, result.rows, measure)
+def _measure_after_dagster(results, rows, measure, home: Path, input_errors: Sequence[str], limits):
+    """Measure each bounded workload (in a worker, as the stages ran) and fill its host rows (the
+    run's report is written after)."""
+    bounded = [r for r in results if r.ok]
+    measured_results = pipeline.measure_in_workers(bounded, measure, **limits)
+    for result, measured in zip(bounded, measured_results):
+        if measured.error:
+            result.error = measured.error
+        else:
+            result.rows = measured.rows
     measured = {(r.workload, r.hardware): r for result in results for r in result.rows}
-    rows = [measured.get((r.workload, r.hardware), r) for r in rows]
-    write_report(rows, pipeline.reports_dir(home), errors=[*input_errors, *(r.error for r in results if r.error)])
-    return rows
+    return [measured.get((r.workload, r.hardware), r) for r in rows]
 
 
 def _print_measured(rows, hardware_names: Sequence[str]) -> None:
     """The headroom table and the audit (after the bounds table), and the projection when several
     hardware were asked for."""
-    from solar_assets.report import audit_lines, format_headroom_table, format_projection
+    from solar_assets.report import audit_lines, format_headroom_table
     from solar_assets.report.headroom import measured_rows
 
     if measured_rows(rows):
@@ -301,21 +403,167 @@ def _print_measured(rows, hardware_names: Sequence[str]) -> None:
         print(f"\n{sum(r.violation for r in rows)} violation(s) of a true lower bound" + (":" if lines else "."))
         for line in lines:
             print(f"  {line}")
-    if len(hardware_names) > 1 and rows:
-        print("\nCross-platform projection")
-        print(format_projection(rows))
+    if len(hardware_names) > 1 and rows:  # the table above has every row once: only what it lacks
+        print("\nCross-platform projection (the bounds are in the table above; fusion × = unfused / fused)")
+        print(format_projection_extra(rows))
 
 
-def _print_charts(rows, home: Path, quiet: bool) -> None:
+def _print_charts(rows, report_dir: Path, quiet: bool) -> None:
     """The chart paths (stderr under --json), and each violation as a warning on stderr."""
     from solar_assets.report import report_pngs
 
-    charts = report_pngs(pipeline.reports_dir(home))
+    charts = report_pngs(report_dir)
     if charts and not quiet:
         print("charts: " + ", ".join(str(p) for p in charts.values()))
     for row in rows:
         if row.violation:
             print(f"solar: warning: {row.workload} on {row.hardware}: {row.violation_detail}", file=sys.stderr)
+
+
+# ---------------------------------------------------------------------------- output: table, per-op, report directory
+def _version() -> str:
+    from solar_assets import __version__
+
+    return __version__
+
+
+def _add_output_options(analyze: argparse.ArgumentParser) -> None:
+    analyze.add_argument("--wide", action="store_true",
+                         help="every column of the report table (default: the compact table, at most 120 characters)")
+    analyze.add_argument("--columns", metavar="A,B,C",
+                         help="only these columns, in this order: report fields (sol_fused_s, bound_fused, ...) "
+                              "or table headers in lower case with _ for spaces (sol_fused, fused_bytes, ...)")
+    analyze.add_argument("--per-op", nargs="?", const="10", metavar="N|all",
+                         help="print the per-op breakdown: the N ops with the largest share of the unfused time "
+                              "(default 10), or all; the report's per_op.csv always has every op")
+    analyze.add_argument("--output", metavar="DIR",
+                         help="write the report into DIR (default: a new $SOLAR_HOME/reports/<timestamp>/, "
+                              "with reports/latest pointing at it)")
+
+
+def _report_dir(args: argparse.Namespace, home: Path) -> Path:
+    """``--output DIR``, else a new run directory under ``$SOLAR_HOME/reports`` (``report.run_dir``)."""
+    from solar_assets.report.run_dir import new_run_dir
+
+    if args.per_op is not None:
+        _per_op_top(args.per_op)  # a bad N is a usage error, before any work
+    if args.columns:
+        from solar_assets.report.table import select_columns
+
+        select_columns(args.columns.split(","))
+    if args.output:
+        out = Path(args.output).expanduser()
+        if out.exists() and not out.is_dir():
+            raise SolarError(f"--output {out}: exists and is not a directory")
+        out.mkdir(parents=True, exist_ok=True)
+        return out
+    return new_run_dir(pipeline.reports_dir(home))
+
+
+def _per_op_top(value: str) -> int | None:
+    if value == "all":
+        return None
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise SolarError(f"--per-op takes a positive number of ops or 'all', got {value!r}")
+    return n
+
+
+def _failures(results, input_errors: Sequence[str]):
+    """Every workload that got no row, with its status, stage and reason (report.json, failures.csv)."""
+    from ir_schemas import Failure
+    from solar_assets.report.writers import failure_from_error
+
+    out = [failure_from_error(e, stage="input") for e in input_errors]
+    for r in results:
+        if r.error:
+            status = "unfinished" if "unfinished" in r.seconds else "failed"
+            out.append(Failure(workload=r.workload, source=str(r.path), status=status, stage=r.failed_stage or "",
+                               reason=r.error))
+    return out
+
+
+def _per_op_of(results, home: Path) -> list:
+    """The per-op rows of every bounded workload on each of its hardware: as the worker computed them,
+    else lifted again from the cached IR (the Dagster path). Nothing is traced here, so no workload
+    code runs in this process; a workload whose breakdown cannot be made is logged and left out, its
+    bounds stand."""
+    from solar_assets.graph import build_einsum_graph
+    from solar_assets.report.per_op import per_op_rows
+
+    rows = []
+    for result in results:
+        if not result.ok or not result.rows:
+            continue
+        if getattr(result, "per_op", None):
+            rows += result.per_op
+            continue
+        try:
+            src = pipeline.read_source(result.path)
+            translation = pipeline.cached_translation(src, home / "cache")
+            if translation is None:
+                logger.warning("%s: no per-op breakdown: its IR is not in the cache", result.path)
+                continue
+            graph = build_einsum_graph(translation.program)
+            for row in result.rows:
+                bounds = pipeline.bound_graph(src, graph, pipeline.load_spec(row.hardware))
+                rows += per_op_rows(result.workload, graph, bounds, row.hardware)
+        except SolarError as e:
+            logger.warning("%s: no per-op breakdown: %s", result.path, e)
+    return rows
+
+
+def _write_run_report(args: argparse.Namespace, rows, results, input_errors: Sequence[str], home: Path,
+                      report_dir: Path) -> list:
+    """The run's report files in ``report_dir`` (with failures and the per-op breakdown), then
+    ``reports/latest`` moved to it unless ``--output`` chose the place. Returns the per-op rows."""
+    from solar_assets.report import write_report
+    from solar_assets.report.run_dir import point_latest
+
+    per_op = _per_op_of(results, home)
+    if not args.no_dagster:  # the ski_slope asset writes under reports/skislope: this run's, copied beside
+        _copy_ski_slopes(pipeline.reports_dir(home) / "skislope", report_dir / "skislope", {r.workload for r in rows})
+    write_report(rows, report_dir, failures=_failures(results, input_errors), per_op=per_op)
+    if not args.output:
+        point_latest(pipeline.reports_dir(home), report_dir)
+    return per_op
+
+
+def _copy_ski_slopes(source: Path, target: Path, workloads: set[str]) -> None:
+    import shutil
+
+    for w in sorted(workloads):
+        for suffix in (".csv", ".png"):
+            if (source / f"{w}{suffix}").is_file():
+                target.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source / f"{w}{suffix}", target / f"{w}{suffix}")
+
+
+def _format_rows(args: argparse.Namespace, rows) -> str:
+    """The compact table (default), every column (``--wide``) or the ones named (``--columns``)."""
+    from solar_assets.report.table import format_table
+
+    if args.columns:
+        return format_table(rows, columns=args.columns.split(","))
+    return format_table(rows, wide=args.wide)
+
+
+def _print_per_op(args: argparse.Namespace, per_op: Sequence) -> None:
+    if args.per_op is None or args.json:
+        return
+    from solar_assets.report.per_op import format_per_op
+
+    print("\nPer-op breakdown (each framework op as one eager kernel; share of the unfused time)")
+    print(format_per_op(per_op, top=_per_op_top(args.per_op)) if per_op else "no per-op rows")
+
+
+def format_projection_extra(rows) -> str:
+    from solar_assets.report.table import format_projection_extra as extra
+
+    return extra(rows)
 
 
 # ---------------------------------------------------------------------------- coverage
@@ -339,7 +587,10 @@ def coverage(args: argparse.Namespace) -> int:
             print(f"[{index + 1}/{len(paths)}] {row.workload}: {status} ({row.seconds:.1f} s)", file=sys.stderr,
                   flush=True)
 
-    rows = run_coverage(paths, home / "cache", jobs=args.jobs, timeout_s=args.timeout or None, on_row=progress)
+    from solar_assets.workers import parse_memory_limit
+
+    rows = run_coverage(paths, home / "cache", jobs=args.jobs, timeout_s=args.timeout or None,
+                        memory_limit_bytes=parse_memory_limit(args.memory_limit), on_row=progress)
     if args.json:
         sys.stdout.write(coverage_json(rows))
         print(coverage_summary(rows), file=sys.stderr)
@@ -350,11 +601,11 @@ def coverage(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------- hardware, ui
 def hardware(args: argparse.Namespace) -> int:
-    from solar_assets.hardware import list_hardware, load_hardware
+    from solar_assets.hardware import load_all_hardware, load_hardware
     from solar_assets.report import format_bytes, format_count
 
     if args.hw_command == "list":
-        specs = [load_hardware(name) for name in list_hardware()]
+        specs, bad = load_all_hardware()  # a bad spec fails only itself: one line each, below
         rows = [("name", "vendor", "fp32", "bf16", "DRAM bw", "on-chip buffer")]
         for s in specs:
             peak = lambda d: format_count(s.peak_flop_per_s[d], "FLOP/s") if d in s.peak_flop_per_s else "-"  # noqa: E731
@@ -363,7 +614,9 @@ def hardware(args: argparse.Namespace) -> int:
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         for r in rows:
             print("  ".join(f"{c:<{w}}" for c, w in zip(r, widths)).rstrip())
-        return EXIT_OK
+        for line in bad:
+            print(f"solar: error: {line}", file=sys.stderr)
+        return EXIT_FAILED if bad else EXIT_OK
     if args.hw_command == "detect":
         from solar_assets.hardware.detect import write_host_spec
 
@@ -379,8 +632,9 @@ def hardware(args: argparse.Namespace) -> int:
         spec = load_hardware(args.name)
     print(f"{spec.name} ({spec.vendor}), digest {spec.digest()}")
     print(f"  {spec.description}")
-    for dtype, peak in spec.peak_flop_per_s.items():
-        print(f"  peak {dtype:<5} {peak:.4g} FLOP/s")
+    for field, peak in spec.peak_flop_per_s.items():  # "matrix.bf16"
+        unit, dtype = field.split(".")
+        print(f"  peak {dtype:<5} {unit:<6} {peak:.4g} FLOP/s")
     print(f"  DRAM bandwidth      {spec.dram_bytes_per_s:.4g} bytes/s")
     print(f"  DRAM capacity       {spec.dram_capacity_bytes} bytes ({format_bytes(spec.dram_capacity_bytes)})")
     print(f"  on-chip buffer      {spec.onchip_buffer_bytes} bytes ({format_bytes(spec.onchip_buffer_bytes)})")

@@ -213,6 +213,17 @@ def translate_source(src: WorkloadSource, cache_dir: Path | None = None,
     return translation
 
 
+def cached_translation(src: WorkloadSource, cache_dir: Path | None, translator: str | None = None) -> Translation | None:
+    """The full-size IR from the cache, or None: never traces, so never runs the workload's code
+    (for the CLI process, which leaves running workload code to the worker processes)."""
+    from solar_assets.translate import Translation
+
+    translator = translator_choice(translator)
+    variant: dict[str, Any] = {} if translator == "tracer" else _agent_variant(translator)
+    return cache_store.load_json(_cache_path(cache_dir, "ir", src, TRACE_PACKAGES, ".json", variant),
+                                 Translation.from_json)
+
+
 def translator_choice(translator: str | None = None) -> str:
     """``translator``, else ``$SOLAR_TRANSLATOR`` (how ``solar --translator`` reaches the Dagster
     assets and coverage workers), else "tracer"."""
@@ -329,30 +340,45 @@ def load_spec(name: str, hardware_dir: str | Path | None = None) -> HardwareSpec
     return load_hardware(name, hardware_dir) if hardware_dir else load_hardware(name)
 
 
-def bound_graph(src: WorkloadSource, graph: Any, hw: HardwareSpec):
+def bound_graph(src: WorkloadSource, graph: Any, hw: HardwareSpec, fp32_math: str | None = None):
+    """``sol_bounds`` under the fp32-math policy: ``fp32_math``, else ``$SOLAR_FP32_MATH`` (how
+    ``solar analyze --fp32-math`` reaches the Dagster assets), else ``auto``."""
     from solar_assets.bounds import sol_bounds
 
+    fp32_math = fp32_math or os.environ.get("SOLAR_FP32_MATH") or "auto"
     _starting(src.name, f"bounds {hw.name}")
-    return sol_bounds(graph, hw)
+    return sol_bounds(graph, hw, fp32_math=fp32_math_of(src, fp32_math))
+
+
+def fp32_math_of(src: WorkloadSource, policy: str = "auto"):
+    """The fp32-math policy for this workload: ``policy``, ``auto`` resolved from the file's settings."""
+    from solar_assets.bounds.units import fp32_math_for
+
+    try:
+        text = Path(src.path).read_text(encoding="utf-8", errors="replace") if policy == "auto" else ""
+    except OSError:
+        text = ""  # the frameworks' defaults then
+    return fp32_math_for(text, policy)
 
 
 CACHE_AWARE_PACKAGES = ("solar_assets.bounds.cache_aware", "solar_assets.graph")
 
 
 def cache_aware_for(src: WorkloadSource, graph: Any, hw: HardwareSpec, cache_dir: Path | None = None):
-    """The cache-aware outcome at ``hw``'s on-chip buffer (``CacheAwareOutcome``); never raises for
+    """The cache-aware bracket (``CacheAwareOutcome``): the best modelled schedule at ``hw``'s on-chip
+    buffer (L2) and the provable lower bound at all its on-chip storage; never raises for
     a solver failure (glpsol missing, infeasible, time limit): the outcome's ``error`` says why and
     the other modes stand. Cached on disk by graph digest, capacity and solver code, so hardware
     sharing a buffer size, and a re-run, reuse the solve."""
     from solar_assets.bounds.cache_aware import CacheAwareOutcome, cache_aware_outcome
 
-    capacity = int(hw.onchip_buffer_bytes)
+    capacity, onchip_total = int(hw.onchip_buffer_bytes), int(hw.onchip_total_bytes)
     _starting(src.name, f"cache-aware {hw.name}")
-    cached = _digest_cache_path(cache_dir, "cache_aware", src.name, graph, f"{capacity}")
+    cached = _digest_cache_path(cache_dir, "cache_aware", src.name, graph, f"{capacity}:{onchip_total}")
     hit = cache_store.load(cached, lambda data: CacheAwareOutcome.from_json(data.decode()))
     if hit is not None:
         return hit
-    outcome = cache_aware_outcome(graph, capacity)
+    outcome = cache_aware_outcome(graph, capacity, lb_capacity_bytes=onchip_total)
     if outcome.error:
         logger.warning("%s: %s", src.path, outcome.error)
     for fault in outcome.ordering_faults():
@@ -385,10 +411,11 @@ def _digest_cache_path(cache_dir: Path | None, kind: str, name: str, graph: Any,
         return None
     code = ":".join(package_fingerprint(p) for p in CACHE_AWARE_PACKAGES)
     key = hashlib.sha256(f"{graph.digest()}:{code}:{variant}".encode()).hexdigest()
-    return Path(cache_dir) / kind / f"{name}-{key[:16]}.json"
+    return Path(cache_dir) / kind / f"{_file_safe(name)}-{key[:16]}.json"
 
 
-def inverse_for(src: WorkloadSource, graph: Any, hw: HardwareSpec, target_latency_s: float | None):
+def inverse_for(src: WorkloadSource, graph: Any, hw: HardwareSpec, target_latency_s: float | None,
+                bounds: Any = None):
     """The inverse roofline at ``target_latency_s`` (None when no target was asked for)."""
     if target_latency_s is None:
         return None
@@ -396,21 +423,32 @@ def inverse_for(src: WorkloadSource, graph: Any, hw: HardwareSpec, target_latenc
         raise SolarError(f"target latency must be positive seconds, got {target_latency_s!r}")
     from solar_assets.bounds import inverse_roofline
 
+    bounds = bounds if bounds is not None else bound_graph(src, graph, hw)  # the row's peaks and fp32 policy
     _starting(src.name, f"inverse roofline {hw.name}")
-    return inverse_roofline(graph, hw, target_latency_s)
+    return inverse_roofline(bounds, target_latency_s)
 
 
 def _cache_path(cache_dir: Path | None, kind: str, src: WorkloadSource, packages: tuple[str, ...],
                 suffix: str, variant: Mapping[str, int] | None = None) -> Path | None:
-    """A cache file keyed by the source's hash, the producing packages' sources, torch's version
-    and ``variant`` (the rebound constants, or the budget)."""
+    """A cache file keyed by everything the result depends on: the source's hash, the local
+    modules it imports (``src.local_sha256``: a helper beside it, or on a path it adds), its
+    framework, the producing packages' sources, the framework's version and ``variant`` (the
+    rebound constants, translator options, or the budget). The process-wide state a file could
+    change (torch's default dtype, the working directory) is not in the key: ``solar analyze``
+    runs each file in a worker that restores it (``solar_assets.workers.state``)."""
     if cache_dir is None:
         return None
     code = ":".join(package_fingerprint(p) for p in packages)
     extra = json.dumps(dict(variant or {}), sort_keys=True)
     versions = _jax_versions() if src.framework == "jax" else _torch_version()
-    key = hashlib.sha256(f"{src.sha256}:{code}:{versions}:{extra}".encode()).hexdigest()
-    return Path(cache_dir) / kind / f"{src.name}-{key[:16]}{suffix}"
+    local = getattr(src, "local_sha256", "")  # a WorkloadSource pickled before the field existed
+    key = hashlib.sha256(f"{src.sha256}:{local}:{src.framework}:{code}:{versions}:{extra}".encode()).hexdigest()
+    return Path(cache_dir) / kind / f"{_file_safe(src.name)}-{key[:16]}{suffix}"
+
+
+def _file_safe(name: str) -> str:
+    """A workload name as a file-name part: path separators and backslashes replaced."""
+    return name.replace("/", "_").replace("\\", "_").replace(os.sep, "_")[:80]
 
 
 def _label(constants: Mapping[str, int]) -> str:
@@ -458,6 +496,7 @@ class WorkloadResult:
     error: str | None = None
     failed_stage: str | None = None
     validated_size: str | None = None  # "full" or "BATCH=3,..." once the size is chosen
+    per_op: list[Any] = field(default_factory=list)  # report.per_op.PerOpRow per framework op and hardware
 
     @property
     def ok(self) -> bool:
@@ -479,6 +518,8 @@ def analyze_workload(
     cache_aware: bool = True,
     ski_slope_dir: str | Path | None = None,
     measure: MeasureOptions | None = None,
+    fp32_math: str | None = None,
+    keep: dict[str, Any] | None = None,
 ) -> WorkloadResult:
     """Source → IR (full size) → validation size → golden → validation → einsum graph → bounds
     on each hardware → cache-aware bound at each hardware's buffer (``cache_aware``), and the
@@ -486,11 +527,16 @@ def analyze_workload(
 
     Never raises for a bad workload or spec: the result's ``error`` names the file and the
     problem, and ``failed_stage`` which stage stopped. ``cache_dir=None`` recomputes all.
+    ``keep``, when given, receives the in-process results (``validated``, ``graph``, ``bounds`` by
+    hardware name) for callers that show more than the rows (``solar.analyze``).
     """
     from solar_assets.report import add_cache_aware, report_row
+    from solar_assets.report.per_op import per_op_rows
+
+    from solar_assets.workloads.source import workload_name
 
     path = Path(path)
-    result = WorkloadResult(workload=path.stem, path=str(path))
+    result = WorkloadResult(workload=workload_name(path), path=str(path))
     cache = Path(cache_dir) if cache_dir is not None else None
     stage = "trace"
     try:
@@ -519,14 +565,28 @@ def analyze_workload(
         stage = "graph"
         with _timed(result, stage):
             graph = lift_graph(src, validated)
+        if keep is not None:
+            keep.update(validated=validated, graph=graph, bounds={})
         stage = "bounds"
         with _timed(result, stage):
+            bounded_specs, spec_errors = [], []
             for hw in specs:
-                bounds = bound_graph(src, graph, hw)
-                inverse = inverse_for(src, graph, hw, target_latency_s)
+                try:  # a dtype one spec lacks drops only that spec's row, with a line saying why
+                    bounds = bound_graph(src, graph, hw, fp32_math)
+                except SolarError as e:
+                    spec_errors.append(with_path(str(e), path))
+                    continue
+                if keep is not None:
+                    keep["bounds"][hw.name] = bounds
+                result.per_op += per_op_rows(result.workload, graph, bounds, hw.name)
+                inverse = inverse_for(src, graph, hw, target_latency_s, bounds)
                 result.rows.append(report_row(src, validated.translation, validated.result, graph, bounds, hw,
                                               inverse=inverse, target_latency_s=target_latency_s,
                                               validated_size=validated.validated_size))
+                bounded_specs.append(hw)
+            specs = bounded_specs
+            if spec_errors:
+                result.error = "; ".join(spec_errors)
         if cache_aware:
             stage = "cache_aware"
             with _timed(result, stage):
@@ -541,6 +601,8 @@ def analyze_workload(
                 result.rows = measure_rows(path, result.rows, measure)
     except SolarError as e:
         result.error, result.failed_stage, result.rows = with_path(str(e), path), stage, []
+        if keep is not None and isinstance(e, ValidationFailed):
+            keep["failed_validation"] = e.result
     except Exception as e:  # a stage bug must not take the other workloads down; say where it was
         logger.debug("%s: %s failed", path, stage, exc_info=True)
         result.error = f"{path}: {stage} failed unexpectedly: {type(e).__name__}: {e}"
@@ -569,10 +631,74 @@ def measure_rows(path: str | Path, rows: Sequence[ReportRow], options: MeasureOp
 
 def analyze_workloads(paths: Sequence[str | Path], hardware_names: Sequence[str] = DEFAULT_HARDWARE,
                       **kwargs: Any) -> list[WorkloadResult]:
-    """``analyze_workload`` over files and directories (``discover_workloads`` expands them)."""
+    """``analyze_workload`` over files and directories (``discover_workloads`` expands them), in
+    this process (no isolation: ``analyze_in_workers`` is what ``solar analyze`` runs)."""
     from solar_assets.workloads import discover_workloads
 
     return [analyze_workload(p, hardware_names, **kwargs) for p in discover_workloads(*paths)]
+
+
+DEFAULT_TIMEOUT_S = 600.0  # per workload file, as ``solar coverage``
+
+
+def analyze_in_workers(paths: Sequence[str | Path], hardware_names: Sequence[str] = DEFAULT_HARDWARE, *,
+                       timeout_s: float | None = DEFAULT_TIMEOUT_S, memory_limit_bytes: int | None = None,
+                       cache_dir: str | Path | None = None,
+                       on_stage: Callable[[str, str], None] | None = None, **kwargs: Any) -> list[WorkloadResult]:
+    """``analyze_workload`` for each file in a worker process (``solar_assets.workers``): each
+    file limited to ``timeout_s`` seconds and ``memory_limit_bytes`` of resident memory, the
+    process state it changes (torch's default dtype, cwd, sys.path, environment, threads) put
+    back before the next file, and what it prints kept off stdout. A hang, a crash or a kill
+    costs only that file's result, whose error names the file, the stage and why.
+    ``on_stage(workload, stage)`` as each stage starts; ``kwargs`` as for ``analyze_workload``."""
+    from solar_assets.workers import run_in_workers
+
+    options = {"hardware_names": list(hardware_names), **kwargs}
+    return run_in_workers(paths, _analyze_task, unfinished_result, cache_dir, jobs=1, timeout_s=timeout_s,
+                          memory_limit_bytes=memory_limit_bytes, task_arg=options,
+                          on_event=(lambda index, workload, stage: on_stage(workload, stage)) if on_stage else None)
+
+
+def _analyze_task(path: str, cache_dir: str | None, options: dict[str, Any]) -> WorkloadResult:
+    return analyze_workload(path, cache_dir=cache_dir, **options)
+
+
+def measure_in_workers(results: Sequence[WorkloadResult], measure: MeasureOptions | None, *,
+                       timeout_s: float | None = DEFAULT_TIMEOUT_S,
+                       memory_limit_bytes: int | None = None) -> list[WorkloadResult]:
+    """``measure_rows`` for each result's file in a worker process (the limits and isolation of
+    ``analyze_in_workers``); one result per input, with its measured rows or the error."""
+    from solar_assets.workers import run_in_workers
+
+    rows = {r.path: list(r.rows) for r in results}
+    return run_in_workers([r.path for r in results], _measure_task, unfinished_result, None, jobs=1,
+                          timeout_s=timeout_s, memory_limit_bytes=memory_limit_bytes,
+                          task_arg={"measure": measure, "rows": rows})
+
+
+def _measure_task(path: str, cache_dir: str | None, arg: dict[str, Any]) -> WorkloadResult:
+    from solar_assets.workloads.source import workload_name
+
+    result = WorkloadResult(workload=workload_name(path), path=path)
+    try:
+        with _timed(result, "measure"):
+            result.rows = measure_rows(path, arg["rows"][path], arg["measure"])
+    except SolarError as e:
+        result.error, result.failed_stage = with_path(str(e), path), "measure"
+    except Exception as e:  # as in analyze_workload: one line naming the file and the stage
+        result.error, result.failed_stage = f"{path}: measure failed unexpectedly: {type(e).__name__}: {e}", "measure"
+    return result
+
+
+def unfinished_result(path: str | Path, message: str, seconds: float, last_event: str | None) -> WorkloadResult:
+    """The result of a workload whose worker was killed (time or memory limit) or died: the
+    message says why and during which stage (``last_event``: "trace", "golden at BATCH=3", ...)."""
+    from solar_assets.workloads.source import workload_name
+
+    where = f" during {last_event}" if last_event else " before its first stage"
+    stage = last_event.split(" ", 1)[0] if last_event else None
+    return WorkloadResult(workload=workload_name(path), path=str(path), error=with_path(message + where, path),
+                          failed_stage=stage, seconds={"unfinished": seconds})
 
 
 def one_line(message: str) -> str:

@@ -5,9 +5,11 @@ from solar_assets.hardware.spec import (
     DType,
     HardwareError,
     HardwareSpec,
+    PeakTable,
     canonical_dtype,
     hardware_dir,
     list_hardware,
+    load_all_hardware,
     load_hardware,
     parse_hardware,
 )
@@ -17,9 +19,11 @@ __all__ = [
     "DType",
     "HardwareError",
     "HardwareSpec",
+    "PeakTable",
     "canonical_dtype",
     "hardware_dir",
     "list_hardware",
+    "load_all_hardware",
     "load_hardware",
     "parse_hardware",
 ]

@@ -7,7 +7,9 @@ them: an understated peak or bandwidth would make a bound a real run can beat. M
 * peak FLOP/s per dtype = physical cores × clock × FLOP per cycle per core, where FLOP per cycle
   = 2 FMA pipes × SIMD lanes (512-bit with ``avx512f``, 256 with ``avx``, else 128) × 2 (FMA) —
   halved without ``fma``; bf16/fp16 run at the fp32 rate unless a native dot-product / FMA flag
-  doubles it; int8 only with VNNI / AMX. The clock is the highest of ``cpufreq``'s maximum and
+  doubles it; int8 only with VNNI / AMX. These are the ``vector`` peaks; the ``matrix`` peaks
+  (what a contraction can run on) are the same, except where AMX tiles (``amx_bf16``,
+  ``amx_int8``) raise them. The clock is the highest of ``cpufreq``'s maximum and
   ``/proc/cpuinfo``'s "cpu MHz"; if a measured fp32 GEMM outruns that peak (turbo above the
   nominal clock), the clock is raised to what the GEMM implies.
 * DRAM bandwidth: ``solar_assets.hardware.stream`` (multi-threaded numba triad and read over
@@ -70,13 +72,16 @@ class ClockReading:
 
 @dataclass(frozen=True)
 class Peaks:
-    """FLOP/s per dtype and the FLOP per cycle per core behind each."""
+    """FLOP/s per dtype and the FLOP per cycle per core behind each: ``flop_per_*`` the faster unit,
+    ``vector_per_cycle`` the SIMD lanes, ``matrix_per_cycle`` what a contraction can use (SIMD or AMX)."""
 
     flop_per_s: dict[str, float]
     flop_per_cycle: dict[str, int]
     simd_bits: int
     fma: bool
     notes: list[str] = field(default_factory=list)
+    vector_per_cycle: dict[str, int] = field(default_factory=dict)
+    matrix_per_cycle: dict[str, int] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------- reading the machine
@@ -208,6 +213,7 @@ def simd_peaks(flags: frozenset[str] | set[str], cores: int, clock_hz: float) ->
     if "avx512_vnni" in flags or "avx_vnni" in flags:
         per_cycle["int8"] = 4 * fp32  # vpdpbusd: 4 int8 MACs per 32-bit lane
         notes.append("VNNI: int8 at 4x the fp32 lane rate")
+    vector = dict(per_cycle)
     if "amx_bf16" in flags:  # one AMX unit: 1024 bf16 MAC/cycle (Sapphire Rapids)
         per_cycle["bf16"] = max(per_cycle["bf16"], 2048)
         notes.append("amx_bf16: 2048 bf16 FLOP/cycle/core")
@@ -215,7 +221,7 @@ def simd_peaks(flags: frozenset[str] | set[str], cores: int, clock_hz: float) ->
         per_cycle["int8"] = max(per_cycle.get("int8", 0), 4096)
         notes.append("amx_int8: 4096 int8 op/cycle/core")
     flop_per_s = {k: float(cores * clock_hz * v) for k, v in per_cycle.items()}
-    return Peaks(flop_per_s, per_cycle, bits, fma, notes)
+    return Peaks(flop_per_s, per_cycle, bits, fma, notes, vector_per_cycle=vector, matrix_per_cycle=dict(per_cycle))
 
 
 def gemm_flop_per_s(threads: int, n: int = 1024, repeats: int = 5) -> float:
@@ -296,8 +302,23 @@ def host_yaml(d: HostDetection, name: str = HOST_NAME) -> str:
     description = (f"{d.cpu.model}: {d.cpu.physical_cores} cores ({d.cpu.logical_cpus} logical CPUs), "
                    "detected from this machine")
     vendor = {"GenuineIntel": "Intel", "AuthenticAMD": "AMD"}.get(d.cpu.vendor, d.cpu.vendor)
-    peak_lines = "\n".join(f"  {k}: {_float(v)}  # {d.cpu.physical_cores} cores x {d.clock.hz:.4g} Hz x "
-                           f"{d.peaks.flop_per_cycle[k]} FLOP/cycle" for k, v in d.peaks.flop_per_s.items())
+    per_core = f"{d.cpu.physical_cores} cores x {d.clock.hz:.4g} Hz"
+
+    def unit_lines(per_cycle: dict[str, int]) -> list[str]:
+        return [f"    {k}: {_float(d.cpu.physical_cores * d.clock.hz * v)}  # {per_core} x {v} FLOP/cycle"
+                for k, v in per_cycle.items()]
+
+    def source_lines(per_cycle: dict[str, int], unit: str) -> list[str]:
+        how = "SIMD" if unit == "vector" else "SIMD, or AMX tiles where the flags have them"
+        return [f"    {k}: {_quote(f'{per_core} ({d.clock.source}) x {v} FLOP/cycle/core ({how}, /proc/cpuinfo flags)')}"
+                for k, v in per_cycle.items()]
+
+    vector = d.peaks.vector_per_cycle or d.peaks.flop_per_cycle
+    matrix = d.peaks.matrix_per_cycle or d.peaks.flop_per_cycle
+    peak_lines = "\n".join(["  matrix:  # what a contraction can run on: the SIMD lanes, or AMX", *unit_lines(matrix),
+                            "  vector:  # SIMD lanes", *unit_lines(vector)])
+    peak_source_lines = "\n".join(["  matrix:", *source_lines(matrix, "matrix"),
+                                   "  vector:", *source_lines(vector, "vector")])
     sources = [
         f"peak_flop_per_s: {d.cpu.physical_cores} physical cores x {d.clock.hz:.4g} Hz ({d.clock.source}) x FLOP/cycle "
         f"from /proc/cpuinfo flags; " + "; ".join(d.peaks.notes),
@@ -317,6 +338,8 @@ def host_yaml(d: HostDetection, name: str = HOST_NAME) -> str:
         f"description: {_quote(description)}",
         "peak_flop_per_s:",
         peak_lines,
+        "peak_sources:",
+        peak_source_lines,
         f"dram_bytes_per_s: {_float(d.stream.bytes_per_s)}",
         f"dram_capacity_bytes: {d.memory_bytes}",
         f"onchip_buffer_bytes: {onchip_bytes(d.caches) or last_level_bytes(d.caches) or 1}",

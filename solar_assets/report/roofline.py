@@ -17,8 +17,12 @@ from matplotlib.figure import Figure
 from ir_schemas import ReportRow
 
 
+TERA = 1e12  # the y axis reads in TFLOP/s, as datasheets quote peaks (not 6×10¹³ FLOP/s)
+
+
 def _attained(flops: int, seconds: float) -> float:
-    return flops / seconds if seconds > 0 else 0.0
+    """TFLOP/s attained at a bound."""
+    return flops / seconds / TERA if seconds > 0 else 0.0
 
 
 def plot_roofline(rows: Sequence[ReportRow], path: str | Path) -> Path:
@@ -40,7 +44,7 @@ def plot_roofline(rows: Sequence[ReportRow], path: str | Path) -> Path:
 def _panel(ax, hardware: str, rows: Sequence[ReportRow]) -> None:
     ax.set_title(f"SOL roofline: {hardware}")
     ax.set_xlabel("arithmetic intensity (FLOP/byte)")
-    ax.set_ylabel("attained at SOL (FLOP/s)")
+    ax.set_ylabel("attained at SOL (TFLOP/s)")
     if not rows:
         ax.text(0.5, 0.5, "no workload produced bounds", ha="center", va="center", transform=ax.transAxes)
         return
@@ -52,7 +56,7 @@ def _panel(ax, hardware: str, rows: Sequence[ReportRow]) -> None:
     hi = max(intensities + ridges) * 8
     xs = [lo * (hi / lo) ** (k / 200) for k in range(201)]
     for (peak, bandwidth), dtype in roofs.items():
-        ax.loglog(xs, [min(peak, bandwidth * x) for x in xs], color="black", lw=1.5,
+        ax.loglog(xs, [min(peak, bandwidth * x) / TERA for x in xs], color="black", lw=1.5,
                   label=f"roof {dtype}: {peak / 1e12:.3g} TFLOP/s, {bandwidth / 1e12:.3g} TB/s")
         ax.axvline(peak / bandwidth, color="grey", ls=":", lw=1)
     colors = [f"C{k % 10}" for k in range(len(rows))]

@@ -35,7 +35,7 @@ def report_row(source: Any, translation: Any, validation: Any, graph: Any, bound
         max_rel_error=max((float(c.max_rel_error) for c in as_written), default=0.0),
         macs=int(graph.macs),
         flops=int(graph.flops),
-        bytes_unfused=int(graph.bytes_unfused),
+        bytes_unfused=int(unfused.bytes),  # per framework op (per IR kernel without origin ops)
         bytes_fused=int(graph.io_bytes),
         sol_unfused_s=float(unfused.time_s),
         sol_fused_s=float(fused.time_s),
@@ -49,8 +49,22 @@ def report_row(source: Any, translation: Any, validation: Any, graph: Any, bound
         einsums=sum(1 for n in graph.nodes if n.kind != "reshape"),  # a reshape is a view: no data moves
         onchip_buffer_bytes=int(hardware.onchip_buffer_bytes),
         notes=dram_capacity_note(graph, hardware),
+        **peak_fields(bounds),
     )
     return add_inverse(row, inverse, target_latency_s) if inverse is not None else row
+
+
+def peak_fields(bounds: Any) -> dict[str, Any]:
+    """The row's per-unit peak columns and the per-kernel unfused figure, from a ``SolBounds``."""
+    kernel = getattr(bounds, "unfused_kernel", None)
+    return {
+        "fp32_math": str(getattr(bounds, "fp32_math", "")),
+        "compute_unit": str(getattr(bounds, "compute_unit", "")),
+        "peaks_fused": bounds.peaks_fused() if hasattr(bounds, "peaks_fused") else "",
+        "peaks_unfused": bounds.peaks_unfused() if hasattr(bounds, "peaks_unfused") else "",
+        "bytes_unfused_kernel": int(kernel.bytes) if kernel is not None else None,
+        "sol_unfused_kernel_s": float(kernel.time_s) if kernel is not None else None,
+    }
 
 
 def add_inverse(row: ReportRow, inverse: Any, target_latency_s: float | None = None) -> ReportRow:
@@ -70,13 +84,15 @@ def add_inverse(row: ReportRow, inverse: Any, target_latency_s: float | None = N
 
 
 def add_cache_aware(row: ReportRow, outcome: Any) -> ReportRow:
-    """The row with the cache-aware columns filled from a ``CacheAwareOutcome`` (the bound uses the
-    row's own peak and bandwidth, so it sits on the same roofline as the other two modes)."""
+    """The row with the cache-aware columns filled from a ``CacheAwareOutcome``: the provable lower
+    bound and the best modelled schedule (achievable), each timed with the row's own peak and
+    bandwidth, so they sit on the same roofline as the other modes."""
     from solar_assets.bounds.cache_aware import outcome_time_s
 
     if outcome is None:
         return row
     timed = outcome_time_s(outcome, row.flops, row.peak_flop_per_s, row.dram_bytes_per_s)
+    lower = outcome_time_s(outcome, row.flops, row.peak_flop_per_s, row.dram_bytes_per_s, lower=True)
     return row.model_copy(update={
         "onchip_buffer_bytes": int(outcome.capacity_bytes),
         "bytes_cache_aware": outcome.bytes if outcome.ok else None,
@@ -85,6 +101,11 @@ def add_cache_aware(row: ReportRow, outcome: Any) -> ReportRow:
         "bound_cache_aware": timed[1] if timed else None,
         "cache_aware_proven_optimal": outcome.proven_optimal if outcome.ok else None,
         "cache_aware_note": outcome.note(),
+        "bytes_cache_aware_lb": getattr(outcome, "lb_bytes", None),
+        "sol_cache_aware_lb_s": lower[0] if lower else None,
+        "bound_cache_aware_lb": lower[1] if lower else None,
+        "onchip_total_bytes": getattr(outcome, "lb_capacity_bytes", None),
+        "cache_aware_tiles": getattr(outcome, "tiles", "") if outcome.ok else "",
     })
 
 

@@ -10,31 +10,59 @@ _PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 
 
 def format_count(x: float, unit: str = "") -> str:
-    """Decimal SI prefix, 3 significant digits: ``1.07 G`` (MACs, FLOP/s, bytes/s)."""
-    for scale, prefix in _PREFIXES:
+    """Decimal SI prefix, 3 significant digits: ``1.07 G`` (MACs, FLOP/s, bytes/s); a value that
+    rounds to 1000 takes the next prefix (``1 G``, never ``1e+03 M``)."""
+    for (scale, prefix), bigger in zip(_PREFIXES, (None, *_PREFIXES)):
         if abs(x) >= scale:
-            return f"{x / scale:.3g} {prefix}{unit}".rstrip()
-    return f"{x:.3g} {unit}".rstrip()
+            text = f"{x / scale:.3g}"
+            if bigger is not None and abs(float(text)) >= 1000:
+                return f"{x / bigger[0]:.3g} {bigger[1]}{unit}".rstrip()
+            return f"{text} {prefix}{unit}".rstrip()
+    text = f"{x:.3g}"
+    if abs(float(text)) >= 1000:
+        return f"{x / 1e3:.3g} k{unit}".rstrip()
+    return f"{text} {unit}".rstrip()
 
 
 def format_bytes(n: float) -> str:
-    """Binary prefixes, as memory sizes are read: ``12.0 MiB``."""
+    """Binary prefixes, as memory sizes are read: ``12 MiB``; from 1000 of a unit the next one
+    (``0.98 GiB``), so a cell never reads ``1.02e+03 MiB``."""
     for scale, prefix in ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
-        if abs(n) >= scale:
+        if abs(n) >= scale or (prefix != "TiB" and abs(n) >= 1000 * scale / 1024):
             return f"{n / scale:.3g} {prefix}"
     return f"{n:.0f} B"
 
 
 def format_seconds(t: float) -> str:
-    """``32.1 µs``, ``4.2 ms``, ``1.5 s``."""
-    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
-        if abs(t) >= scale:
-            return f"{t / scale:.3g} {unit}"
-    return f"{t / 1e-9:.3g} ns"
+    """``32.1 µs``, ``4.2 ms``, ``1.5 s``, ``936 ps``; a value that rounds to 1000 takes the next
+    unit (``1 ms``, never ``1e+03 µs``)."""
+    units = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"), (1e-12, "ps"))
+    for (scale, unit), bigger in zip(units, (None, *units)):
+        if abs(t) >= scale or unit == "ps":
+            text = f"{t / scale:.3g}"
+            if bigger is not None and abs(float(text)) >= 1000:
+                return f"{t / bigger[0]:.3g} {bigger[1]}"
+            return f"{text} {unit}" if t else "0 s"
+    return "0 s"  # pragma: no cover
 
 
-def _factor(x: float | None) -> str:
-    return "" if x is None else f"{x:.3g}×"
+def _needs(x: float | None, what: str) -> str:
+    """``1.03× the bandwidth``: the figure needed as a multiple of the part's own (above 1: more
+    than it has; below 1: it has that much to spare)."""
+    return "" if x is None else f"{x:.3g}× {what}"
+
+
+def _meets(r: ReportRow) -> str:
+    """``yes`` / ``no``: whether the fused bound is within the target latency."""
+    if not r.target_latency_s:
+        return ""
+    return "yes" if r.sol_fused_s <= r.target_latency_s else "no"
+
+
+def target_label(target_latency_s: float) -> str:
+    """``500 Hz`` for a target that is a round rate, else ``2 ms``."""
+    hz = 1.0 / target_latency_s
+    return f"{hz:.4g} Hz" if abs(hz - round(hz)) < 1e-9 * hz and hz >= 1 else format_seconds(target_latency_s)
 
 
 def _cache_aware_bytes(r: ReportRow) -> str:
@@ -59,27 +87,38 @@ COLUMNS: tuple[Column, ...] = (
     ("bytes unfused", lambda r: format_bytes(r.bytes_unfused), ">"),
     ("bytes fused", lambda r: format_bytes(r.bytes_fused), ">"),
     ("SOL unfused", lambda r: format_seconds(r.sol_unfused_s), ">"),
-    ("limit", lambda r: r.bound_unfused, "<"),
+    ("unfused limited by", lambda r: r.bound_unfused, "<"),
     ("SOL fused", lambda r: format_seconds(r.sol_fused_s), ">"),
-    ("limit", lambda r: r.bound_fused, "<"),
+    ("fused limited by", lambda r: r.bound_fused, "<"),
     ("bytes cache-aware", lambda r: _cache_aware_bytes(r), ">"),
     ("SOL cache-aware", lambda r: format_seconds(r.sol_cache_aware_s) if r.sol_cache_aware_s else "–", ">"),
-    ("limit", lambda r: r.bound_cache_aware or "", "<"),
+    ("cache-aware limited by", lambda r: r.bound_cache_aware or "", "<"),
+    ("SOL cache-aware lower bound", lambda r: format_seconds(r.sol_cache_aware_lb_s) if r.sol_cache_aware_lb_s else "–",
+     ">"),  # provable (every schedule, all on-chip storage); the two before it are the best modelled schedule
     ("FLOP/B fused", lambda r: f"{r.intensity_fused_flop_per_byte:.3g}", ">"),
 )
 TARGET_COLUMNS: tuple[Column, ...] = (
     ("target", lambda r: format_seconds(r.target_latency_s) if r.target_latency_s else "", ">"),
     ("need FLOP/s (fused)", lambda r: format_count(r.min_flop_per_s_fused or 0, "FLOP/s"), ">"),
     ("need B/s (fused)", lambda r: format_count(r.min_bytes_per_s_fused or 0, "B/s"), ">"),
-    ("× peak", lambda r: _factor(r.compute_factor_fused), ">"),
-    ("× bw", lambda r: _factor(r.bandwidth_factor_fused), ">"),
+    ("meets target (fused)", lambda r: _meets(r), "<"),
+    ("FLOP/s needed (fused)", lambda r: _needs(r.compute_factor_fused, "the peak"), ">"),
+    ("bandwidth needed (fused)", lambda r: _needs(r.bandwidth_factor_fused, "the bandwidth"), ">"),
 )
 
 
-def format_table(rows: Sequence[ReportRow], markdown: bool = False) -> str:
-    """One line per row; the inverse-roofline columns appear when any row has a target."""
-    columns = COLUMNS + (TARGET_COLUMNS if any(r.target_latency_s for r in rows) else ())
-    return render_columns(rows, columns, markdown)
+def format_table(rows: Sequence[ReportRow], markdown: bool = False, *, wide: bool = True,
+                 columns: Sequence[str] | None = None) -> str:
+    """The report table. ``wide`` (the default here, for the report files): every column, the
+    inverse-roofline ones when any row has a target. ``wide=False``: the compact table the CLI
+    prints (``COMPACT``, at most 120 characters on the shipped workloads). ``columns``: the named
+    columns (``column_names()``), in that order."""
+    if columns is not None:
+        return render_columns(rows, select_columns(columns), markdown)
+    if not wide:
+        return format_compact(rows, markdown)
+    columns_ = COLUMNS + (TARGET_COLUMNS if any(r.target_latency_s for r in rows) else ())
+    return render_columns(rows, columns_, markdown)
 
 
 def render_columns(rows: Sequence[Any], columns: Sequence[Column], markdown: bool = False) -> str:
@@ -94,3 +133,137 @@ def render_columns(rows: Sequence[Any], columns: Sequence[Column], markdown: boo
     def line(values: Sequence[str]) -> str:
         return "  ".join(f"{v:{a}{w}}" for v, w, (_, _, a) in zip(values, widths, columns)).rstrip()
     return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, cells)])
+
+
+# ---------------------------------------------------------------------------- the compact table
+_SHORT_DTYPES = {"float64": "fp64", "float32": "fp32", "float16": "fp16", "bfloat16": "bf16",
+                 "float8_e4m3fn": "fp8e4m3", "float8_e5m2": "fp8e5m2", "int8": "int8"}
+
+
+def short_dtype(dtype: str) -> str:
+    return _SHORT_DTYPES.get(dtype, dtype)
+
+
+def _validated(r: ReportRow) -> str:
+    """``✓ full`` (the file's own size), ``✓ scaled`` (the constants rebound: ``--wide`` names them), ``✗``."""
+    if not r.validated:
+        return "✗"
+    return "✓ full" if r.validated_size == "full" else "✓ scaled"
+
+
+LIMITER_WORDS = {"compute": "FLOP", "memory": "DRAM"}
+"""The compact table's limiter beside a time: ``FLOP`` (compute throughput) or ``DRAM`` (bandwidth)."""
+
+
+def _sol(time_s: float | None, limiter: str | None) -> str:
+    """``4.13 µs DRAM``: a bound with the resource that limits it beside it."""
+    return "–" if not time_s else f"{format_seconds(time_s)} {LIMITER_WORDS.get(limiter or '', limiter or '')}".rstrip()
+
+
+def _cache_aware_sol(r: ReportRow) -> str:
+    cell = _sol(r.sol_cache_aware_s, r.bound_cache_aware)
+    marks = ("*" if r.cache_aware_note.startswith("tiling-bound") else "") + \
+            ("?" if r.cache_aware_proven_optimal is False else "")
+    return cell + marks if r.sol_cache_aware_s else cell
+
+
+SOL_GROUP = "SOL time, limited by FLOP or DRAM"
+COMPACT: tuple[Column, ...] = (
+    ("workload", lambda r: r.workload, "<"),
+    ("hardware", lambda r: r.hardware, "<"),
+    ("dtype", lambda r: short_dtype(r.dtype), "<"),
+    ("validated", _validated, "<"),
+    ("MACs", lambda r: format_count(r.macs), ">"),
+    ("fused bytes", lambda r: format_bytes(r.bytes_fused), ">"),
+    ("unfused", lambda r: _sol(r.sol_unfused_s, r.bound_unfused), ">"),
+    ("fused", lambda r: _sol(r.sol_fused_s, r.bound_fused), ">"),
+    ("cache-aware", lambda r: _sol(r.sol_cache_aware_lb_s, r.bound_cache_aware_lb), ">"),  # the provable lower bound
+)
+"""The CLI's default columns: what a reader needs to find the bound and what sets it. The three
+SOL columns sit under one group line (``SOL_GROUP``); at most 120 characters on the shipped
+workloads and hardware (``*`` / ``?`` on a tiling-bound or unproven cache-aware time add two)."""
+N_SOL = 3
+
+
+def _target_column(rows: Sequence[ReportRow]) -> Column:
+    """``meets 500 Hz``: ``yes``, or ``no: 1.03× bw`` (the larger factor the part is short by)."""
+    targets = {r.target_latency_s for r in rows if r.target_latency_s}
+    header = f"meets {target_label(next(iter(targets)))}" if len(targets) == 1 else "meets target"
+
+    def cell(r: ReportRow) -> str:
+        if not r.target_latency_s:
+            return ""
+        if r.sol_fused_s <= r.target_latency_s:
+            return "yes"
+        short = [(f, w) for f, w in ((r.compute_factor_fused, "peak"), (r.bandwidth_factor_fused, "bw"))
+                 if f is not None and f > 1]
+        f, w = max(short) if short else (0.0, "")
+        return f"no: {f:.3g}× {w}" if short else "no"
+
+    return (header, cell, "<")
+
+
+def format_compact(rows: Sequence[ReportRow], markdown: bool = False) -> str:
+    """``COMPACT`` and, with a target latency, whether the fused bound meets it (``meets 500 Hz``),
+    under a group line naming the SOL columns (Markdown: ``SOL unfused`` … as headers instead)."""
+    columns = list(COMPACT) + ([_target_column(rows)] if any(r.target_latency_s for r in rows) else [])
+    first_sol = len(COMPACT) - N_SOL
+    if markdown:
+        columns = [(f"SOL {h}", c, a) if first_sol <= i < len(COMPACT) else (h, c, a)
+                   for i, (h, c, a) in enumerate(columns)]
+        return render_columns(rows, columns, markdown=True)
+    text = render_columns(rows, columns)
+    header, rule = text.splitlines()[:2]
+    spans = [len(dashes) for dashes in rule.split("  ")]
+    start = sum(spans[:first_sol]) + 2 * first_sol
+    width = sum(spans[first_sol:len(COMPACT)]) + 2 * (N_SOL - 1)
+    group = " " * start + f"{SOL_GROUP:-^{width}}" if len(SOL_GROUP) + 2 <= width else " " * start + SOL_GROUP
+    return group.replace(f"-{SOL_GROUP}-", f" {SOL_GROUP} ") + "\n" + text
+
+
+def column_names() -> dict[str, Column]:
+    """Every column by name, for ``--columns``: the ``ReportRow`` field names (raw values) and the
+    formatted table headers (lower case, spaces as ``_``: ``sol_fused``, ``bytes_cache-aware``)."""
+    from ir_schemas import ReportRow as _Row
+
+    named: dict[str, Column] = {}
+    for field in _Row.model_fields:
+        named[field] = (field, (lambda f: lambda r: _raw(getattr(r, f)))(field), "<")
+    for header, cell, align in (*COMPACT, *COLUMNS, *TARGET_COLUMNS):
+        named.setdefault(header.lower().replace(" ", "_").replace("(", "").replace(")", ""), (header, cell, align))
+    return named
+
+
+def _raw(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def select_columns(names: Sequence[str]) -> list[Column]:
+    """The columns named, in order; an unknown name is a usage error listing the known ones."""
+    from solar_assets.errors import SolarError
+
+    known = column_names()
+    wanted = [n.strip() for n in names if n.strip()]
+    missing = [n for n in wanted if n not in known]
+    if missing:
+        raise SolarError(f"unknown column(s) {', '.join(missing)}; known: {', '.join(known)}")
+    return [known[n] for n in wanted]
+
+
+def format_projection_extra(rows: Sequence[ReportRow], markdown: bool = False) -> str:
+    """What the cross-platform projection adds to the report table: the fusion benefit (unfused /
+    fused) and, with a target latency, the peak and bandwidth needed as multiples of each part's."""
+    columns: list[Column] = [
+        ("workload", lambda r: r.workload, "<"),
+        ("hardware", lambda r: r.hardware, "<"),
+        ("fusion × (unfused/fused)", lambda r: f"{r.sol_unfused_s / r.sol_fused_s:.3g}×" if r.sol_fused_s else "–", ">"),
+    ]
+    if any(r.target_latency_s for r in rows):
+        columns += [_target_column(rows),
+                    ("FLOP/s needed (fused)", lambda r: _needs(r.compute_factor_fused, "the peak"), ">"),
+                    ("bandwidth needed (fused)", lambda r: _needs(r.bandwidth_factor_fused, "the bandwidth"), ">")]
+    return render_columns(rows, columns, markdown)

@@ -1,17 +1,20 @@
 """Write the report into a directory: CSV, JSON, Markdown and the roofline PNG.
 
-The JSON file is exactly what ``solar analyze --json`` prints (a list of ReportRow dicts,
-schema ``ir_schemas/report.v1.schema.json``); the CSV has the same columns; the Markdown
-states its assumptions and lists the workloads that failed, with why.
+The JSON file is the report document (``ir_schemas/report_document.py``): schema, solar version,
+time, the rows ``solar analyze --json`` prints (ReportRow dicts, ``report.v1.schema.json``), the
+failures and the per-op breakdown; the CSV has the rows' columns; the Markdown
+states its assumptions and lists the workloads that failed, with why. JSON has no inf or NaN:
+a non-finite figure is written as null and named in the row's ``nonfinite_note``.
 """
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ir_schemas import REPORT_VERSION, ReportRow
+from ir_schemas import REPORT_SCHEMA, REPORT_VERSION, Failure, PerOpRow, ReportDocument, ReportRow
 from solar_assets.report.roofline import plot_roofline
 from solar_assets.report.rows import rows_to_frame
 from solar_assets.report.table import format_table
@@ -20,7 +23,23 @@ REPORT_STEM = "report"
 
 
 def rows_as_json(rows: Sequence[ReportRow]) -> str:
-    return json.dumps([r.model_dump(mode="json") for r in rows], indent=2) + "\n"
+    """The rows as a JSON array; ``allow_nan=False`` makes sure no ``Infinity`` or ``NaN`` slips through."""
+    return json.dumps([finite_row(r) for r in rows], indent=2, allow_nan=False) + "\n"
+
+
+def finite_row(row: ReportRow) -> dict:
+    """The row as a JSON-ready dict with every non-finite float replaced by null, and each one named
+    in ``nonfinite_note`` (``sol_fused_s was inf``): JSON has no inf or NaN, and a reader must not
+    take a missing figure for a figure."""
+    data = row.model_dump(mode="json")
+    notes = []
+    for key, value in data.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            data[key] = None
+            notes.append(f"{key} was {value}")
+    if notes:
+        data["nonfinite_note"] = "; ".join(filter(None, [data.get("nonfinite_note", ""), *notes]))
+    return data
 
 
 def write_json(rows: Sequence[ReportRow], path: Path) -> Path:
@@ -44,13 +63,19 @@ def write_markdown(rows: Sequence[ReportRow], path: Path, errors: Sequence[str] 
         f"{len({r.workload for r in rows})} workload(s) on {len({r.hardware for r in rows})} hardware target(s), "
         f"{stamp}; report format v{REPORT_VERSION} (fields: `ir_schemas/REPORT.md`).",
         "",
-        "Assumptions: dense peak FLOP/s at the workload's dtype and peak DRAM bandwidth from the "
-        "hardware spec; 1 MAC = 2 FLOP. *Unfused*: every einsum reads its operands from and writes "
-        "its output to DRAM, bound = Σ max(F/peak, B/bandwidth). *Fused*: intermediates stay on chip, "
-        "bound = max(ΣF/peak, graph I/O bytes/bandwidth). *Cache-aware*: the minimum DRAM traffic over "
-        "tilings and fused segments with the hardware's on-chip buffer (Pyomo + GLPK ILP), bound = "
-        "max(ΣF/peak, that traffic/bandwidth); `*` marks a tiling-bound row (the buffer forces more traffic "
-        "than the unfused bytes), `?` one GLPK did not prove optimal. *limit*: the resource that sets each "
+        "Assumptions: dense peaks and peak DRAM bandwidth from the hardware spec; 1 MAC = 2 FLOP. Each "
+        "node runs on its own unit: contractions on the matrix (tensor-core) peak of their operand dtype, "
+        "fp32 ones as the fp32-math policy says (" + _fp32_policies(rows) + "), everything else on the "
+        "vector peak of its dtype; units run concurrently, so compute time is the busiest unit's (row "
+        "fields `compute_unit`, `peaks_fused`, `peaks_unfused`). *Unfused*: one DRAM round trip per "
+        "framework op (per IR kernel where the IR names no origin op), bound = Σ max(compute, B/bandwidth). "
+        "*Fused*: intermediates stay on chip, bound = max(busiest unit's time, graph I/O bytes/bandwidth). "
+        "*Cache-aware*: the best modelled schedule (achievable, an upper bound on the optimum): the least DRAM "
+        "traffic over modelled tilings and fused segments with the hardware's L2 (Pyomo + GLPK ILP), time = "
+        "max(busiest unit's time, that traffic/bandwidth); `*` marks a tiling-bound row (the buffer forces more "
+        "traffic than the unfused bytes), `?` one GLPK did not prove optimal. *Cache-aware lower bound* "
+        "(`bytes_cache_aware_lb` in the CSV / JSON): the provable lower bound for every schedule with all "
+        "on-chip storage. *limit*: the resource that sets each "
         "bound. Only IR that reproduced the golden outputs gets bounds.",
         "",
         format_table(rows, markdown=True) if rows else "_No workload produced bounds._",
@@ -74,22 +99,38 @@ def write_markdown(rows: Sequence[ReportRow], path: Path, errors: Sequence[str] 
     return path
 
 
+def _fp32_policies(rows: Sequence[ReportRow]) -> str:
+    policies = sorted({r.fp32_math for r in rows if r.fp32_math})
+    return "; ".join(policies) if policies else "auto"
+
+
 def write_report(rows: Sequence[ReportRow], directory: str | Path, errors: Sequence[str] = (),
-                 stem: str = REPORT_STEM) -> dict[str, Path]:
+                 stem: str = REPORT_STEM, *, failures: Sequence[Failure] | None = None,
+                 per_op: Sequence[PerOpRow] | None = None) -> dict[str, Path]:
     """Write ``<stem>.csv``, ``.json``, ``.md`` and ``<stem>_roofline.png`` (plus ``_headroom.png`` when
-    rows are measured, ``_projection.png`` / ``_projection.csv`` for several hardware); return them by kind."""
+    rows are measured, ``_projection.png`` / ``_projection.csv`` for several hardware); return them by kind.
+    ``<stem>.json`` is the report document (``ir_schemas.ReportDocument``: rows, failures, per-op rows).
+    ``failures`` (structured; else made from ``errors``) and ``per_op`` also write ``failures.csv`` and
+    ``per_op.csv`` when given."""
+    listed = list(failures) if failures is not None else [failure_from_error(e) for e in errors]
+    if failures is not None:
+        errors = [*errors, *(f"{f.reason} ({f.status} at {f.stage})" if f.stage else f.reason for f in failures)]
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     png = plot_roofline(rows, out / f"{stem}_roofline.png")
     charts = _write_charts(rows, out, stem)
-    return {
+    written = {
         "csv": write_csv(rows, out / f"{stem}.csv"),
-        "json": write_json(rows, out / f"{stem}.json"),
+        "json": write_document(rows, out / f"{stem}.json", listed, per_op or ()),
+        **_write_tables(out, failures, per_op),
         "markdown": write_markdown(rows, out / f"{stem}.md", errors, roofline_png=png.name,
                                    charts={k: p.name for k, p in charts.items() if p.suffix == ".png"}),
         "roofline": png,
         **charts,
     }
+    if per_op:
+        _append_per_op(written["markdown"], per_op)
+    return written
 
 
 def _write_charts(rows: Sequence[ReportRow], out: Path, stem: str) -> dict[str, Path]:
@@ -125,8 +166,9 @@ def _measured_sections(rows: Sequence[ReportRow], charts: Mapping[str, str]) -> 
                   "Measured: the workload run on this machine, caches flushed (a buffer larger than every "
                   "cache read and written) before each run, after warm-up; median of the runs, p10–p90 "
                   "spread. Headroom = measured median / bound. The audit compares each backend's fastest run "
-                  "with the bounds: below the fused or cache-aware bound (true lower bounds) is a violation; "
-                  "below the unfused bound is explained (it charges every IR kernel its own DRAM round trip).",
+                  "with the bounds: below the fused bound or the cache-aware lower bound (provable lower bounds) "
+                  "is a violation; below the unfused bound (it charges every IR kernel its own DRAM round trip) "
+                  "or the best modelled cache-aware schedule (achievable) is explained.",
                   "", format_headroom_table(rows, markdown=True), "",
                   f"Violations: {sum(r.violation for r in rows)}."]
         lines += [""] + [f"- {line}" for line in audit] if audit else []
@@ -153,3 +195,71 @@ def report_pngs(directory: str | Path | None = None, stem: str = REPORT_STEM) ->
     out = Path(directory)
     found = {kind: out / f"{stem}_{kind}.png" for kind in ("roofline", "headroom", "projection")}
     return {kind: path for kind, path in found.items() if path.is_file()}
+
+
+# ---------------------------------------------------------------------------- the report document
+def report_document(rows: Sequence[ReportRow], failures: Sequence[Failure] = (),
+                    per_op: Sequence[PerOpRow] = ()) -> dict:
+    """``report.json`` as a dict: ``{"schema", "solar_version", "created", "rows", "failures", "per_op"}``.
+    The rows are serialised as ``rows_as_json`` writes them (what ``--json`` prints)."""
+    from solar_assets import __version__
+
+    return {
+        "schema": REPORT_SCHEMA,
+        "solar_version": __version__,
+        "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "rows": json.loads(rows_as_json(rows)),
+        "failures": [f.model_dump(mode="json") for f in failures],
+        "per_op": [r.model_dump(mode="json") for r in per_op],
+    }
+
+
+def write_document(rows: Sequence[ReportRow], path: Path, failures: Sequence[Failure] = (),
+                   per_op: Sequence[PerOpRow] = ()) -> Path:
+    path.write_text(json.dumps(report_document(rows, failures, per_op), indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def read_report(path: str | Path) -> ReportDocument:
+    """A ``report.json``: the document, or (written before v2) a bare list of rows."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if isinstance(data, list):
+        return ReportDocument(schema="solar.report.v1", solar_version="unknown", created="",
+                              rows=[ReportRow.model_validate(d) for d in data])
+    return ReportDocument.model_validate(data)
+
+
+def failure_from_error(error: str, stage: str = "", status: str = "failed") -> Failure:
+    """A failure from its one-line message ``<path>: <problem>`` (the path names the workload)."""
+    source = error.split(": ", 1)[0] if ": " in error else ""
+    return Failure(workload=Path(source).stem if source else "", source=source, status=status, stage=stage,
+                   reason=error)
+
+
+FAILURE_COLUMNS = tuple(Failure.model_fields)
+
+
+def _write_tables(out: Path, failures: Sequence[Failure] | None, per_op: Sequence[PerOpRow] | None) -> dict[str, Path]:
+    import pandas as pd
+
+    from solar_assets.report.per_op import PER_OP_STEM, write_per_op_csv
+
+    written: dict[str, Path] = {}
+    if failures is not None:
+        written["failures"] = out / "failures.csv"
+        pd.DataFrame([f.model_dump() for f in failures], columns=list(FAILURE_COLUMNS)).to_csv(
+            written["failures"], index=False)
+    if per_op is not None:
+        written["per_op"] = write_per_op_csv(per_op, out / f"{PER_OP_STEM}.csv")
+    return written
+
+
+def _append_per_op(markdown: Path, per_op: Sequence[PerOpRow], top: int = 10) -> None:
+    """The per-op section of ``report.md``: the ``top`` ops of each workload × hardware."""
+    from solar_assets.report.per_op import format_per_op
+
+    text = ("\n## Per-op breakdown\n\nEach framework op as one eager kernel (its boundary tensors through "
+            "DRAM once), its unfused roofline time and share; every op is in `per_op.csv`.\n\n"
+            + format_per_op(per_op, top=top, markdown=True) + "\n")
+    with open(markdown, "a", encoding="utf-8") as f:
+        f.write(text)

@@ -1,0 +1,162 @@
+"""The per-op breakdown: one row per framework op call, with what it costs and what limits it.
+
+"Which op dominates the bound, and is it compute or memory?" is the first question after the
+headline figure. The einsum graph's nodes are grouped by the framework op they were lowered from
+(``solar_assets.graph.op_groups``: the same ``origin.node``; a node without an origin is its own
+group), as eager PyTorch or op-by-op JAX runs one kernel per op. Per group:
+
+* ``macs``, ``flops``: the sums over its nodes (exact, from the einsum graph);
+* ``bytes``: one eager kernel's DRAM traffic — the tensors crossing the group's boundary, once each
+  (``OpGroup.bytes``);
+* ``time_s = max(compute_s, memory_s)``: its unfused roofline time, ``memory_s = bytes / bandwidth``
+  and ``compute_s`` from the bounds stage (each node at its own peak: where ``SolBounds.per_op``
+  gives a group's busiest-unit time it is used, else the sum of the nodes' ``per_node`` compute
+  times, which is exact while every node runs at one peak);
+* ``share``: ``time_s`` over the sum of every group's ``time_s`` on that hardware;
+* ``limiter``: ``compute`` when ``compute_s > memory_s``, else ``memory`` (as for the bounds).
+
+Groups that neither compute nor move data (views) are left out. Only plain functions of the graph
+and the bounds: the CLI, the report files and ``solar.analyze`` share them.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ir_schemas import PerOpRow
+
+PER_OP_STEM = "per_op"
+
+
+COLUMNS = tuple(PerOpRow.model_fields)
+
+
+class PerOpTable:
+    """Rows of the per-op breakdown, in workload, hardware, then share order."""
+
+    def __init__(self, rows: Iterable[PerOpRow] = ()):
+        self.rows: list[PerOpRow] = list(rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __iter__(self):
+        return iter(self.rows)
+
+    def __getitem__(self, index: int) -> PerOpRow:
+        return self.rows[index]
+
+    def __repr__(self) -> str:
+        return format_per_op(self.rows, top=10)
+
+    def to_pandas(self):
+        import pandas as pd
+
+        return pd.DataFrame([r.to_dict() for r in self.rows], columns=list(COLUMNS))
+
+    def top(self, n: int | None) -> PerOpTable:
+        """The ``n`` largest shares of each workload × hardware (None: all)."""
+        return PerOpTable(r for r in self.rows if n is None or r.rank <= n)
+
+    def where(self, workload: str | None = None, hardware: str | None = None) -> PerOpTable:
+        return PerOpTable(r for r in self.rows if (workload is None or r.workload == workload)
+                          and (hardware is None or r.hardware == hardware))
+
+
+def per_op_rows(workload: str, graph: Any, bounds: Any, hardware: str | None = None) -> list[PerOpRow]:
+    """The per-op breakdown of ``graph`` (an EinsumGraph) under ``bounds`` (its SolBounds on one
+    hardware), largest share first."""
+    from solar_assets.graph.op_groups import op_groups
+
+    hardware = hardware or str(bounds.hardware).split("@", 1)[0]
+    beta = float(bounds.dram_bytes_per_s)
+    compute_of = _group_compute_s(bounds)
+    entries = []
+    for g in op_groups(graph):
+        nbytes = int(g.bytes)
+        if g.flops == 0 and nbytes == 0:
+            continue  # a view: no kernel runs
+        compute_s = compute_of(g.nodes)
+        memory_s = nbytes / beta
+        entries.append((g, nbytes, compute_s, memory_s, max(compute_s, memory_s)))
+    total = sum(e[4] for e in entries)
+    entries.sort(key=lambda e: -e[4])  # stable: program order among equal times
+    rows = []
+    for rank, (g, nbytes, compute_s, memory_s, time_s) in enumerate(entries, 1):
+        origin = g.origin
+        rows.append(PerOpRow(
+            workload=workload, hardware=hardware, rank=rank, node=origin.node if origin else g.key,
+            op=origin.op if origin else "", module=origin.module if origin else "", macs=int(g.macs),
+            flops=int(g.flops), bytes=nbytes, compute_s=compute_s, memory_s=memory_s, time_s=time_s,
+            share=time_s / total if total > 0 else 0.0, limiter="compute" if compute_s > memory_s else "memory",
+            ir_nodes=len(g.nodes), exact=bool(g.exact)))
+    return rows
+
+
+def _group_compute_s(bounds: Any):
+    """A function from a group's node names to its compute time: the bounds' own per-op figure
+    where they have one for exactly these nodes (the busiest unit's time), else the sum of the
+    nodes' compute times."""
+    per_op = {frozenset(getattr(o, "nodes", ())): float(o.compute_s) for o in getattr(bounds, "per_op", ()) or ()}
+    per_node = {nb.name: float(nb.compute_s) for nb in getattr(bounds, "per_node", ()) or ()}
+
+    def compute_s(nodes: Sequence[str]) -> float:
+        key = frozenset(nodes)
+        if key in per_op:
+            return per_op[key]
+        return sum(per_node.get(n, 0.0) for n in nodes)
+
+    return compute_s
+
+
+# ---------------------------------------------------------------------------- text
+def short_op(op: str) -> str:
+    """``aten.convolution.default`` -> ``convolution``; other names as they are."""
+    if op.startswith("aten."):
+        op = op[len("aten."):]
+        return op[: -len(".default")] if op.endswith(".default") else op
+    return op
+
+
+def _clip_left(text: str, width: int) -> str:
+    return text if len(text) <= width else "…" + text[-(width - 1):]
+
+
+def format_per_op(rows: Sequence[PerOpRow], top: int | None = 10, markdown: bool = False) -> str:
+    """The breakdown as text, one block per workload × hardware with its ``top`` largest shares
+    (None: every op); each block says how many ops it leaves out."""
+    from solar_assets.report.table import format_bytes, format_count, format_seconds, render_columns
+
+    blocks: dict[tuple[str, str], list[PerOpRow]] = {}
+    for r in rows:
+        blocks.setdefault((r.workload, r.hardware), []).append(r)
+    columns = (
+        ("#", lambda r: str(r.rank), ">"),
+        ("module", lambda r: _clip_left(r.module or "-", 32), "<"),
+        ("op", lambda r: _clip_left(short_op(r.op) or r.node, 24), "<"),
+        ("MACs", lambda r: format_count(r.macs), ">"),
+        ("FLOPs", lambda r: format_count(r.flops), ">"),
+        ("bytes", lambda r: format_bytes(r.bytes), ">"),
+        ("time unfused", lambda r: format_seconds(r.time_s), ">"),
+        ("share", lambda r: f"{100 * r.share:.1f} %", ">"),
+        ("limited by", lambda r: r.limiter, "<"),
+    )
+    out = []
+    for (workload, hardware), block in blocks.items():
+        block = sorted(block, key=lambda r: r.rank)
+        shown = [r for r in block if top is None or r.rank <= top]
+        title = f"{workload} on {hardware}: {len(block)} op{'s' if len(block) != 1 else ''}"
+        if len(shown) < len(block):
+            title += f", top {len(shown)} by share of the unfused time (--per-op all for every op)"
+        out.append(("### " if markdown else "") + title)
+        if markdown:
+            out.append("")
+        out.append(render_columns(shown, columns, markdown))
+        out.append("")
+    return "\n".join(out).rstrip("\n")
+
+
+def write_per_op_csv(rows: Sequence[PerOpRow], path) -> Any:
+    """``per_op.csv``: one line per op, the ``PerOpRow`` fields as columns."""
+    PerOpTable(rows).to_pandas().to_csv(path, index=False)
+    return path

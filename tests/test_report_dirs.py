@@ -1,0 +1,116 @@
+"""Reports that last: a directory per run, ``reports/latest``, failures recorded, ``--output``."""
+from __future__ import annotations
+
+from datetime import datetime
+
+import pandas as pd
+import pytest
+
+from ir_schemas import REPORT_SCHEMA
+from solar_assets import __version__
+from solar_assets.cli import main
+from solar_assets.report.run_dir import latest_run, new_run_dir, point_latest
+from solar_assets.report.writers import read_report
+from workload_texts import TINY_LINEAR_RELU
+
+SCALED = TINY_LINEAR_RELU.replace("import torch.nn as nn\n", "import torch.nn as nn\n\nBATCH = 8\n"
+                                  "SOLAR_VALIDATION_SIZES = {\"BATCH\": 3}\n").replace(
+    "torch.randn(8, 32)", "torch.randn(BATCH, 32)")
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    monkeypatch.setenv("SOLAR_HOME", str(home))
+    monkeypatch.setenv("DAGSTER_HOME", str(home / "dagster"))
+    return home
+
+
+def files(directory):
+    return {p.name: p.read_bytes() for p in directory.iterdir() if p.is_file()}
+
+
+def test_a_failed_run_leaves_the_previous_report_in_its_own_directory(home, tmp_path, capsys):
+    good = tmp_path / "tiny_mlp.py"
+    good.write_text(TINY_LINEAR_RELU)
+    assert main(["analyze", str(good), "--no-dagster", "--no-progress"]) == 0
+    reports = home / "reports"
+    first = latest_run(reports)
+    assert first is not None and first.parent == reports
+    datetime.strptime(first.name, "%Y%m%dT%H%M%SZ")  # named by the time of the run
+    before = files(first)
+    assert {"report.json", "report.csv", "report.md", "failures.csv", "per_op.csv", "report_roofline.png"} <= set(before)
+    doc = read_report(first / "report.json")
+    assert (doc.schema_, doc.solar_version) == (REPORT_SCHEMA, __version__)
+    datetime.strptime(doc.created, "%Y-%m-%dT%H:%M:%SZ")
+    assert [r.workload for r in doc.rows] == ["tiny_mlp"] and doc.failures == []
+    assert {p.node for p in doc.per_op} == {"addmm", "relu"}
+
+    broken = tmp_path / "broken.py"
+    broken.write_text("import torch\n\ndef get_inputs(:\n")
+    assert main(["analyze", str(broken), "--no-dagster", "--no-progress"]) == 1
+    second = latest_run(reports)
+    assert second != first and second.parent == reports
+    assert files(first) == before  # the good report is intact, byte for byte
+    doc = read_report(second / "report.json")
+    assert doc.rows == [] and len(doc.failures) == 1
+    failure = doc.failures[0]
+    assert (failure.workload, failure.source, failure.status, failure.stage) == ("broken", str(broken), "failed", "trace")
+    assert str(broken) in failure.reason and "SyntaxError" in failure.reason
+    csv = pd.read_csv(second / "failures.csv")
+    assert list(csv["workload"]) == ["broken"] and list(csv["stage"]) == ["trace"]
+    assert str(broken) in (second / "report.md").read_text()
+    capsys.readouterr()
+
+
+def test_output_dir_and_the_latest_pointer_stays(home, tmp_path, capsys):
+    good = tmp_path / "tiny_mlp.py"
+    good.write_text(TINY_LINEAR_RELU)
+    out = tmp_path / "my_report"
+    assert main(["analyze", str(good), "--no-dagster", "--no-progress", "--output", str(out), "--per-op", "all"]) == 0
+    printed = capsys.readouterr().out
+    assert "Per-op breakdown" in printed and "addmm" in printed and "relu" in printed
+    assert read_report(out / "report.json").rows[0].workload == "tiny_mlp"
+    assert set(pd.read_csv(out / "per_op.csv")["node"]) == {"addmm", "relu"}
+    assert latest_run(home / "reports") is None  # --output does not move reports/latest
+
+
+def test_progress_says_why_a_second_trace_runs(home, tmp_path, capsys):
+    scaled = tmp_path / "scaled_mlp.py"
+    scaled.write_text(SCALED)
+    assert main(["analyze", str(scaled), "--no-dagster"]) == 0
+    err = capsys.readouterr().err
+    assert "[1/1] scaled_mlp: trace…" in err
+    assert "[1/1] scaled_mlp: trace at validation size BATCH=3…" in err
+    assert "overall" in err  # elapsed time with each line
+
+
+def test_run_dirs_do_not_collide_and_latest_is_replaced(tmp_path):
+    now = datetime(2026, 12, 1, 9, 30, 0)
+    a, b = new_run_dir(tmp_path, now), new_run_dir(tmp_path, now)
+    assert (a.name, b.name) == ("20261201T093000Z", "20261201T093000Z-2")
+    point_latest(tmp_path, a)
+    point_latest(tmp_path, b)
+    assert latest_run(tmp_path) == b.resolve()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [a.name, b.name, "latest"]
+
+
+def test_progress_on_a_terminal_is_a_tqdm_bar_with_elapsed_time_and_eta():
+    import io
+
+    from solar_assets.cli import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Terminal()
+    progress = Progress(["a", "b"], stream=stream)
+    progress("a", "trace")
+    progress("a", "trace at BATCH=3")
+    progress("b", "golden at BATCH=3")
+    progress.done()
+    text = stream.getvalue()
+    assert "1/2 workloads" in text and "elapsed" in text and "ETA" in text
+    assert "a: trace at validation size BATCH=3…" in text and "b: golden at validation size BATCH=3…" in text
+    assert "[1/2] a: " in text and "[2/2] b: " in text  # a line per finished workload
