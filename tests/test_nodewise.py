@@ -194,6 +194,9 @@ def test_hard_coded_224_input_validates_node_wise(conv_stack, tmp_path):
         assert result.validated_size == LABEL == f"node-wise {POINTS} points/kernel"
         assert [row.validated_size for row in result.rows] == [LABEL]
     assert len(list((cache / "verdict").rglob("*.json"))) == 1
+    from solar_assets.report.table import _validated
+
+    assert _validated(result.rows[0]) == "✓ node-wise"  # the table's validated column
 
 
 def test_conv_stack_groups_and_sampling(conv_stack):
