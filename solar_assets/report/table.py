@@ -145,9 +145,12 @@ def short_dtype(dtype: str) -> str:
 
 
 def _validated(r: ReportRow) -> str:
-    """``✓ full`` (the file's own size), ``✓ scaled`` (the constants rebound: ``--wide`` names them), ``✗``."""
+    """``✓ full`` (the file's own size), ``✓ scaled`` (the constants rebound: ``--wide`` names them),
+    ``✓ node-wise`` (each op group at the file's own size), ``✗``."""
     if not r.validated:
         return "✗"
+    if (r.validated_size or "").startswith("node-wise"):
+        return "✓ node-wise"
     return "✓ full" if r.validated_size == "full" else "✓ scaled"
 
 

@@ -96,10 +96,22 @@ def node_origin(node: Any) -> Origin:
     return Origin(node=node.name, op=op_name(node.target), module=module)
 
 
-def lower_exported(ep: Any, name: str, path: str, fallback: Any = None) -> Any:
+def value_map(env: dict[str, Any], b: ProgramBuilder) -> dict[str, str]:
+    """IR tensor name -> the fx node whose whole value it holds (placeholders included; the first
+    node wins where several alias one tensor): what node-wise validation binds framework values to."""
+    values: dict[str, str] = {}
+    for node_name, val in env.items():
+        decl = b.decls.get(getattr(val, "base", None)) if hasattr(val, "is_whole") else None
+        if decl is not None and val.is_whole(decl.shape):
+            values.setdefault(val.base, node_name)
+    return values
+
+
+def lower_exported(ep: Any, name: str, path: str, fallback: Any = None, values: dict[str, str] | None = None) -> Any:
     """Walk the exported graph in order and build the Program. ``fallback(builder, node, args,
     kwargs)``, when given, lowers a node that has no lowering or hits a LoweringGap (auto mode:
-    ``solar_assets.translate.agent.node.NodeFallback``) and returns the node's value."""
+    ``solar_assets.translate.agent.node.NodeFallback``) and returns the node's value. ``values``,
+    when given, receives ``value_map`` (IR tensor -> fx node)."""
     from torch.export.graph_signature import OutputKind
 
     b = ProgramBuilder(name)
@@ -143,6 +155,8 @@ def lower_exported(ep: Any, name: str, path: str, fallback: Any = None) -> Any:
             raise TranslationError(f"{path}: output {spec.arg.name} of kind {spec.kind.name} (e.g. a buffer mutation) is not supported")
         b.set_output(env[arg.name], f"out_{len(b.outputs)}")
     b.tag_origin(start, OUTPUT_ORIGIN)
+    if values is not None:
+        values.update(value_map(env, b))
     return b.build()
 
 
