@@ -52,9 +52,14 @@ MIN_SCALED_SIZE = 3  # scaled sizes stay ≥ 3: a size of 1 or 2 can change what
 MIN_SCALABLE_SIZE = 8  # constants below this are left alone (kernel sizes, strides, small counts)
 MAX_ATTEMPTS = 8  # candidate sizes traced before giving up
 STALLED = 0.75  # a smaller factor that leaves ≥ 75 % of the cost: the tier's fixed sizes dominate it
-# Counts of layers / blocks / steps change the program's structure, not its sizes.
+# Counts of layers / blocks / steps change the program's structure, not its sizes; kernel sizes,
+# strides, paddings, dilations and group counts are the operator's parameters, and scale factors,
+# clamp bounds and the like are values the program computes with. Matched in any case, on the
+# constant's name (``num_layers``, ``KERNEL_SIZE``, ``pool_kernel_size``, ``stride[1]``).
 NOT_A_SIZE = re.compile(r"(^|_)(DEPTH|LAYERS?|N_LAYERS?|NUM_LAYERS|BLOCKS|NUM_BLOCKS|STAGES|REPEATS?|ITERS?|"
-                        r"ITERATIONS|STEPS|SEED)($|_)")
+                        r"ITERATIONS|STEPS|SEED|KERNEL|KERNELS|STRIDES?|PAD|PADDING|PADDINGS|DILATIONS?|"
+                        r"GROUPS?|AXIS|AXES|SCALE|SCALING|FACTOR|DIVISOR|CLAMP|EPS|SLOPE|"
+                        r"ALPHA|BETA|MOMENTUM|DROPOUT)($|_|\[)", re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\w.])(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
