@@ -82,9 +82,10 @@ def run_level(level: str, files: list[Path], *, code: Path, home: Path, jobs: in
     env["SOLAR_HOME"] = str(home)
     command = [sys.executable, "-c", "import sys; from solar_assets.cli import main; sys.exit(main())",
                "coverage", "--json", "--no-progress", "--home", str(home), "--jobs", str(jobs),
-               "--timeout", str(timeout_s), *map(str, files)]
+               "--timeout", str(timeout_s), *(str(f.resolve()) for f in files)]
     start = time.perf_counter()
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    # cwd: ``python -c`` puts the working directory first on sys.path, so it must be the checkout run
+    done = subprocess.run(command, env=env, cwd=code, capture_output=True, text=True, check=False)
     result = LevelResult(level, wall_s=time.perf_counter() - start)
     try:
         payload = json.loads(done.stdout)

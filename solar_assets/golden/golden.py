@@ -15,6 +15,12 @@ from pathlib import Path
 import numpy as np
 
 from solar_assets.workloads import WorkloadError, WorkloadSource, load_torch_workload, size_label
+from solar_assets.workloads.in_forward import (
+    attributes_to_buffers,
+    buffer_state,
+    deterministic_random,
+    restore_buffers,
+)
 
 
 @dataclass
@@ -50,6 +56,8 @@ def _flatten_outputs(result: object, path: str) -> list:
 
 
 def _to_numpy(t) -> np.ndarray:
+    if not hasattr(t, "detach"):  # a Python scalar among the inputs (the IR holds it as a constant)
+        return np.asarray(t)
     return t.detach().cpu().numpy().copy()
 
 
@@ -61,14 +69,20 @@ def make_golden(src: WorkloadSource, constants: dict[str, int] | None = None) ->
     start = time.perf_counter()
     constants = dict(constants or {})
     w = load_torch_workload(src, constants)
+    attributes_to_buffers(w.model)  # as the tracer does (solar_assets.workloads.in_forward)
     params = {f"param:{n}": _to_numpy(p) for n, p in w.model.named_parameters()}
     params.update({f"buffer:{n}": _to_numpy(b) for n, b in w.model.named_buffers()})
+    state = buffer_state(w.model)
     try:
         with torch.no_grad():
-            outputs = _flatten_outputs(w.model(*w.inputs), src.path)
+            with deterministic_random():
+                outputs = _flatten_outputs(w.model(*w.inputs), src.path)
+            restore_buffers(w.model, state)
             model64 = w.model.to(torch.float64)
-            inputs64 = [x.to(torch.float64) if torch.is_floating_point(x) else x for x in w.inputs]
-            outputs64 = _flatten_outputs(model64(*inputs64), src.path)
+            inputs64 = [x.to(torch.float64) if isinstance(x, torch.Tensor) and torch.is_floating_point(x) else x
+                        for x in w.inputs]
+            with deterministic_random(torch.float64):
+                outputs64 = _flatten_outputs(model64(*inputs64), src.path)
     except WorkloadError:
         raise
     except Exception as e:
