@@ -9,7 +9,9 @@ with production sizes (a 4096³ GEMM, 16 images of 512²) do not fit that comfor
    declares (inputs, weights, intermediates, outputs; 8 bytes an element, as the executor runs
    in float64) and the iterations of all its kernels. Within ``ValidationBudget`` (1 GiB,
    2e9 iterations) it is validated at full size.
-3. Otherwise its integer module constants are scaled down (``scaling_tiers``, ``scale_constants``):
+3. Otherwise its integer module constants are scaled down (``scaling_tiers``, ``scale_constants``),
+   in every spelling ``solar_assets.workloads.sizes`` reads (``batch_size = 16``, ``N = 2048 * 2``,
+   ``M = K = N = 8192``, the element ``input_shape[0]`` of ``input_shape = (32768,)``):
    first the batch, then every size except reduction lengths (so accumulation is exercised at
    full length), then all of them; by 1/8 to odd values ≥ 3 (odd sizes make swapped dimensions
    stand out), keeping divisibility between constants (``DIM % HEADS``), or by plain division
@@ -252,8 +254,10 @@ def scaling_tiers(constants: Mapping[str, SizeConstant], program: Program) -> li
     a reduction length), then every size except reduction lengths (so accumulation runs at full
     length), then all.
 
-    A constant can be scaled when it is assigned a literal, is ≥ 8, is not named like a count of
-    layers / blocks / steps, and its value is an extent somewhere in the full-size IR; it is a
+    A constant (or tuple / list element) can be scaled when it is assigned a literal expression, is
+    ≥ 8, is not named like a count of layers / blocks / steps or an operator parameter (``NOT_A_SIZE``,
+    any case: ``kernel_size``, ``stride[1]``, ``num_groups``), and its value is an extent somewhere in
+    the full-size IR; it is a
     reduction length when its value is the extent of a loop an accumulating kernel reduces over."""
     sizes, reductions = program_sizes(program), reduction_lengths(program)
     scalable = [c.name for c in constants.values()
