@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/kernelbench.py KB_DIR                         # levels 1-4, every file
     .venv/bin/python bench/kernelbench.py KB_DIR --levels 1 --limit 20   # the first 20 level-1 problems
+    .venv/bin/python bench/kernelbench.py KB_DIR --levels 2 --skip 20 --limit 10   # problems 21-30
     .venv/bin/python bench/kernelbench.py KB_DIR --levels 1 --limit 20 --code /work/main   # another checkout
 
 ``KB_DIR`` holds KernelBench's ``level1`` … ``level4`` folders (the files unchanged). Per level, the
@@ -54,13 +55,15 @@ class LevelResult:
         return sum(bool(r.get("validated")) for r in self.rows)
 
 
-def problem_files(level_dir: Path, limit: int | None) -> list[Path]:
-    """The level's problem files in KernelBench's order (by leading number), the first ``limit``."""
+def problem_files(level_dir: Path, limit: int | None, skip: int = 0) -> list[Path]:
+    """The level's problem files in KernelBench's order (by leading number): ``limit`` of them after
+    the first ``skip``."""
     def key(p: Path) -> tuple[int, str]:
         match = _PROBLEM_NUMBER.match(p.name)
         return (int(match.group(1)) if match else 1 << 30, p.name)
 
     files = sorted((p for p in level_dir.glob("*.py") if not p.name.startswith("_")), key=key)
+    files = files[skip:]
     return files[:limit] if limit else files
 
 
@@ -125,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("kb_dir", type=Path, help="the folder holding level1 … level4")
     parser.add_argument("--levels", default="1,2,3,4", help="comma-separated level numbers (default 1,2,3,4)")
     parser.add_argument("--limit", type=int, default=None, help="the first N problems of each level")
+    parser.add_argument("--skip", type=int, default=0, help="leave out the first N problems of each level")
     parser.add_argument("--jobs", type=int, default=2, help="solar coverage worker processes (default 2)")
     parser.add_argument("--timeout", type=int, default=600, help="seconds per problem (default 600)")
     parser.add_argument("--home", type=Path, default=None, help="SOLAR_HOME to use (default: a fresh temporary one)")
@@ -142,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="solar_kb_") as tmp:
         home = args.home or Path(tmp)
         for level in levels:
-            files = problem_files(args.kb_dir / level, args.limit)
+            files = problem_files(args.kb_dir / level, args.limit, args.skip)
             log.info("%s: %d files", level, len(files))
             results.append(run_level(level, files, code=args.code.resolve(), home=home, jobs=args.jobs,
                                      timeout_s=args.timeout))
