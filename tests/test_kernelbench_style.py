@@ -296,11 +296,13 @@ def test_every_spelling_is_read():
 
 
 def test_rebinding_chained_tuple_and_list_elements(tmp_path):
+    import torch
+
     path = write(tmp_path, "mlp", LAYER_LIST)
     w = load_torch_workload(read_workload_source(path), {"batch_size": 3, "layer_sizes[1]": 7})
     assert tuple(w.inputs[0].shape) == (3, 100)
     assert w.module.layer_sizes == [400, 7]  # a list stays a list, the other element as written
-    assert [m.out_features for m in w.model.network if isinstance(m, __import__("torch").nn.Linear)] == [400, 7, 10]
+    assert [m.out_features for m in w.model.network if isinstance(m, torch.nn.Linear)] == [400, 7, 10]
     path = write(tmp_path, "chained", CHAINED_MATMUL)
     w = load_torch_workload(read_workload_source(path), {"K": 5})
     assert [tuple(x.shape) for x in w.inputs] == [(64, 5), (5, 64)]  # M and N keep the chained value

@@ -96,7 +96,7 @@ def lower_exported(ep: Any, name: str, path: str, fallback: Any = None) -> Any:
     for node in ep.graph.nodes:
         if node.op != "call_function":
             continue
-        lowering = find_lowering(node.target) or random_draw_lowering(node.target)
+        lowering = find_lowering(node.target) or model_tensor_lowering(node.target)
         if lowering is None and fallback is not None:
             env[node.name] = fallback(b, node, _resolve(node.args, env), _resolve(node.kwargs, env))
             continue
@@ -121,7 +121,7 @@ def lower_exported(ep: Any, name: str, path: str, fallback: Any = None) -> Any:
     output = next(n for n in ep.graph.nodes if n.op == "output")
     for spec, arg in zip(ep.graph_signature.output_specs, output.args[0]):
         if spec.kind == OutputKind.BUFFER_MUTATION:
-            continue  # see buffer_update_note
+            continue  # a buffer forward updates (BUFFER_UPDATES)
         if spec.kind != OutputKind.USER_OUTPUT:
             raise TranslationError(f"{path}: output {spec.arg.name} of kind {spec.kind.name} (e.g. a buffer mutation) is not supported")
         b.set_output(env[arg.name], f"out_{len(b.outputs)}")
@@ -131,10 +131,11 @@ def lower_exported(ep: Any, name: str, path: str, fallback: Any = None) -> Any:
 # ---------------------------------------------------------------------------- tensors made by the model
 MAX_LIFTED_ELEMENTS = 64  # a constant made in forward is written into the IR element by element
 
-buffer_update_note = """A buffer that ``forward`` updates (``self.hidden = ...`` on a tensor attribute, made a buffer
-by ``attributes_to_buffers``) is an extra graph output of kind BUFFER_MUTATION. The update is not a
-user output: the IR computes the new value where later ops read it and does not write it back, so
-the bound counts fewer bytes than the eager program moves (it stays a lower bound)."""
+# BUFFER_UPDATES: a buffer that ``forward`` updates (``self.hidden = ...`` on a tensor attribute, made a
+# buffer by ``attributes_to_buffers``) is an extra graph output of kind BUFFER_MUTATION. The update is
+# not a user output: the IR computes the new value where later ops read it and does not write it
+# back, so the bound counts fewer bytes than the eager program moves (it stays a lower bound), and
+# the IR reads the buffer's value from before the forward pass, as the golden run records it.
 
 
 def scalar_input(value: Any, index: int) -> Any:
@@ -177,10 +178,11 @@ def _copy_lowering(c: Ctx, dst: Any, src: Any, non_blocking: bool = False) -> An
     return c.elementwise("{0}", src)
 
 
-def random_draw_lowering(target: Any) -> Any:
-    """The lowering of a random draw inside ``forward`` (``aten.randn`` / ``rand`` / ``_like``): one
-    kernel writing the fixed pattern of ``solar_assets.workloads.in_forward`` that the golden run uses
-    too, reading nothing; ``aten.copy`` (``_copy_lowering``); None for any other op."""
+def model_tensor_lowering(target: Any) -> Any:
+    """The lowering of an op that makes or overwrites a model's own tensor, which the op lowerings do not
+    cover: a random draw inside ``forward`` (``aten.randn`` / ``rand`` / ``_like``) is one kernel writing
+    the fixed pattern of ``solar_assets.workloads.in_forward`` that the golden run uses too, reading
+    nothing; ``aten.copy`` is ``_copy_lowering``; None for any other op."""
     packet = getattr(target, "overloadpacket", None)
     name = getattr(packet, "__name__", "")
     if name == "copy":
