@@ -390,3 +390,23 @@ def test_einops(tmp_path):
     pytest.importorskip("einops")
     row = validated_at_half_budget(write(tmp_path, "einops_heads", EINOPS_HEADS), tmp_path)
     assert row.validated_size == "batch_size=7"
+
+
+def test_bench_orders_problems_and_takes_quantiles(tmp_path):
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("kernelbench_bench", Path(__file__).parents[1] / "bench" / "kernelbench.py")
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench  # its dataclass looks its module up there
+    try:
+        spec.loader.exec_module(bench)
+    finally:
+        sys.modules.pop(spec.name, None)
+    for name in ("10_b.py", "2_a.py", "1_c.py", "33_d.py"):
+        (tmp_path / name).write_text("")
+    assert [p.name for p in bench.problem_files(tmp_path, None)] == ["1_c.py", "2_a.py", "10_b.py", "33_d.py"]
+    assert [p.name for p in bench.problem_files(tmp_path, 2, skip=1)] == ["2_a.py", "10_b.py"]
+    values = [4.0, 1.0, 3.0, 10.0, 2.0]
+    assert bench.percentile(values, 0.9) == pytest.approx(float(np.percentile(values, 90)))
+    assert bench.percentile(values, 0.5) == 3.0
