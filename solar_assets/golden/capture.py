@@ -160,7 +160,9 @@ def run_capture(ep: Any, inputs: list[Any], on_node: Callable[[str, dict[str, An
                     self.env.pop(node, None)
             return value
 
+    from solar_assets.workloads.in_forward import deterministic_random
+
     interp = _Capture(ep.graph_module, garbage_collect_values=False)
-    with torch.no_grad():
+    with torch.no_grad(), deterministic_random():  # a draw in forward: the values the IR writes
         interp.run(*[placeholders[n.name] for n in nodes if n.op == "placeholder"])
     return time.perf_counter() - start
