@@ -272,6 +272,21 @@ def validation_size_for(src: WorkloadSource, translation: Translation, cache_dir
     return size
 
 
+def size_or_nodewise(src: WorkloadSource, translation: Translation, cache_dir: Path | None,
+                      budget: ValidationBudget | None) -> tuple[ValidationSize | None, Exception | None]:
+    """``validation_size_for``, or (None, why) for a tracer IR that no size fits: that one is
+    validated node-wise at its own size (``solar_assets.validate.nodewise``)."""
+    from solar_assets.golden import ValidationSizeError
+
+    try:
+        return validation_size_for(src, translation, cache_dir, budget), None
+    except ValidationSizeError as e:
+        if translation.translator != "tracer":
+            raise
+        logger.info("%s: %s; validating node-wise at the file's own size", src.name, str(e).splitlines()[0])
+        return None, e
+
+
 def validate_translation(src: WorkloadSource, translation: Translation, golden: Golden,
                          cache_dir: Path | None = None) -> ValidatedIR:
     """Run the IR on the golden inputs; raise ``ValidationFailed`` unless every output matches.
@@ -531,14 +546,22 @@ def analyze_workload(
             translation = translate_source(src, cache, translator=translator)
         stage = "size"
         with _timed(result, stage):
-            size = validation_size_for(src, translation, cache, validation_budget)
-            result.validated_size = size.label
-        stage = "golden"
-        with _timed(result, stage):
-            golden = golden_for(src, cache, size)
-        stage = "validate"
-        with _timed(result, stage):
-            validated = validate_translation(src, translation, golden, cache)
+            size, too_big = size_or_nodewise(src, translation, cache, validation_budget)
+            result.validated_size = size.label if size is not None else None
+        if size is None:  # no scaled-down size: node-wise validation at the file's own size
+            stage = "validate"
+            with _timed(result, stage):
+                from solar_assets.validate.nodewise import validate_nodewise_stage
+
+                validated = validate_nodewise_stage(src, translation, too_big, cache)
+                result.validated_size = validated.validated_size
+        else:
+            stage = "golden"
+            with _timed(result, stage):
+                golden = golden_for(src, cache, size)
+            stage = "validate"
+            with _timed(result, stage):
+                validated = validate_translation(src, translation, golden, cache)
         stage = "graph"
         with _timed(result, stage):
             graph = lift_graph(src, validated)

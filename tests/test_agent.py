@@ -280,3 +280,16 @@ def test_worked_examples_are_what_the_tracer_produces():
     for data in generate_examples():
         assert stored[data["workload"]].program.model_dump(mode="json") == data["program"], data["workload"]
         assert stored[data["workload"]].source == data["source"]
+
+
+def test_agent_answers_are_keyed_by_the_local_modules_too():
+    """An edited helper beside the workload asks the model again, as the other caches recompute."""
+    from types import SimpleNamespace
+
+    from solar_assets.translate.agent.cache import source_key
+
+    plain = SimpleNamespace(sha256="a" * 64, local_sha256="")
+    with_helper = SimpleNamespace(sha256="a" * 64, local_sha256="b" * 64)
+    edited = SimpleNamespace(sha256="a" * 64, local_sha256="c" * 64)
+    assert source_key(plain) == "a" * 64  # unchanged for a file that imports nothing local
+    assert len({source_key(plain), source_key(with_helper), source_key(edited)}) == 3

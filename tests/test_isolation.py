@@ -83,8 +83,19 @@ def home(tmp_path, monkeypatch) -> Path:
     return home
 
 
+def latest_report(home: Path, name: str) -> str:
+    """A file of the newest run's report directory (``reports/latest``)."""
+    from solar_assets.report.run_dir import latest_run
+
+    return (latest_run(home / "reports") / name).read_text()
+
+
 def report_rows(home: Path) -> list[dict]:
-    return json.loads((home / "reports" / "report.json").read_text())
+    """The rows of the newest run's report (``reports/latest/report.json``)."""
+    from solar_assets.report.run_dir import latest_run
+    from solar_assets.report.writers import read_report
+
+    return [r.model_dump() for r in read_report(latest_run(home / "reports") / "report.json").rows]
 
 
 def errors_of(err: str) -> list[str]:
@@ -117,7 +128,7 @@ def test_hang_crash_and_memory_cost_only_their_own_rows(home, tmp_path, capsys, 
     assert str(folder / "b_killed.py") in killed and "killed by SIGKILL (out of memory?)" in killed
     assert str(folder / "c_memory.py") in memory and "exceeded the memory limit of 1.5 GiB" in memory
     assert "during trace" in memory
-    markdown = (home / "reports" / "report.md").read_text()
+    markdown = latest_report(home, "report.md")
     assert all(name in markdown for name in ("a_sleeper.py", "b_killed.py", "c_memory.py"))
 
 
@@ -177,7 +188,9 @@ def test_any_file_name_gets_its_own_partition(home, tmp_path, capsys):
         (folder / f"{name}.py").write_text(TINY_LINEAR_RELU)
     assert analyze(str(folder)) == 0, capsys.readouterr().err
     out = capsys.readouterr().out
-    body = out.split("\n\n", 1)[0].splitlines()[2:]  # the table: header, rule, one line per row
+    table = out.split("\n\n", 1)[0].splitlines()
+    rule = next(i for i, line in enumerate(table) if set(line) <= {"-", " "})
+    body = table[rule + 1:]  # the table: (group line,) header, rule, then one line per row
     assert sorted(line.split()[0] for line in body) == ["gemm", "new\\nline", "pipe|name"]
     with solar_instance(home) as instance:
         keys = instance.get_dynamic_partitions(WORKLOAD_PARTITIONS_NAME)
@@ -214,7 +227,7 @@ def test_a_corrupt_dagster_database_is_one_line_and_the_rows_still_land(home, tm
     assert len(err.strip().splitlines()) == 1, err  # no traceback
     assert [r["workload"] for r in json.loads(out)] == ["tiny"]
     assert [r["workload"] for r in report_rows(home)] == ["tiny"]
-    assert str(runs_db) in (home / "reports" / "report.md").read_text()
+    assert str(runs_db) in latest_report(home, "report.md")
 
 
 # ---------------------------------------------------------------------------- the pieces, in this process

@@ -90,3 +90,10 @@ def test_the_projection_adds_columns_and_repeats_no_bound():
     header, _, first, second = format_projection_extra(rows).splitlines()
     assert header.split("  ")[:3] == ["workload", "hardware", "fusion × (unfused/fused)"]
     assert first.split()[-1] == "2×" and "µs" not in first + second  # the bounds are in the main table only
+
+
+def test_markdown_table_keeps_a_pipe_in_a_name_in_one_cell():
+    text = format_table([row("pipe|name", "H100_SXM")], markdown=True, wide=False)
+    header, _, body = text.splitlines()
+    assert "pipe\\|name" in body
+    assert body.replace("\\|", "").count("|") == header.count("|")  # as many cells as headers

@@ -139,3 +139,14 @@ def test_golden_keeps_its_size_through_the_cache(tmp_path):
     save_golden(golden, tmp_path / "g.npz")
     loaded = load_golden(tmp_path / "g.npz")
     assert loaded.constants == {"BATCH": 3, "DIM": 2} and loaded.size_label == "BATCH=3,DIM=2"
+
+
+def test_counts_and_operator_parameters_are_not_sizes():
+    from solar_assets.golden.sizing import not_a_size
+
+    for name in ("num_layers", "layers[2]", "DEPTH", "kernel_size[1]", "pool_kernel_size", "stride[0]",
+                 "padding", "dilation", "num_groups", "GROUPS", "scale_factor", "divisor", "eps"):
+        assert not_a_size(name), name
+    for name in ("batch_size", "BATCH", "dim", "in_features", "layer_sizes[0]", "hidden_layer_sizes[1]",
+                 "input_shape[0]", "height", "num_heads"):
+        assert not not_a_size(name), name

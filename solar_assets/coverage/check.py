@@ -111,12 +111,19 @@ def check_workload(path: str | Path, cache_dir: str | Path | None = None, budget
         translation = pipeline.translate_source(src, cache)
         translated = True
         stage = "size"
-        size = pipeline.validation_size_for(src, translation, cache, budget)
-        size_label = size.label
-        stage = "golden"
-        golden = pipeline.golden_for(src, cache, size)
-        stage = "validate"
-        validated = pipeline.validate_translation(src, translation, golden, cache)
+        size, too_big = pipeline.size_or_nodewise(src, translation, cache, budget)
+        if size is None:  # no scaled-down size: node-wise at the file's own size
+            stage = "validate"
+            from solar_assets.validate.nodewise import validate_nodewise_stage
+
+            validated = validate_nodewise_stage(src, translation, too_big, cache)
+            size_label = validated.validated_size
+        else:
+            size_label = size.label
+            stage = "golden"
+            golden = pipeline.golden_for(src, cache, size)
+            stage = "validate"
+            validated = pipeline.validate_translation(src, translation, golden, cache)
         result = validated.result
     except SolarError as e:
         message = pipeline.with_path(str(e), path)

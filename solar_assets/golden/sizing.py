@@ -9,7 +9,9 @@ with production sizes (a 4096³ GEMM, 16 images of 512²) do not fit that comfor
    declares (inputs, weights, intermediates, outputs; 8 bytes an element, as the executor runs
    in float64) and the iterations of all its kernels. Within ``ValidationBudget`` (1 GiB,
    2e9 iterations) it is validated at full size.
-3. Otherwise its integer module constants are scaled down (``scaling_tiers``, ``scale_constants``):
+3. Otherwise its integer module constants are scaled down (``scaling_tiers``, ``scale_constants``),
+   in every spelling ``solar_assets.workloads.sizes`` reads (``batch_size = 16``, ``N = 2048 * 2``,
+   ``M = K = N = 8192``, the element ``input_shape[0]`` of ``input_shape = (32768,)``):
    first the batch, then every size except reduction lengths (so accumulation is exercised at
    full length), then all of them; by 1/8 to odd values ≥ 3 (odd sizes make swapped dimensions
    stand out), keeping divisibility between constants (``DIM % HEADS``), or by plain division
@@ -52,9 +54,24 @@ MIN_SCALED_SIZE = 3  # scaled sizes stay ≥ 3: a size of 1 or 2 can change what
 MIN_SCALABLE_SIZE = 8  # constants below this are left alone (kernel sizes, strides, small counts)
 MAX_ATTEMPTS = 8  # candidate sizes traced before giving up
 STALLED = 0.75  # a smaller factor that leaves ≥ 75 % of the cost: the tier's fixed sizes dominate it
-# Counts of layers / blocks / steps change the program's structure, not its sizes.
-NOT_A_SIZE = re.compile(r"(^|_)(DEPTH|LAYERS?|N_LAYERS?|NUM_LAYERS|BLOCKS|NUM_BLOCKS|STAGES|REPEATS?|ITERS?|"
-                        r"ITERATIONS|STEPS|SEED)($|_)")
+# Counts of layers / blocks / steps change the program's structure, not its sizes (but
+# ``layer_sizes = [400, 800]`` are widths); kernel sizes, strides, paddings, dilations and group counts
+# are the operator's parameters, and scale factors, clamp bounds and the like are values the program
+# computes with. Matched in any case, on the constant's name (``num_layers``, ``KERNEL_SIZE``,
+# ``pool_kernel_size``, ``stride[1]``): ``not_a_size``.
+_COUNT = re.compile(r"(^|_)(DEPTH|LAYERS?|N_LAYERS?|NUM_LAYERS|BLOCKS|NUM_BLOCKS|STAGES|REPEATS?|ITERS?|"
+                    r"ITERATIONS|STEPS|SEED)($|_|\[)", re.IGNORECASE)
+_WIDTH = re.compile(r"(^|_)(SIZES?|WIDTHS?|DIMS?|FEATURES|CHANNELS|UNITS)($|\[)", re.IGNORECASE)
+_PARAMETER = re.compile(r"(^|_)(KERNEL|KERNELS|STRIDES?|PAD|PADDING|PADDINGS|DILATIONS?|GROUPS?|AXIS|AXES|"
+                        r"SCALE|SCALING|FACTOR|DIVISOR|CLAMP|EPS|SLOPE|ALPHA|BETA|MOMENTUM|DROPOUT)($|_|\[)",
+                        re.IGNORECASE)
+
+
+def not_a_size(name: str) -> bool:
+    """Named as a count (not a list of widths: ``layer_sizes``) or as an operator parameter / value."""
+    return bool(_PARAMETER.search(name)) or (bool(_COUNT.search(name)) and not _WIDTH.search(name))
+
+
 _NUMBER = re.compile(r"(?<![\w.])(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
@@ -248,12 +265,14 @@ def scaling_tiers(constants: Mapping[str, SizeConstant], program: Program) -> li
     a reduction length), then every size except reduction lengths (so accumulation runs at full
     length), then all.
 
-    A constant can be scaled when it is assigned a literal, is ≥ 8, is not named like a count of
-    layers / blocks / steps, and its value is an extent somewhere in the full-size IR; it is a
+    A constant (or tuple / list element) can be scaled when it is assigned a literal expression, is
+    ≥ 8, is not named like a count of layers / blocks / steps or an operator parameter (``not_a_size``,
+    any case: ``kernel_size``, ``stride[1]``, ``num_groups``), and its value is an extent somewhere in
+    the full-size IR; it is a
     reduction length when its value is the extent of a loop an accumulating kernel reduces over."""
     sizes, reductions = program_sizes(program), reduction_lengths(program)
     scalable = [c.name for c in constants.values()
-                if c.free and c.value >= MIN_SCALABLE_SIZE and not NOT_A_SIZE.search(c.name) and c.value in sizes]
+                if c.free and c.value >= MIN_SCALABLE_SIZE and not not_a_size(c.name) and c.value in sizes]
     leading = {t.shape[0] for t in program.tensors if t.role == "input" and t.shape}
     rows = [n for n in scalable if constants[n].value not in reductions]
     batch = [n for n in rows if constants[n].value in leading]
@@ -385,7 +404,7 @@ def choose_validation_size(path: str | Path, full: Program, trace: Callable[[dic
             f"module constants or declare {SIZE_DECLARATION} = {{\"NAME\": small, ...}}")
     search = _Search(path, full, trace, budget)
     for tier in tiers:
-        found = _search_tier(search, tier, values)
+        found = _search_tier(search, tier, values, full_cost)
         if found is not None:
             constants_found, factor, exact, cost = found
             how = "divided" if exact else "scaled to odd sizes"
@@ -397,9 +416,20 @@ def choose_validation_size(path: str | Path, full: Program, trace: Callable[[dic
         f"{{\"NAME\": small, ...}} in the file")
 
 
-def _search_tier(search: _Search, tier: ScalingTier, values: Mapping[str, int]
+def _stalled(cost: ValidationCost, last: ValidationCost, budget: ValidationBudget) -> bool:
+    """A dimension (tensor bytes, iterations) still over budget kept ≥ ``STALLED`` of its last value:
+    shrinking this tier's constants no longer helps, its fixed sizes dominate that dimension."""
+    return any(now > limit and now > STALLED * before
+               for now, before, limit in ((cost.tensor_bytes, last.tensor_bytes, budget.tensor_bytes),
+                                          (cost.iterations, last.iterations, budget.iterations)))
+
+
+def _search_tier(search: _Search, tier: ScalingTier, values: Mapping[str, int], full_cost: ValidationCost
                  ) -> tuple[dict[str, int], int, bool, ValidationCost] | None:
-    factor, direction, last_load = SCALE_FACTORS[0], 0, float("inf")  # direction: +1 smaller, -1 gentler
+    """The first usable size of the tier, or None. A tier whose first candidate leaves a dimension over
+    budget at ≥ ``STALLED`` of the full size's (an MLP's 16384² weights do not shrink with its batch)
+    is given up at once, leaving the attempts to the tiers that scale what dominates."""
+    factor, direction, last = SCALE_FACTORS[0], 0, full_cost  # direction: +1 smaller, -1 gentler
     while 2 <= factor <= SCALE_FACTORS[-1]:
         outcomes = []
         for exact in (False, True):
@@ -411,10 +441,9 @@ def _search_tier(search: _Search, tier: ScalingTier, values: Mapping[str, int]
             if outcome == "exhausted":
                 return None
             if outcome == "over":
-                load = cost.load(search.budget)
-                if load > STALLED * last_load:
-                    return None  # shrinking this tier's constants no longer helps: its fixed sizes dominate
-                last_load = load
+                if _stalled(cost, last, search.budget):
+                    return None
+                last = cost
                 break  # the other variant costs about the same
         if "over" in outcomes:
             if direction < 0:

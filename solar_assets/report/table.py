@@ -121,6 +121,11 @@ def format_table(rows: Sequence[ReportRow], markdown: bool = False, *, wide: boo
     return render_columns(rows, columns_, markdown)
 
 
+def _markdown_cell(text: str) -> str:
+    """A cell's text safe inside a Markdown table row: pipes escaped, line breaks as spaces."""
+    return " ".join(text.replace("|", "\\|").splitlines())
+
+
 def render_columns(rows: Sequence[Any], columns: Sequence[Column], markdown: bool = False) -> str:
     """Rows under ``columns`` (header, cell, alignment) as aligned text or a Markdown table: the
     one renderer every table of the report uses."""
@@ -128,7 +133,8 @@ def render_columns(rows: Sequence[Any], columns: Sequence[Column], markdown: boo
     headers = [h for h, _, _ in columns]
     if markdown:
         rule = ["---" if a == "<" else "---:" for _, _, a in columns]
-        return "\n".join("| " + " | ".join(line) + " |" for line in [headers, rule, *cells])
+        body = [[_markdown_cell(c) for c in line] for line in cells]  # a workload named pipe|name stays one cell
+        return "\n".join("| " + " | ".join(line) + " |" for line in [headers, rule, *body])
     widths = [max(len(h), *(len(c[i]) for c in cells)) if cells else len(h) for i, h in enumerate(headers)]
     def line(values: Sequence[str]) -> str:
         return "  ".join(f"{v:{a}{w}}" for v, w, (_, _, a) in zip(values, widths, columns)).rstrip()
@@ -145,9 +151,12 @@ def short_dtype(dtype: str) -> str:
 
 
 def _validated(r: ReportRow) -> str:
-    """``✓ full`` (the file's own size), ``✓ scaled`` (the constants rebound: ``--wide`` names them), ``✗``."""
+    """``✓ full`` (the file's own size), ``✓ scaled`` (the constants rebound: ``--wide`` names them),
+    ``✓ node-wise`` (each op group at the file's own size), ``✗``."""
     if not r.validated:
         return "✗"
+    if (r.validated_size or "").startswith("node-wise"):
+        return "✓ node-wise"
     return "✓ full" if r.validated_size == "full" else "✓ scaled"
 
 

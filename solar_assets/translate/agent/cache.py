@@ -1,7 +1,7 @@
 """Accepted agent answers on disk, keyed by (what was asked, model, prompt hash): a re-run asks
 the model nothing.
 
-"What was asked" is the source's hash plus the rebound constants for a whole workload, and the
+"What was asked" is the source's hash (with the local modules it imports) plus the rebound constants for a whole workload, and the
 node's description (op, argument, input and output declarations) for one node. Only accepted
 programs are stored, with the attempts that led to them, so the provenance survives a cache hit.
 """
@@ -18,6 +18,13 @@ from solar_assets import cache_store
 from solar_assets.translate.translation import AttemptRecord
 
 log = logging.getLogger(__name__)
+
+
+def source_key(src: Any) -> str:
+    """What an answer depends on of the workload: its file and the local modules it imports (a
+    helper's edit asks the model again), as the other caches key it (``WorkloadSource.local_sha256``)."""
+    local = getattr(src, "local_sha256", "")
+    return f"{src.sha256}:{local}" if local else src.sha256
 
 
 def cache_key(**parts: Any) -> str:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ir_schemas import Program, TensorDecl
 from solar_assets.errors import IRError
-from solar_assets.translate.agent.cache import AgentCache, cache_key
+from solar_assets.translate.agent.cache import AgentCache, cache_key, source_key
 from solar_assets.translate.agent.config import AgentSettings
 from solar_assets.translate.agent.loop import generate_program
 from solar_assets.translate.agent.prompt import node_message, prompt_sha256, system_prompt
@@ -97,7 +97,7 @@ class NodeFallback:
             inputs=tuple(x.base for x in inputs), outputs=tuple(y.base for y in outputs), steps=())
         arguments = ", ".join([_render(a) for a in args] + [f"{k}={_render(v)}" for k, v in kwargs.items()])
         task = f"node {node.name}"
-        key = cache_key(kind="node", source=self.src.sha256, node=node.format_node(), target=str(node.target),
+        key = cache_key(kind="node", source=source_key(self.src), node=node.format_node(), target=str(node.target),
                         arguments=arguments, skeleton=skeleton.model_dump(mode="json"),
                         model=self.settings.model_name, prompt=prompt_sha256())
         cache = AgentCache(self.cache_dir)

@@ -16,7 +16,7 @@ from typing import Any
 
 from ir_schemas import Program
 from solar_assets.errors import IRError, SolarError
-from solar_assets.translate.agent.cache import AgentCache, cache_key
+from solar_assets.translate.agent.cache import AgentCache, cache_key, source_key
 from solar_assets.translate.agent.config import AgentSettings, agent_settings
 from solar_assets.translate.agent.cost_check import CostCheck
 from solar_assets.translate.agent.loop import generate_program
@@ -133,7 +133,7 @@ def translate_workload(src: WorkloadSource, constants: Mapping[str, int] | None 
 
     settings = settings or agent_settings()
     constants = dict(constants or {})
-    key = cache_key(kind="workload", source=src.sha256, constants=constants, model=settings.model_name,
+    key = cache_key(kind="workload", source=source_key(src), constants=constants, model=settings.model_name,
                     prompt=prompt_sha256())
     cache = AgentCache(cache_dir)
     hit = cache.load(src.name, key)

@@ -132,6 +132,11 @@ def eqn_origin(eqn: Any, path: str) -> Origin:
     return Origin(node=path, op=eqn.primitive.name, module=module)
 
 
+# node-wise validation: when a dict, the top-level jaxpr's values by key (``const<i>``, ``in<i>``,
+# ``eqn<i>#<k>``) as they are bound (``solar_assets.validate.nodewise``)
+TOP_VALUES: dict[str, Value] | None = None
+
+
 def run_jaxpr(b: ProgramBuilder, jaxpr: Any, consts: Sequence[Value], args: Sequence[Value]) -> list[Value]:
     """Lower an (open) jaxpr with its constvars bound to ``consts`` and invars to ``args``; every
     step an equation emits carries that equation's origin (``eqn_origin``)."""
@@ -157,6 +162,11 @@ def run_jaxpr(b: ProgramBuilder, jaxpr: Any, consts: Sequence[Value], args: Sequ
         for v, x in zip(eqn.outvars, outs):
             if type(v).__name__ != "DropVar":
                 env[v] = x
+        if TOP_VALUES is not None and prefix == "eqn":
+            TOP_VALUES.update({f"eqn{i}#{k}": x for k, x in enumerate(outs)})
+    if TOP_VALUES is not None and prefix == "eqn":
+        TOP_VALUES.update({f"const{n}": env[v] for n, v in enumerate(jaxpr.constvars)})
+        TOP_VALUES.update({f"in{n}": env[v] for n, v in enumerate(jaxpr.invars)})
     return [read_var(env, v) for v in jaxpr.outvars]
 
 

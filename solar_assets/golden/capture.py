@@ -1,0 +1,168 @@
+"""One forward pass at the file's own size, node by node, keeping only the values still needed.
+
+Node-wise validation (``solar_assets.validate.nodewise``) checks each IR op group on the
+framework's own values of that op's inputs and output. Holding every intermediate of a big
+model at once would cost far more than the model's own run, so the pass runs the exported
+graph under a ``torch.fx.Interpreter`` and frees each value after its last use, where a use is
+an fx user or a caller-named *extra* use (the node at which a check that reads the value runs).
+The caller sees each node's value the moment it exists (``on_node``), with every value still
+live, so memory stays at the program's own peak plus what pending checks hold.
+
+Before running, ``estimate_capture`` sizes that peak from the exported graph's tensor metadata
+(inputs, weights, and the largest sum of simultaneously live intermediates), so a workload too
+big for one pass is refused with its sizes instead of exhausting memory.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from solar_assets.errors import SolarError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CAPTURE_BYTES = 4 << 30  # one forward pass of at most 4 GiB of tensors
+CAPTURE_BYTES_ENV = "SOLAR_NODEWISE_BYTES"
+
+
+class CaptureTooBig(SolarError):
+    """The forward pass would need more memory than the capture budget; the message has the sizes."""
+
+
+@dataclass(frozen=True)
+class CaptureEstimate:
+    """Bytes one forward pass holds: graph inputs, weights, and the peak of live intermediates."""
+
+    input_bytes: int
+    weight_bytes: int
+    peak_intermediate_bytes: int
+
+    @property
+    def total_bytes(self) -> int:
+        return self.input_bytes + self.weight_bytes + self.peak_intermediate_bytes
+
+    def __str__(self) -> str:
+        return (f"{gib(self.total_bytes)} (inputs {gib(self.input_bytes)}, weights {gib(self.weight_bytes)}, "
+                f"peak of live intermediates {gib(self.peak_intermediate_bytes)})")
+
+
+def gib(n: int) -> str:
+    return f"{n / (1 << 30):.3g} GiB" if n >= 1 << 27 else f"{n / (1 << 20):.3g} MiB"
+
+
+def capture_budget() -> int:
+    """The capture budget in bytes: ``$SOLAR_NODEWISE_BYTES`` where set, else 4 GiB."""
+    text = os.environ.get(CAPTURE_BYTES_ENV, "").strip()
+    return int(float(text)) if text else DEFAULT_CAPTURE_BYTES
+
+
+def _nbytes(val: Any) -> int:
+    """Bytes of a node's value from its metadata (a tensor, or a tuple / list of them)."""
+    if isinstance(val, (tuple, list)):
+        return sum(_nbytes(v) for v in val)
+    numel, itemsize = getattr(val, "numel", None), getattr(getattr(val, "dtype", None), "itemsize", None)
+    if numel is None or itemsize is None:
+        return 0
+    try:
+        return int(numel()) * int(itemsize)
+    except (TypeError, ValueError, RuntimeError):  # a symbolic size: not sizable here
+        return 0
+
+
+def last_uses(graph: Any, extra: Mapping[str, int] | None = None) -> dict[str, int]:
+    """Node name -> the position (in graph order) of the last node that needs its value: the last
+    fx user, or a later position named in ``extra``."""
+    order = {n.name: i for i, n in enumerate(graph.nodes)}
+    last = {n.name: max([order[u.name] for u in n.users] or [order[n.name]]) for n in graph.nodes}
+    for name, at in (extra or {}).items():
+        if name in last:
+            last[name] = max(last[name], at)
+    return last
+
+
+def estimate_capture(ep: Any, extra: Mapping[str, int] | None = None) -> CaptureEstimate:
+    """The memory of one pass over ``ep``'s graph with values freed after their last use."""
+    from torch.export.graph_signature import InputKind
+
+    kinds = {s.arg.name: s.kind for s in ep.graph_signature.input_specs}
+    inputs = weights = live = peak = 0
+    last = last_uses(ep.graph, extra)
+    sizes: dict[str, int] = {}
+    dying: dict[int, list[str]] = {}
+    for i, node in enumerate(ep.graph.nodes):
+        size = _nbytes(node.meta.get("val"))
+        if node.op == "placeholder":
+            if kinds.get(node.name) == InputKind.USER_INPUT:
+                inputs += size
+            else:
+                weights += size
+            continue
+        if node.op != "call_function":
+            continue
+        sizes[node.name] = size
+        live += size
+        peak = max(peak, live)
+        dying.setdefault(last[node.name], []).append(node.name)
+        for name in dying.pop(i, ()):
+            live -= sizes.get(name, 0)
+    return CaptureEstimate(inputs, weights, peak)
+
+
+def placeholder_values(ep: Any, inputs: list[Any]) -> dict[str, Any]:
+    """The value of each placeholder of ``ep``'s graph: user inputs in order, then parameters,
+    buffers and lifted constants from the exported program's state."""
+    from torch.export.graph_signature import InputKind
+
+    values: dict[str, Any] = {}
+    user = iter(inputs)
+    for spec in ep.graph_signature.input_specs:
+        if spec.kind == InputKind.USER_INPUT:
+            values[spec.arg.name] = next(user)
+        elif spec.target in ep.state_dict:
+            values[spec.arg.name] = ep.state_dict[spec.target]
+        else:
+            values[spec.arg.name] = ep.constants[spec.target]
+    return values
+
+
+def run_capture(ep: Any, inputs: list[Any], on_node: Callable[[str, dict[str, Any]], None],
+                extra: Mapping[str, int] | None = None) -> float:
+    """Run ``ep``'s graph once on real ``inputs``; after each node (placeholders included, in
+    graph order) call ``on_node(name, live)``, ``live`` mapping node names to the values still
+    needed. Returns the seconds the pass took."""
+    import torch
+    import torch.fx
+
+    start = time.perf_counter()
+    nodes = list(ep.graph.nodes)
+    last = last_uses(ep.graph, extra)
+    dying: dict[int, list[str]] = {}
+    for name, at in last.items():
+        dying.setdefault(at, []).append(name)
+    order = {n.name: i for i, n in enumerate(nodes)}
+    placeholders = placeholder_values(ep, inputs)
+    live: dict[str, Any] = {}
+
+    class _Capture(torch.fx.Interpreter):
+        def run_node(self, n: Any) -> Any:
+            value = placeholders[n.name] if n.op == "placeholder" else super().run_node(n)
+            live[n.name] = value
+            self.env[n] = value
+            on_node(n.name, live)
+            for name in dying.pop(order[n.name], ()):
+                live.pop(name, None)
+                node = nodes[order[name]]
+                if node.op != "output" and node in self.env and name not in ("output",):
+                    self.env.pop(node, None)
+            return value
+
+    from solar_assets.workloads.in_forward import deterministic_random
+
+    interp = _Capture(ep.graph_module, garbage_collect_values=False)
+    with torch.no_grad(), deterministic_random():  # a draw in forward: the values the IR writes
+        interp.run(*[placeholders[n.name] for n in nodes if n.op == "placeholder"])
+    return time.perf_counter() - start

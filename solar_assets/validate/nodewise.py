@@ -1,0 +1,420 @@
+"""Node-wise validation: each op group of the IR checked on the framework's own values, at the
+file's own size.
+
+Whole-program validation needs a size at which the IR can run whole; a file that hard-codes
+``torch.randn(batch_size, 3, 224, 224)`` or lists layer widths cannot be shrunk by rebinding
+constants. Here the framework runs once at full size (``solar_assets.golden.capture``, values
+freed after their last use), and each group of IR steps lowered from one fx node
+(``origin.node``) is evaluated on the framework's values of what it reads (graph inputs,
+weights, earlier nodes' outputs, through the tracer's ``value_map``), in float64, at a sample
+of its output points (``POINTS`` per written tensor, seeded, corners included; every point
+when that is cheap, as for composition copies), with ``solar_assets.validate.points``. Each
+sampled point is compared with the framework's value at the dtype's tolerance of
+``compare.TOLERANCES`` (the absolute part relative to the whole framework tensor's max|ref|).
+
+Only the tracer's IR is checked this way: the export is re-lowered with the value map and must
+give the very program being validated.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import time
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ir_schemas import Kernel, Program
+from solar_assets.errors import SolarError
+from solar_assets.ir.dtypes import NARROW_FLOAT_DTYPES
+from solar_assets.ir.expr import parse_kernel
+from solar_assets.validate.compare import (
+    REDUCTION_SCALE_FROM,
+    TINY,
+    OutputCheck,
+    ValidationResult,
+    _category,
+    _refusals,
+    tolerance_for,
+)
+from solar_assets.validate.points import PointEvalError, PointEvaluator, step_io
+
+log = logging.getLogger(__name__)
+
+POINTS = 512  # sampled output points per written tensor of a group
+EXACT_COST = 1 << 18  # a tensor whose every point costs at most this many evaluations in all is checked whole
+LABEL = f"node-wise {POINTS} points/kernel"
+
+
+class NodewiseError(SolarError):
+    """Node-wise validation cannot run on this workload (the message names the file and why)."""
+
+
+@dataclass
+class OpGroup:
+    """The top-level steps lowered from one framework op, what they write and read from outside."""
+
+    node: str
+    op: str
+    module: str
+    steps: list[Any] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)
+    external: set[str] = field(default_factory=set)
+
+    @property
+    def label(self) -> str:
+        where = f", module {self.module}" if self.module else ""
+        return f"op group {self.node} ({self.op}{where})"
+
+    def kernel_names(self) -> list[str]:
+        return [st.name for st in self.steps]
+
+
+def op_groups(program: Program, key_of: Any = None) -> list[OpGroup]:
+    """The program's top-level steps grouped by ``origin.node`` (``key_of(origin.node)`` when
+    given; a step without one is its own group), in order of first appearance."""
+    groups: dict[str, OpGroup] = {}
+    for step in program.steps:
+        origin = step.origin
+        key = (key_of or str)(origin.node) if origin is not None else f"step:{step.name}"
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = OpGroup(key, origin.op if origin else step.kind, origin.module if origin else "")
+        reads, writes = step_io(step)
+        g.external |= {t for t in reads if t not in g.written}
+        g.written += [t for t in dict.fromkeys(writes) if t not in g.written]
+        g.steps.append(step)
+    return list(groups.values())
+
+
+def sample_points(shape: tuple[int, ...], n: int, seed_text: str) -> np.ndarray:
+    """Up to ``n`` distinct flat indices of ``shape``: its corners first, then a seeded random
+    draw (the seed from ``seed_text``, so a rerun samples the same points)."""
+    size = int(np.prod(shape, dtype=np.int64))
+    if size <= n:
+        return np.arange(size, dtype=np.int64)
+    corners = {0, size - 1}
+    for bits in range(min(1 << len(shape), n // 4)):
+        coord = tuple((s - 1) if bits >> d & 1 else 0 for d, s in enumerate(shape))
+        corners.add(int(np.ravel_multi_index(coord, shape)))
+    rng = np.random.default_rng(zlib.crc32(seed_text.encode()))
+    picked = set(corners)
+    while len(picked) < n:
+        picked.update(int(i) for i in rng.integers(0, size, n - len(picked)))
+    return np.array(sorted(picked), dtype=np.int64)
+
+
+def _numpy(value: Any) -> np.ndarray:
+    """A framework tensor as a NumPy array (narrow floats widened to float32, which is exact)."""
+    if type(value).__module__.split(".")[0] != "torch":  # a JAX or NumPy array
+        a = np.asarray(value)
+        narrow = a.dtype.name in ("bfloat16", "float16") or "float8" in a.dtype.name
+        return a.astype(np.float32) if narrow else a
+    import torch
+
+    t = value.detach()
+    if t.dtype in (torch.bfloat16, torch.float16) or "float8" in str(t.dtype):
+        t = t.float()
+    return t.contiguous().numpy()
+
+
+def _point_cost(program: Program, group: OpGroup, name: str) -> int:
+    """Evaluations per output point of ``name``: the reduction lengths of its group's kernels."""
+    cost = 0
+    for st in group.steps:
+        if isinstance(st, Kernel):
+            pk = parse_kernel(st)
+            out_vars = {v for a in pk.out.index for v in a.vars}
+            cost += math.prod(lp.extent for lp in st.loops if lp.var not in out_vars)
+    return max(cost, 1)
+
+
+def _compare_points(label: str, name: str, dtype: str, got: np.ndarray, ref: np.ndarray, flat: np.ndarray,
+                    shape: tuple[int, ...], max_ref: float, rtol: float, atol_scale: float, exact: bool,
+                    magnitude: np.ndarray | None = None) -> OutputCheck:
+    """One check of a tensor's IR values against the framework's at the same flat indices. The
+    relative part of the tolerance follows ``magnitude`` (Σ|terms| of a sum at each point) where
+    that is larger than |ref|: a float sum rounds relative to what it summed, not to its result."""
+    where = "every point" if exact else f"{flat.size} sampled points"
+    cat = _category(dtype)
+    if cat != "float":
+        bad = np.flatnonzero(got != ref)
+        max_abs = float(np.max(np.abs(got - ref))) if got.size else 0.0
+        if bad.size == 0:
+            return OutputCheck(name, shape, shape, dtype, 0.0, 0.0, 0.0, True, f"{label}: {name!r} exact at {where}")
+        at = tuple(int(i) for i in np.unravel_index(flat[bad[0]], shape))
+        return OutputCheck(name, shape, shape, dtype, max_abs, max_abs / max(max_ref, TINY), 0.0, False,
+                           f"{label}: {name!r} differs from the framework at {bad.size} of {where} (integers must "
+                           f"match exactly; first at {at}: IR {got[bad[0]]:g}, framework {ref[bad[0]]:g})")
+    finite_ref, finite_got = np.isfinite(ref), np.isfinite(got)
+    nonfinite = np.flatnonzero((finite_ref != finite_got) | (~finite_ref & ~finite_got & ~(
+        (got == ref) | (np.isnan(got) & np.isnan(ref)))))
+    both = finite_ref & finite_got
+    with np.errstate(invalid="ignore", over="ignore"):
+        err = np.where(both, np.abs(got - ref), 0.0)
+    tol_abs = atol_scale * max_ref
+    scale = np.abs(ref) if magnitude is None else np.maximum(np.abs(ref), magnitude)
+    bad = np.flatnonzero(both & (err > tol_abs + rtol * scale))
+    max_abs = float(err.max()) if err.size else 0.0
+    max_rel = max_abs / max(max_ref, TINY)
+    worst = int(np.argmax(err)) if err.size else 0
+    tolerance = (f"|IR-framework| <= {atol_scale:g}*max|framework| (= {tol_abs:.3g}) + {rtol:g}*"
+                 + ("|framework|" if magnitude is None else "max(|framework|, sum of |terms|)"))
+    first = nonfinite[0] if nonfinite.size else (bad[0] if bad.size else worst)
+    at = tuple(int(i) for i in np.unravel_index(flat[first], shape)) if flat.size else ()
+    detail = f"first at {at}: IR {got[first]:.9g}, framework {ref[first]:.9g}" if flat.size else ""
+    ok = not nonfinite.size and not bad.size
+    if nonfinite.size:
+        why = f"{nonfinite.size} of {where} are NaN/inf where the framework's are not (or the reverse); {detail}"
+    elif bad.size:
+        why = f"{bad.size} of {where} outside {tolerance}; {detail}; max abs error {max_abs:.3g}"
+    else:
+        why = f"ok at {where}, max abs error {max_abs:.3g} (tolerance {tolerance})"
+    return OutputCheck(name, shape, shape, dtype, max_abs, max_rel, tol_abs, ok, f"{label}: {name!r} {why}", rtol,
+                       "framework values")
+
+
+@dataclass
+class _Plan:
+    """What the capture must keep and when each group is checked."""
+
+    groups: list[OpGroup]
+    check_at: dict[int, list[OpGroup]]  # graph position -> groups checked once that node has run
+    extra: dict[str, int]  # fx node -> the last position a check needs its value
+
+
+def _plan(program: Program, value_of: dict[str, str], order: dict[str, int], key: Any = None) -> _Plan:
+    end = max(order.values())
+    groups = op_groups(program, key)
+    check_at: dict[int, list[OpGroup]] = {}
+    extra: dict[str, int] = {}
+    for g in groups:
+        mapped = [value_of[t] for t in g.written if t in value_of]
+        at = max([order.get(g.node, end), *(order[m] for m in mapped if m in order)])
+        check_at.setdefault(at, []).append(g)
+        for t in [*g.external, *g.written]:
+            node = value_of.get(t)
+            if node in order:
+                extra[node] = max(extra.get(node, 0), at)
+    return _Plan(groups, check_at, extra)
+
+
+class _Checker:
+    """Checks op groups as the capture reaches them (``on_node``)."""
+
+    def __init__(self, program: Program, value_of: dict[str, str], plan: _Plan, order: dict[str, int],
+                 source: str, points: int):
+        self.program = program
+        self.tensors = program.tensor_map()
+        self.value_of = value_of
+        self.plan = plan
+        self.order = order
+        self.source = source
+        self.points = points
+        self.checks: list[OutputCheck] = []
+        self.ir_values: dict[str, np.ndarray] = {}  # escaping tensors no fx node holds: the IR's own values
+        self.written_before: set[str] = {t.name for t in program.tensors if t.role in ("input", "weight")}
+        self.evaluations = 0
+        self.exact = 0
+        self.sampled = 0
+        self.outputs: list[np.ndarray] | None = None
+
+    def on_node(self, name: str, live: dict[str, Any]) -> None:
+        for g in self.plan.check_at.get(self.order[name], ()):
+            self.check(g, live)
+        if name == "output" and self.outputs is None:
+            self.outputs = [_numpy(live[self.value_of[t]]) for t in self.program.outputs]
+
+    def _framework(self, t: str, live: dict[str, Any], cache: dict[str, np.ndarray]) -> np.ndarray:
+        if t in cache:
+            return cache[t]
+        node = self.value_of.get(t)
+        if node is not None and node in live:
+            arr = _numpy(live[node])
+        elif t in self.ir_values:
+            arr = self.ir_values[t]
+        else:
+            raise PointEvalError(f"{self.source}: IR tensor {t!r} holds no framework value and no earlier "
+                                 f"group computed it")
+        if tuple(arr.shape) != tuple(self.tensors[t].shape):
+            raise PointEvalError(f"{self.source}: IR tensor {t!r} is declared {self.tensors[t].shape} but the "
+                                 f"framework's value of node {node} has shape {tuple(arr.shape)}")
+        cache[t] = arr
+        return arr
+
+    def check(self, g: OpGroup, live: dict[str, Any]) -> None:
+        cache: dict[str, np.ndarray] = {}
+        label = g.label
+        seeded = frozenset(t for t in g.written if t in self.written_before)
+        try:
+            ev = PointEvaluator(self.program, g.steps, lambda t: self._framework(t, live, cache), seeded, self.source)
+            targets = [t for t in g.written if self._holds_result(t, g, live)]
+            if not targets:
+                escaping = [t for t in g.written if t not in self.value_of and self._read_later(t, g)]
+                if not escaping:
+                    raise PointEvalError(f"{self.source}: no tensor the group writes has a framework value, "
+                                         f"and no later group reads one")
+                self.checks.append(OutputCheck(g.node, (), (), "", 0.0, 0.0, 0.0, True,
+                                               f"{label}: writes no tensor the framework holds whole; its IR values "
+                                               f"of {', '.join(escaping)} feed the later groups, checked there"))
+            for t in targets:
+                self.checks.append(self._check_tensor(g, ev, t, label, live, cache))
+            for t in g.written:  # unmapped tensors that later groups read: the IR's own values
+                if t not in self.value_of and t not in self.ir_values and self._read_later(t, g):
+                    self.ir_values[t] = ev.whole(t).reshape(self.tensors[t].shape)
+            self.evaluations += ev.evaluations
+        except SolarError as e:  # PointEvalError, or the executor's error on a whole-run step
+            self.checks.append(OutputCheck(g.node, (), (), "", math.inf, math.inf, math.nan, False,
+                                           f"{label} (steps {', '.join(g.kernel_names())}): cannot check "
+                                           f"node-wise: {str(e).removeprefix(self.source + ': ')}"))
+        self.written_before |= set(g.written)
+
+    def _holds_result(self, t: str, g: OpGroup, live: dict[str, Any]) -> bool:
+        """Whether the framework value mapped to ``t`` is this group's result: a node at or after
+        the group's own (its getitems), or an output argument for the output copies; a tensor
+        an earlier node already holds is only updated here, its earlier value is no reference."""
+        node = self.value_of.get(t)
+        if node not in live:
+            return False
+        return g.node == "output" or self.order[node] >= self.order.get(g.node, -1)
+
+    def _read_later(self, t: str, g: OpGroup) -> bool:
+        return any(t in other.external for other in self.plan.groups if other is not g)
+
+    def _check_tensor(self, g: OpGroup, ev: PointEvaluator, t: str, label: str, live: dict[str, Any],
+                      cache: dict[str, np.ndarray]) -> OutputCheck:
+        decl = self.tensors[t]
+        ref_full = _numpy(live[self.value_of[t]])
+        shape = tuple(decl.shape)
+        size = int(np.prod(shape, dtype=np.int64))
+        cost = _point_cost(self.program, g, t)
+        exact = size * cost <= EXACT_COST
+        flat = np.arange(size, dtype=np.int64) if exact else sample_points(shape, self.points, f"{g.node}:{t}")
+        if exact:
+            self.exact += 1
+        else:
+            self.sampled += 1
+        got = ev.value_at(t, flat)
+        ref = ref_full.reshape(-1)[flat].astype(np.float64)
+        finite = ref_full[np.isfinite(ref_full)] if _category(ref_full.dtype) == "float" else ref_full
+        max_ref = float(np.max(np.abs(finite))) if finite.size else 0.0
+        rtol, atol_scale = tolerance_for(decl.dtype, str(ref_full.dtype))
+        narrow = [self.tensors[w].dtype for w in g.written if self.tensors[w].dtype in NARROW_FLOAT_DTYPES]
+        if narrow:
+            scale = max(1.0, math.sqrt(cost / REDUCTION_SCALE_FROM))
+            rtol, atol_scale = rtol * scale, atol_scale * scale
+        writers = [g.steps[j].name for j in ev.writers.get(t, ())]
+        where = f"{label}, kernel {', '.join(writers)}"
+        dtype = decl.dtype if _category(decl.dtype) != "float" else decl.dtype
+        magnitude = ev.summed_magnitude(t, flat)
+        check = _compare_points(where, t, dtype, got, ref, flat, shape, max_ref, rtol, atol_scale, exact, magnitude)
+        return dataclasses.replace(check, name=g.node if t == g.node else f"{g.node}/{t}")
+
+
+def _frame(program: Program) -> tuple[Any, ...]:
+    """What the value map relies on: the tensors, the graph inputs and outputs, and each step's
+    name, kind and origin (not the kernels' statements: those are what the validation checks)."""
+    return (program.tensors, program.inputs, program.outputs,
+            tuple((st.name, st.kind, st.origin) for st in program.steps))
+
+
+def _declared_bytes(program: Program, roles: tuple[str, ...]) -> int:
+    """Bytes of the program's tensors with these roles, at their declared dtypes."""
+    from solar_assets.ir.dtypes import DTYPES
+
+    return sum(math.prod(t.shape) * DTYPES[t.dtype].bytes for t in program.tensors if t.role in roles)
+
+
+def relower_with_values(src: Any) -> tuple[Any, list[Any], Program, dict[str, str]]:
+    """The file exported on real tensors, its inputs, the tracer's program of that export and the
+    value map (IR tensor -> fx node; program outputs -> the output node's arguments)."""
+    from solar_assets.translate.torch_tracer import export_graph, lower_exported
+    from solar_assets.workloads import load_torch_workload
+
+    w = load_torch_workload(src)
+    ep = export_graph(w.model, w.inputs, src.path)
+    values: dict[str, str] = {}
+    program = lower_exported(ep, src.name, src.path, values=values)
+    output = next(n for n in ep.graph.nodes if n.op == "output")
+    for name, arg in zip(program.outputs, output.args[0]):
+        values.setdefault(name, arg.name)
+    return ep, list(w.inputs), program, values
+
+
+def validate_nodewise(src: Any, translation: Any, *, points: int = POINTS, budget_bytes: int | None = None) \
+        -> ValidationResult:
+    """Check ``translation``'s IR op group by op group on one full-size forward pass of ``src``
+    (module docstring). Raises ``CaptureTooBig`` (with the sizes) when that pass does not fit
+    ``budget_bytes`` (default ``capture.capture_budget()``), ``NodewiseError`` when the IR is not
+    the tracer's lowering of the file."""
+    from solar_assets.golden.capture import CaptureTooBig, capture_budget, estimate_capture, gib, run_capture
+
+    start = time.perf_counter()
+    budget = capture_budget() if budget_bytes is None else budget_bytes
+    held = _declared_bytes(translation.program, ("input", "weight"))
+    if held > budget:  # refused before the model is built for real: its weights alone are too big
+        raise CaptureTooBig(f"{src.path}: one forward pass at the file's own size needs at least {gib(held)} for "
+                            f"its inputs and weights, over the node-wise capture budget of {gib(budget)} (set "
+                            f"$SOLAR_NODEWISE_BYTES)")
+    if src.framework == "jax":
+        from solar_assets.validate.nodewise_jax import validate_nodewise_jax
+
+        return validate_nodewise_jax(src, translation, points=points)
+    ep, inputs, lowered, value_of = relower_with_values(src)
+    program = translation.program
+    if _frame(lowered) != _frame(program):
+        raise NodewiseError(f"{src.path}: node-wise validation needs the tracer's IR of the file; the "
+                            f"{translation.translator} IR's tensors or steps differ from the tracer's lowering of "
+                            f"its export")
+    order = {n.name: i for i, n in enumerate(ep.graph.nodes)}
+    plan = _plan(program, value_of, order)
+    estimate = estimate_capture(ep, plan.extra)
+    if estimate.total_bytes > budget:
+        raise CaptureTooBig(f"{src.path}: one forward pass at the file's own size needs {estimate}, over the "
+                            f"node-wise capture budget of {gib(budget)} (set $SOLAR_NODEWISE_BYTES)")
+    checker = _Checker(program, value_of, plan, order, str(src.path), points)
+    seconds = run_capture(ep, inputs, checker.on_node, plan.extra)
+    checks = checker.checks
+    if checker.outputs is not None:
+        golden = type("_Outputs", (), {"outputs": checker.outputs, "outputs64": None})()
+        names = list(program.outputs)
+        checks = _refusals(program, golden, names, [program.tensor(n).dtype for n in names]) + checks
+    notes = [f"node-wise: {len(plan.groups)} op groups on one full-size forward pass ({seconds:.2f} s, "
+             f"{estimate}); {checker.exact} tensors checked at every point, {checker.sampled} at up to {points} "
+             f"sampled points, {checker.evaluations:.3g} point evaluations"]
+    log.info("%s: %s", src.name, notes[0])
+    return ValidationResult(ok=bool(checks) and all(c.ok for c in checks), checks=checks,
+                            max_abs_error=max((c.max_abs_error for c in checks), default=0.0),
+                            max_rel_error=max((c.max_rel_error for c in checks), default=0.0),
+                            seconds=time.perf_counter() - start, notes=notes)
+
+
+def validate_nodewise_stage(src: Any, translation: Any, size_error: Exception | None = None,
+                            cache_dir: Any = None) -> Any:
+    """The pipeline's validation when no scaled-down size worked: ``validate_nodewise`` as a
+    ``pipeline.ValidatedIR`` (``validated_size`` = ``LABEL``); ``ValidationFailed`` if a group
+    fails; ``ValidationSizeError`` naming the file and the sizes when even one forward pass is
+    too big. A passed verdict is cached in ``cache_dir`` by source, IR, budget and code."""
+    from solar_assets.golden import ValidationSizeError
+    from solar_assets.golden.capture import CaptureTooBig, capture_budget
+    from solar_assets.pipeline import ValidatedIR, ValidationFailed, _cache_path, _starting, validation_summary
+    from solar_assets.validate.verdict_cache import VERDICT_PACKAGES, load_verdict, program_digest, save_verdict
+
+    _starting(src.name, "validate node-wise")
+    verdict_path = _cache_path(cache_dir, "verdict", src, (*VERDICT_PACKAGES, "solar_assets.translate"), ".json",
+                               {"nodewise": POINTS, "bytes": capture_budget(),
+                                "program": program_digest(translation.program)})
+    result = load_verdict(verdict_path)
+    try:
+        result = result or validate_nodewise(src, translation)
+    except CaptureTooBig as e:
+        first = str(size_error).splitlines()[0] if size_error is not None else "no scaled-down size worked"
+        raise ValidationSizeError(f"{first}; and {str(e).removeprefix(f'{src.path}: ')}") from None
+    save_verdict(verdict_path, result)
+    if not result.ok:
+        raise ValidationFailed(f"{src.path}: the {translation.translator} IR failed node-wise validation: "
+                               + validation_summary(result), result)
+    return ValidatedIR(translation=translation, result=result, validated_size=LABEL)
