@@ -139,13 +139,28 @@ def test_a_live_module_that_does_not_lower_names_the_object_not_a_temporary_file
         result.raise_for_errors()
 
 
-def test_a_live_module_over_the_validation_budget_says_what_to_do():
+def test_a_live_module_over_the_validation_budget_is_validated_node_wise():
+    """No scaled-down size of a live object can be made (it has no module constants): node-wise
+    validation at its own size takes over, and the row says so."""
     import torch
     import torch.nn as nn
 
     from solar_assets.golden import ValidationBudget
 
     result = solar.analyze(nn.Linear(32, 16), [torch.randn(8, 32)], validation_budget=ValidationBudget(tensor_bytes=64))
+    assert not result.errors and result.rows[0].validated_size.startswith("node-wise")
+    assert result.rows[0].macs == 8 * 32 * 16
+
+
+def test_a_live_module_over_every_validation_budget_says_what_to_do(monkeypatch):
+    import torch
+    import torch.nn as nn
+
+    from solar_assets.golden import ValidationBudget
+
+    monkeypatch.setenv("SOLAR_NODEWISE_BYTES", "64")  # one forward pass does not fit either
+    result = solar.analyze(nn.Linear(32, 16), [torch.randn(8, 32)], validation_budget=ValidationBudget(tensor_bytes=64))
     (error,) = result.errors
-    assert result.results[0].failed_stage == "size"
-    assert error.startswith("<live Linear Linear>") and "validated at its own size" in error
+    assert result.results[0].failed_stage == "validate"  # node-wise validation is the last resort
+    assert error.startswith("<live Linear Linear>") and "SOLAR_VALIDATION_SIZES" in error
+    assert "node-wise capture budget" in error and "$SOLAR_NODEWISE_BYTES" in error
