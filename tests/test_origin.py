@@ -16,6 +16,7 @@ from solar_assets.graph import build_einsum_graph, op_groups
 from solar_assets.translate import trace_torch
 from solar_assets.workloads import read_workload_source
 from ir_programs import kernel, program, tensor
+from workload_texts import TINY_LINEAR_RELU
 
 F32 = 4
 
@@ -265,27 +266,7 @@ def test_transposed_conv_writes_only_the_cropped_output(tmp_path):
 
 
 # ---------------------------------------------------------------------------- the agent's cost
-TINY = """
-    import torch
-    import torch.nn as nn
-
-
-    class Model(nn.Module):
-        def __init__(self, n_in, n_out):
-            super().__init__()
-            self.fc = nn.Linear(n_in, n_out)
-
-        def forward(self, x):
-            return torch.relu(self.fc(x))
-
-
-    def get_inputs():
-        return [torch.randn(8, 32)]
-
-
-    def get_init_inputs():
-        return [32, 16]
-"""
+TINY = TINY_LINEAR_RELU  # tests/workload_texts.py: one Linear + relu, 8 × 32 → 16
 
 
 def _tiny_ir(halves: bool) -> dict:
