@@ -22,6 +22,12 @@ from solar_assets import cache_store
 from solar_assets.golden.reference64 import run_float64
 from solar_assets.ir.dtypes import ir_dtype_name
 from solar_assets.workloads import WorkloadError, WorkloadSource, load_torch_workload, size_label
+from solar_assets.workloads.in_forward import (
+    attributes_to_buffers,
+    buffer_state,
+    deterministic_random,
+    restore_buffers,
+)
 
 
 @dataclass
@@ -58,7 +64,10 @@ def _flatten_outputs(result: object, path: str) -> list:
 
 
 def _to_numpy(t) -> np.ndarray:
-    """The tensor's values as NumPy: bf16 and fp8 widened to float32 (exact; NumPy has neither)."""
+    """The tensor's values as NumPy: bf16 and fp8 widened to float32 (exact; NumPy has neither); a
+    Python scalar among the inputs as a 0-d array (the IR holds it as a constant)."""
+    if not hasattr(t, "detach"):
+        return np.asarray(t)
     import torch
 
     t = t.detach().cpu()
@@ -75,12 +84,17 @@ def make_golden(src: WorkloadSource, constants: dict[str, int] | None = None) ->
     start = time.perf_counter()
     constants = dict(constants or {})
     w = load_torch_workload(src, constants)
+    attributes_to_buffers(w.model)  # as the tracer does (solar_assets.workloads.in_forward)
     params = {f"param:{n}": _to_numpy(p) for n, p in w.model.named_parameters()}
     params.update({f"buffer:{n}": _to_numpy(b) for n, b in w.model.named_buffers()})
+    state = buffer_state(w.model)
     try:
         with torch.no_grad():
-            outputs = _flatten_outputs(w.model(*w.inputs), src.path)
-            outputs64 = _flatten_outputs(run_float64(w.model, w.inputs), src.path)
+            with deterministic_random():
+                outputs = _flatten_outputs(w.model(*w.inputs), src.path)
+            restore_buffers(w.model, state)
+            with deterministic_random(torch.float64):
+                outputs64 = _flatten_outputs(run_float64(w.model, w.inputs), src.path)
     except WorkloadError:
         raise
     except Exception as e:

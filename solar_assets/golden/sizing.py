@@ -9,7 +9,9 @@ with production sizes (a 4096³ GEMM, 16 images of 512²) do not fit that comfor
    declares (inputs, weights, intermediates, outputs; 8 bytes an element, as the executor runs
    in float64) and the iterations of all its kernels. Within ``ValidationBudget`` (1 GiB,
    2e9 iterations) it is validated at full size.
-3. Otherwise its integer module constants are scaled down (``scaling_tiers``, ``scale_constants``):
+3. Otherwise its integer module constants are scaled down (``scaling_tiers``, ``scale_constants``),
+   in every spelling ``solar_assets.workloads.sizes`` reads (``batch_size = 16``, ``N = 2048 * 2``,
+   ``M = K = N = 8192``, the element ``input_shape[0]`` of ``input_shape = (32768,)``):
    first the batch, then every size except reduction lengths (so accumulation is exercised at
    full length), then all of them; by 1/8 to odd values ≥ 3 (odd sizes make swapped dimensions
    stand out), keeping divisibility between constants (``DIM % HEADS``), or by plain division
@@ -52,9 +54,14 @@ MIN_SCALED_SIZE = 3  # scaled sizes stay ≥ 3: a size of 1 or 2 can change what
 MIN_SCALABLE_SIZE = 8  # constants below this are left alone (kernel sizes, strides, small counts)
 MAX_ATTEMPTS = 8  # candidate sizes traced before giving up
 STALLED = 0.75  # a smaller factor that leaves ≥ 75 % of the cost: the tier's fixed sizes dominate it
-# Counts of layers / blocks / steps change the program's structure, not its sizes.
+# Counts of layers / blocks / steps change the program's structure, not its sizes; kernel sizes,
+# strides, paddings, dilations and group counts are the operator's parameters, and scale factors,
+# clamp bounds and the like are values the program computes with. Matched in any case, on the
+# constant's name (``num_layers``, ``KERNEL_SIZE``, ``pool_kernel_size``, ``stride[1]``).
 NOT_A_SIZE = re.compile(r"(^|_)(DEPTH|LAYERS?|N_LAYERS?|NUM_LAYERS|BLOCKS|NUM_BLOCKS|STAGES|REPEATS?|ITERS?|"
-                        r"ITERATIONS|STEPS|SEED)($|_)")
+                        r"ITERATIONS|STEPS|SEED|KERNEL|KERNELS|STRIDES?|PAD|PADDING|PADDINGS|DILATIONS?|"
+                        r"GROUPS?|AXIS|AXES|SCALE|SCALING|FACTOR|DIVISOR|CLAMP|EPS|SLOPE|"
+                        r"ALPHA|BETA|MOMENTUM|DROPOUT)($|_|\[)", re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\w.])(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
@@ -247,8 +254,10 @@ def scaling_tiers(constants: Mapping[str, SizeConstant], program: Program) -> li
     a reduction length), then every size except reduction lengths (so accumulation runs at full
     length), then all.
 
-    A constant can be scaled when it is assigned a literal, is ≥ 8, is not named like a count of
-    layers / blocks / steps, and its value is an extent somewhere in the full-size IR; it is a
+    A constant (or tuple / list element) can be scaled when it is assigned a literal expression, is
+    ≥ 8, is not named like a count of layers / blocks / steps or an operator parameter (``NOT_A_SIZE``,
+    any case: ``kernel_size``, ``stride[1]``, ``num_groups``), and its value is an extent somewhere in
+    the full-size IR; it is a
     reduction length when its value is the extent of a loop an accumulating kernel reduces over."""
     sizes, reductions = program_sizes(program), reduction_lengths(program)
     scalable = [c.name for c in constants.values()

@@ -6,6 +6,7 @@ stops the translation (an op that is not lowered is never counted as zero).
 from __future__ import annotations
 
 import logging
+import math
 import time
 import warnings
 from typing import Any
@@ -16,6 +17,7 @@ from solar_assets.translate.torch_lowering.builder import ProgramBuilder
 from solar_assets.translate.torch_lowering.context import Ctx, LoweringGap, ir_dtype
 from solar_assets.translate.translation import Translation, TranslationError
 from solar_assets.workloads import WorkloadSource, load_torch_workload
+from solar_assets.workloads.in_forward import attributes_to_buffers, random_kind, random_pattern_expr
 
 log = logging.getLogger(__name__)
 
@@ -55,12 +57,16 @@ def _bind_placeholders(ep: Any, b: ProgramBuilder) -> dict[str, Any]:
         val = node.meta.get("val")
         if spec.kind == InputKind.USER_INPUT:
             if not hasattr(val, "shape"):
-                raise TranslationError(f"input {user_index} is not a tensor ({type(val).__name__})")
+                env[node.name] = scalar_input(val, user_index)
+                user_index += 1
+                continue
             env[node.name] = b.declare(node.name, val.shape, ir_dtype(val.dtype), "input", f"input:{user_index}")
             user_index += 1
         elif spec.kind in (InputKind.PARAMETER, InputKind.BUFFER):
             kind = "param" if spec.kind == InputKind.PARAMETER else "buffer"
             env[node.name] = b.declare(node.name, val.shape, ir_dtype(val.dtype), "weight", f"{kind}:{spec.target}")
+        elif spec.kind == InputKind.CONSTANT_TENSOR:
+            env[node.name] = lifted_constant(b, node, ep.constants.get(spec.target), spec.target)
         else:
             raise TranslationError(f"graph input {node.name!r} of kind {spec.kind.name} is not supported")
     return env
@@ -90,7 +96,7 @@ def lower_exported(ep: Any, name: str, path: str, fallback: Any = None) -> Any:
     for node in ep.graph.nodes:
         if node.op != "call_function":
             continue
-        lowering = find_lowering(node.target)
+        lowering = find_lowering(node.target) or random_draw_lowering(node.target)
         if lowering is None and fallback is not None:
             env[node.name] = fallback(b, node, _resolve(node.args, env), _resolve(node.kwargs, env))
             continue
@@ -115,6 +121,8 @@ def lower_exported(ep: Any, name: str, path: str, fallback: Any = None) -> Any:
     output = next(n for n in ep.graph.nodes if n.op == "output")
     _check_returns(output.args[0], path)
     for spec, arg in zip(ep.graph_signature.output_specs, output.args[0]):
+        if spec.kind == OutputKind.BUFFER_MUTATION:
+            continue  # see buffer_update_note
         if spec.kind != OutputKind.USER_OUTPUT:
             raise TranslationError(f"{path}: output {spec.arg.name} of kind {spec.kind.name} (e.g. a buffer mutation) is not supported")
         b.set_output(env[arg.name], f"out_{len(b.outputs)}")
@@ -132,6 +140,72 @@ def _check_returns(results: Any, path: str) -> None:
         if not isinstance(val, torch.Tensor):
             raise TranslationError(f"{path}: forward returned {type(val).__name__}; a workload returns a tensor or "
                                    f"a tuple of tensors")
+# ---------------------------------------------------------------------------- tensors made by the model
+MAX_LIFTED_ELEMENTS = 64  # a constant made in forward is written into the IR element by element
+
+buffer_update_note = """A buffer that ``forward`` updates (``self.hidden = ...`` on a tensor attribute, made a buffer
+by ``attributes_to_buffers``) is an extra graph output of kind BUFFER_MUTATION. The update is not a
+user output: the IR computes the new value where later ops read it and does not write it back, so
+the bound counts fewer bytes than the eager program moves (it stays a lower bound)."""
+
+
+def scalar_input(value: Any, index: int) -> Any:
+    """A Python scalar among ``get_inputs()`` (``[A, 3.14]``): torch.export specialises it into the
+    graph (the ops read the number itself), so it becomes a constant of the IR, not an IR input."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    raise TranslationError(f"input {index} is neither a tensor nor a Python scalar ({type(value).__name__})")
+
+
+def lifted_constant(b: ProgramBuilder, node: Any, value: Any, target: str) -> Any:
+    """A tensor constant made inside ``forward`` (``torch.tensor(0.5)``, ``torch.tensor([1., 2.])``),
+    lifted by torch.export into a graph input of kind CONSTANT_TENSOR: one kernel that writes its
+    values (at most ``MAX_LIFTED_ELEMENTS``; its values are real even when tracing on fake tensors)."""
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    from solar_assets.translate.torch_lowering.builder import fmt_const
+
+    if value is None or isinstance(value, FakeTensor) or value.numel() > MAX_LIFTED_ELEMENTS:
+        size = "unknown" if value is None else f"{value.numel()} elements"
+        raise TranslationError(f"the constant tensor {target!r} ({size}) made in forward cannot be written into "
+                               f"the IR (at most {MAX_LIFTED_ELEMENTS} elements with known values); make it a "
+                               "buffer (self.register_buffer) in __init__")
+    flat = [v.item() for v in value.detach().reshape(-1)]
+    c = Ctx(b, node)
+    shape = c.out_shape()
+    if len(flat) == 1:
+        return c.elementwise("{0}", flat[0])
+    strides = [math.prod(shape[i + 1:]) for i in range(len(shape))]
+    index = " + ".join(f"i{i} * {s}" if s != 1 else f"i{i}" for i, s in enumerate(strides))
+    expr = fmt_const(flat[-1])
+    for k in range(len(flat) - 2, -1, -1):
+        expr = f"select(({index}) == {k}, {fmt_const(flat[k])}, {expr})"
+    return c.elementwise(expr.replace("{", "{{").replace("}", "}}"))
+
+
+def _copy_lowering(c: Ctx, dst: Any, src: Any, non_blocking: bool = False) -> Any:
+    """``aten.copy(dst, src)``, the functional form of ``dst.copy_(src)`` (a state tensor overwritten
+    in ``forward``): ``src`` broadcast to ``dst``'s shape, in ``dst``'s dtype; ``dst`` is not read."""
+    return c.elementwise("{0}", src)
+
+
+def random_draw_lowering(target: Any) -> Any:
+    """The lowering of a random draw inside ``forward`` (``aten.randn`` / ``rand`` / ``_like``): one
+    kernel writing the fixed pattern of ``solar_assets.workloads.in_forward`` that the golden run uses
+    too, reading nothing; ``aten.copy`` (``_copy_lowering``); None for any other op."""
+    packet = getattr(target, "overloadpacket", None)
+    name = getattr(packet, "__name__", "")
+    if name == "copy":
+        return _copy_lowering
+    kind = random_kind(name)
+    if kind is None:
+        return None
+
+    def lower(c: Ctx, *args: Any, **kwargs: Any) -> Any:
+        shape = c.out_shape()
+        return c.elementwise(random_pattern_expr(kind, [f"i{i}" for i in range(len(shape))], shape))
+
+    return lower
 
 
 REAL_TENSOR_NOTE = "traced with real tensors: building or exporting the model with fake tensors failed"
@@ -147,10 +221,12 @@ def load_and_export(src: WorkloadSource, constants: dict[str, int] | None = None
     loaded and exported again with real tensors."""
     try:
         w = load_torch_workload(src, constants, fake=True)
+        attributes_to_buffers(w.model)
         return export_graph(w.model, w.inputs, src.path), True
     except SolarError as e:
         log.info("%s: %s; tracing with real tensors", src.path, str(e).splitlines()[0])
     w = load_torch_workload(src, constants)
+    attributes_to_buffers(w.model)
     return export_graph(w.model, w.inputs, src.path), False
 
 

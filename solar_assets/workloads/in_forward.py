@@ -1,0 +1,110 @@
+"""Tensors a PyTorch model makes for itself: plain tensor attributes, and random draws in ``forward``.
+
+Both the tracer (``solar_assets.translate.torch_tracer``) and the golden run
+(``solar_assets.golden.golden``) apply the same rules, so the IR and the framework see the same values:
+
+- A tensor kept as a plain attribute (``self.hidden = torch.randn(b, h)`` in ``__init__``, neither
+  a parameter nor a buffer) is made a non-persistent buffer before tracing and before the golden run
+  (``attributes_to_buffers``): torch.export then sees a buffer it may read and update (it refuses a
+  "constant" that ``forward`` mutates), and the golden run records its values as ``buffer:<name>``.
+- A tensor drawn at random inside ``forward`` (``torch.randn(layers, batch, hidden)`` as an LSTM's
+  initial state) has values that do not change the cost, but validation needs the IR and the framework
+  to use the same ones. Both use one fixed pattern instead of the random stream: element ``k`` (flat,
+  row-major) of a ``randn`` / ``randn_like`` draw is ``sin(RANDOM_FREQ * k + RANDOM_PHASE)`` (values in
+  [-1, 1]), of a ``rand`` / ``rand_like`` draw ``0.5 + 0.5 * sin(...)`` (in [0, 1]). In the IR it is one
+  kernel that reads nothing and writes the tensor (``random_pattern_expr``); in the golden run
+  ``deterministic_random()`` replaces the draws' values. The validated program is the model with this
+  pattern as its "random" values: the same ops, shapes and costs as the model as written.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+RANDOM_FREQ = 1.2345
+RANDOM_PHASE = 0.5
+NORMAL_DRAWS = ("randn", "randn_like")
+UNIFORM_DRAWS = ("rand", "rand_like")
+
+
+def attributes_to_buffers(model: Any) -> list[str]:
+    """Make every plain tensor attribute of the model and its submodules a non-persistent buffer (in
+    place); the qualified names made so, in module order."""
+    import torch
+
+    made = []
+    for prefix, module in model.named_modules():
+        for name, value in list(vars(module).items()):
+            if isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter) \
+                    and not name.startswith("_"):
+                delattr(module, name)
+                module.register_buffer(name, value, persistent=False)
+                made.append(f"{prefix}.{name}" if prefix else name)
+    return made
+
+
+def random_kind(op_name: str) -> str | None:
+    """"normal" / "uniform" for an ATen random draw's overload packet name (``randn``, ``rand_like``), else None."""
+    if op_name in NORMAL_DRAWS:
+        return "normal"
+    if op_name in UNIFORM_DRAWS:
+        return "uniform"
+    return None
+
+
+def random_pattern_expr(kind: str, loop_vars: Sequence[str], shape: Sequence[int]) -> str:
+    """The IR expression of the pattern at the loop variables' point (row-major flat index)."""
+    terms = []
+    for i, var in enumerate(loop_vars):
+        stride = math.prod(shape[i + 1:])
+        terms.append(var if stride == 1 else f"{var} * {stride}")
+    flat = " + ".join(terms) or "0"
+    wave = f"sin({RANDOM_FREQ} * ({flat}) + {RANDOM_PHASE})"
+    return wave if kind == "normal" else f"0.5 + 0.5 * {wave}"
+
+
+def random_pattern(kind: str, like: Any) -> Any:
+    """The pattern as a torch tensor of ``like``'s shape, dtype and device (computed in float64)."""
+    import torch
+
+    k = torch.arange(like.numel(), dtype=torch.float64)
+    wave = torch.sin(RANDOM_FREQ * k + RANDOM_PHASE)
+    values = wave if kind == "normal" else 0.5 + 0.5 * wave
+    return values.reshape(like.shape).to(dtype=like.dtype, device=like.device)
+
+
+@contextlib.contextmanager
+def deterministic_random(float_dtype: Any = None) -> Iterator[None]:
+    """While active, every ``randn`` / ``rand`` (and ``_like``) draw returns ``random_pattern``; with
+    ``float_dtype`` (the golden run's float64 pass), in that dtype: the model converted to float64
+    draws float64 state, as it would had it been written for float64."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class _Pattern(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001 - torch's protocol
+            out = func(*args, **(kwargs or {}))
+            kind = random_kind(func.overloadpacket.__name__)
+            if kind is None:
+                return out
+            if float_dtype is not None and out.is_floating_point():
+                out = out.to(float_dtype)
+            return random_pattern(kind, out)
+
+    with _Pattern():
+        yield
+
+
+def buffer_state(model: Any) -> dict[str, Any]:
+    """A copy of every buffer, to put back with ``restore_buffers`` after a forward that updated them."""
+    return {name: b.detach().clone() for name, b in model.named_buffers()}
+
+
+def restore_buffers(model: Any, state: dict[str, Any]) -> None:
+    """Every buffer back to its value in ``state`` (the golden run's second, float64 forward must start
+    where the first did: a ``forward`` that assigns ``self.hidden = ...`` rebinds the buffer)."""
+    for qualified, value in state.items():
+        prefix, _, name = qualified.rpartition(".")
+        module = model.get_submodule(prefix) if prefix else model
+        module._buffers[name] = value.clone()  # noqa: SLF001 - a buffer rebound in forward is only reachable here
