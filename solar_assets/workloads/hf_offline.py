@@ -1,0 +1,289 @@
+"""HuggingFace models built offline from solar's table of published configs (KernelBench level 4).
+
+Workload files load models by name: ``config = AutoConfig.from_pretrained("gpt2")`` at module
+level and ``AutoModelForCausalLM.from_pretrained(name, config=config)`` in ``Model.__init__``. No
+hub is reachable, and a bound needs shapes and ops, not trained weights. So while a workload is
+loaded (``offline_models``), those calls are answered from ``hf_configs.HF_CONFIGS``:
+``AutoConfig.from_pretrained(name)`` builds ``AutoConfig.for_model(model_type, **fields)``, and
+``from_pretrained(name, config=...)`` of any model class builds ``from_config(config)`` (random
+weights, drawn after the loader seeds torch). ``HF_HUB_OFFLINE`` is set meanwhile, so nothing in
+``transformers`` tries the network.
+
+Under the tracer's ``FakeTensorMode`` the model's parameters are fake tensors: a 2.7 B-parameter
+model is traced without allocating its 10.8 GB of weights. The golden run builds it for real once.
+
+Validation (``validation_sizes``): the full-size weights in float64 do not fit the validation
+budget for most of these models, and shrinking batch and sequence does not shrink weights. A
+scaled validation therefore also builds the model with fewer layers (the table's
+``validation_layers``: same widths, same per-layer structure); the pseudo-constant
+``hf_layers`` in the validation constants says so, and ``layered_structure_difference`` checks
+that the full-size IR is the validated IR with its repeated layer block repeated more times.
+"""
+from __future__ import annotations
+
+import ast
+import contextlib
+import logging
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from solar_assets.errors import SolarError
+from solar_assets.workloads.hf_configs import HF_CONFIGS
+
+log = logging.getLogger(__name__)
+
+LAYERS_KEY = "hf_layers"  # the pseudo-constant of a validation size: the model's reduced layer count
+TABLE = "solar_assets/workloads/hf_configs.py"
+EXTRA_HINT = "install solar's 'hf' extra: pip install -e '.[hf]' (transformers>=5)"
+
+
+class HFOfflineError(SolarError):
+    """A HuggingFace model the offline table cannot build; the message names the file."""
+
+
+# ---------------------------------------------------------------------------- the table
+def model_names_in(path: str | Path) -> list[str]:
+    """The table's model names that the file spells as string literals (``model_name = "gpt2"``)."""
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError):
+        return []
+    found = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    return sorted(found & HF_CONFIGS.keys())
+
+
+def uses_transformers(text: str) -> bool:
+    """Whether the source imports ``transformers`` (``import transformers`` / ``from transformers ...``)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "transformers" for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "transformers":
+            return True
+    return False
+
+
+def table_config(name: str, path: str | Path, layers: int | None = None, **overrides: Any) -> Any:
+    """``AutoConfig.for_model`` of the table's entry for ``name``, with ``overrides`` on top;
+    ``layers`` (a validation size's ``hf_layers``) applies the entry's ``validation_layers``."""
+    from transformers import AutoConfig
+
+    entry = HF_CONFIGS.get(str(name))
+    if entry is None:
+        raise HFOfflineError(f"{path}: {name} is not in solar's offline table of HuggingFace configs "
+                             f"({TABLE}); add its config.json fields")
+    fields = {"use_cache": False, **entry["fields"]}  # see use_cache_note
+    if layers is not None:
+        fields.update(entry["validation_layers"])
+    fields.update(overrides)
+    config = AutoConfig.for_model(entry["model_type"], **fields)
+    config._name_or_path = str(name)
+    return config
+
+
+use_cache_note = """Configs are built with ``use_cache=False``: a forward pass that returns the logits does not
+need the key/value cache, and transformers would start it as empty tensors made in ``forward``
+(lifted by torch.export as 0-element constants) and copy every layer's keys and values into it —
+traffic the workload's result never reads, which a lower bound may leave out."""
+
+
+def full_layer_count(name: str) -> int:
+    """The number of transformer layers of the table's model at full size."""
+    from transformers import AutoConfig
+
+    entry = HF_CONFIGS[name]
+    return int(AutoConfig.for_model(entry["model_type"], **entry["fields"]).num_hidden_layers)
+
+
+def reduced_layer_count(name: str) -> int:
+    """The number of layers of the validation model (``validation_layers`` applied)."""
+    from transformers import AutoConfig
+
+    entry = HF_CONFIGS[name]
+    fields = {**entry["fields"], **entry["validation_layers"]}
+    return int(AutoConfig.for_model(entry["model_type"], **fields).num_hidden_layers)
+
+
+# ---------------------------------------------------------------------------- the loading context
+def split_constants(constants: Mapping[str, int] | None) -> tuple[dict[str, int] | None, int | None]:
+    """(the file's own constants to rebind, the ``hf_layers`` pseudo-constant or None)."""
+    if not constants:
+        return (dict(constants) if constants is not None else None), None
+    rest = {k: v for k, v in constants.items() if k != LAYERS_KEY}
+    return rest, constants.get(LAYERS_KEY)
+
+
+@contextlib.contextmanager
+def offline_models(path: str | Path, layers: int | None = None) -> Iterator[None]:
+    """While the workload at ``path`` is executed and its model built: ``from_pretrained`` of
+    configs and models answered from the table (see the module docstring), ``HF_HUB_OFFLINE=1``.
+    A file that does not import ``transformers`` runs untouched; one that does, without
+    ``transformers`` installed, gets one line naming the extra to install."""
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        text = ""  # the loader names the unreadable file
+    if not uses_transformers(text):
+        yield
+        return
+    try:
+        import transformers  # noqa: F401
+        from transformers import PretrainedConfig, PreTrainedModel
+        from transformers.models.auto.auto_factory import _BaseAutoModelClass
+        from transformers.models.auto.configuration_auto import AutoConfig
+    except ImportError as e:
+        raise HFOfflineError(f"{path}: the file imports transformers, which is not installed ({e}); "
+                             f"{EXTRA_HINT}") from None
+
+    def config_from_table(cls: Any, name: Any, *args: Any, **kwargs: Any) -> Any:
+        overrides = {k: v for k, v in kwargs.items() if k not in _LOADING_KWARGS}
+        config = table_config(name, path, layers, **overrides)
+        if cls not in (AutoConfig, PretrainedConfig) and not isinstance(config, cls):
+            raise HFOfflineError(f"{path}: {cls.__name__}.from_pretrained({name!r}): the table's entry is a "
+                                 f"{type(config).__name__}")
+        return config
+
+    def auto_model_from_config(cls: Any, name: Any, *args: Any, config: Any = None, **kwargs: Any) -> Any:
+        return cls.from_config(_model_config(name, config, path, layers), **_model_kwargs(kwargs))
+
+    def model_from_config(cls: Any, name: Any, *args: Any, config: Any = None, **kwargs: Any) -> Any:
+        return cls._from_config(_model_config(name, config, path, layers), **_model_kwargs(kwargs))
+
+    patches = [(AutoConfig, "from_pretrained", classmethod(config_from_table)),
+               (PretrainedConfig, "from_pretrained", classmethod(config_from_table)),
+               (_BaseAutoModelClass, "from_pretrained", classmethod(auto_model_from_config)),
+               (PreTrainedModel, "from_pretrained", classmethod(model_from_config))]
+    saved = [(owner, attr, owner.__dict__[attr]) for owner, attr, _ in patches]
+    env_before = os.environ.get("HF_HUB_OFFLINE")
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    try:
+        for owner, attr, patched in patches:
+            setattr(owner, attr, patched)
+        yield
+    finally:
+        for owner, attr, original in saved:
+            setattr(owner, attr, original)
+        if env_before is None:
+            os.environ.pop("HF_HUB_OFFLINE", None)
+        else:
+            os.environ["HF_HUB_OFFLINE"] = env_before
+
+
+# keyword arguments of from_pretrained that are about fetching or loading checkpoints, not the config
+_LOADING_KWARGS = {"cache_dir", "force_download", "local_files_only", "token", "revision", "proxies",
+                   "resume_download", "subfolder", "trust_remote_code", "use_auth_token", "return_unused_kwargs",
+                   "low_cpu_mem_usage", "device_map", "use_safetensors", "weights_only", "code_revision"}
+
+
+def _model_config(name: Any, config: Any, path: str | Path, layers: int | None) -> Any:
+    """The config a ``from_pretrained(name, config=...)`` builds from: the one passed (built from
+    the table when the file resolved it at module level), else the table's."""
+    if config is None or isinstance(config, (str, os.PathLike)):
+        return table_config(config or name, path, layers)
+    return config
+
+
+def _model_kwargs(kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """What ``from_config`` accepts of ``from_pretrained``'s keyword arguments (dtype, attention
+    implementation); the checkpoint-loading ones have nothing to load."""
+    keep = {"torch_dtype", "dtype", "attn_implementation"}
+    return {"attn_implementation": ATTENTION, **{k: v for k, v in kwargs.items() if k in keep}}
+
+
+ATTENTION = "eager"
+attention_note = """Models are built with ``attn_implementation="eager"`` (unless the file asks for another):
+transformers' default, SDPA, is exported as ``aten.scaled_dot_product_attention``, whose CPU
+decomposition returns its output in a layout the exported graph's later ``view`` cannot take
+("Cannot view a tensor with shape [B, S, D] and strides ..."). Eager attention is the same
+computation written as matmul, mask and softmax; the IR then counts the score matrix as written
+(an unfused schedule; the fused SOL modes may still keep it on chip)."""
+
+
+# ---------------------------------------------------------------------------- validation
+VALIDATION_BATCH = 2  # batch > 1: a kernel that mixed batch rows would show
+VALIDATION_SEQUENCE = 16
+
+
+def validation_sizes(path: str | Path) -> dict[str, int] | None:
+    """The validation size of a file that builds one of the table's models with a layer
+    reduction (``validation_layers``): ``batch_size`` → ≤ 2, ``sequence_length`` → ≤ 16 (module
+    constants whose names say batch / sequence), and ``hf_layers`` the reduced layer count; None
+    for any other file (its sizing is solar's usual one)."""
+    from solar_assets.workloads.sizes import size_constants
+
+    names = model_names_in(path)
+    if len(names) != 1 or not HF_CONFIGS[names[0]]["validation_layers"]:
+        return None
+    try:
+        import transformers  # noqa: F401
+    except ImportError:
+        return None
+    sizes: dict[str, int] = {}
+    for c in size_constants(path).values():
+        low = c.name.lower()
+        if not c.free:
+            continue
+        if "batch" in low:
+            sizes[c.name] = min(c.value, VALIDATION_BATCH)
+        elif "seq" in low:
+            sizes[c.name] = min(c.value, VALIDATION_SEQUENCE)
+    sizes = {k: v for k, v in sizes.items() if v != size_constants(path)[k].value}
+    sizes[LAYERS_KEY] = reduced_layer_count(names[0])
+    return sizes
+
+
+def _strong(lines: list[str]) -> list[str]:
+    """Lines with every digit run replaced, also inside names (``addmm_57``, ``h_31``): with fewer
+    layers the graph's node numbering shifts after the repeated block."""
+    import re
+
+    return [re.sub(r"\d+", "#", x) for x in lines]
+
+
+def _repeat_difference(full: list[str], small: list[str], extra_units: int, what: str) -> str | None:
+    """None when ``full`` is ``small`` with one block of ``small`` (ending where they part) repeated
+    ``extra_units`` more times; else the difference, readable."""
+    extra = len(full) - len(small)
+    if extra == 0 and full == small:
+        return None
+    if extra <= 0 or extra % extra_units:
+        return f"{len(full)} {what}s at full size, {len(small)} at the validation size: not whole repeated layers"
+    unit = extra // extra_units
+    lcp = next((i for i, (a, b) in enumerate(zip(full, small)) if a != b), len(small))
+    lcs = next((i for i, (a, b) in enumerate(zip(reversed(full), reversed(small))) if a != b), len(small))
+    for p in range(max(unit, len(small) - lcs), min(lcp, len(small)) + 1):
+        block = small[p - unit:p]
+        if full[p:p + extra] == block * extra_units and full[p + extra:] == small[p:]:
+            return None
+    return (f"the full-size {what}s are not the validation size's with its layer block repeated "
+            f"(first {what} that differs: {lcp}: full size `{full[lcp] if lcp < len(full) else ''}`)")
+
+
+def layered_structure_difference(full: Any, small: Any, path: str | Path, constants: Mapping[str, int]) -> str | None:
+    """The structure check for a validation with fewer layers (``hf_layers`` in ``constants``):
+    the full-size IR's tensors and steps, every number normalised away (also inside names), are
+    the validated IR's with a block of whole layers repeated (n_full − n_small) / period more
+    times, where the period (1 or 2 layers: gpt-neo alternates global and local attention) is
+    the smallest that fits. None when it holds, else the first difference."""
+    from solar_assets.golden.sizing import structure_of
+
+    names = model_names_in(path)
+    if len(names) != 1:
+        return f"{path}: {LAYERS_KEY} given, but the file does not name exactly one model of the table"
+    n_full, n_small = full_layer_count(names[0]), int(constants[LAYERS_KEY])
+    (ft, fs), (st, ss) = structure_of(full), structure_of(small)
+    ft, fs, st, ss = _strong(ft), _strong(fs), _strong(st), _strong(ss)
+    diff = "no layer period fits"
+    for period in (1, 2):
+        if n_small % period or (n_full - n_small) % period:
+            continue
+        units = (n_full - n_small) // period
+        diff = _repeat_difference(ft, st, units, "tensor") or _repeat_difference(fs, ss, units, "step")
+        if diff is None:
+            return None
+    return f"{diff} ({n_full} layers at full size, {n_small} validated)"
