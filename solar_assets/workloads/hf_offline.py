@@ -77,10 +77,9 @@ def table_config(name: str, path: str | Path, layers: int | None = None, **overr
     if entry is None:
         raise HFOfflineError(f"{path}: {name} is not in solar's offline table of HuggingFace configs "
                              f"({TABLE}); add its config.json fields")
-    fields = {"use_cache": False, **entry["fields"]}  # see use_cache_note
-    if layers is not None:
+    fields = {"use_cache": False, **entry["fields"], **overrides}  # see use_cache_note
+    if layers is not None:  # last: a file's own layer count is reduced too
         fields.update(entry["validation_layers"])
-    fields.update(overrides)
     config = AutoConfig.for_model(entry["model_type"], **fields)
     config._name_or_path = str(name)
     return config
@@ -245,45 +244,73 @@ def _strong(lines: list[str]) -> list[str]:
     return [re.sub(r"\d+", "#", x) for x in lines]
 
 
-def _repeat_difference(full: list[str], small: list[str], extra_units: int, what: str) -> str | None:
-    """None when ``full`` is ``small`` with one block of ``small`` (ending where they part) repeated
-    ``extra_units`` more times; else the difference, readable."""
-    extra = len(full) - len(small)
-    if extra == 0 and full == small:
-        return None
-    if extra <= 0 or extra % extra_units:
-        return f"{len(full)} {what}s at full size, {len(small)} at the validation size: not whole repeated layers"
-    unit = extra // extra_units
-    lcp = next((i for i, (a, b) in enumerate(zip(full, small)) if a != b), len(small))
-    lcs = next((i for i, (a, b) in enumerate(zip(reversed(full), reversed(small))) if a != b), len(small))
-    for p in range(max(unit, len(small) - lcs), min(lcp, len(small)) + 1):
-        block = small[p - unit:p]
-        if full[p:p + extra] == block * extra_units and full[p + extra:] == small[p:]:
+def _copies(lines: list[str], at: int, block: list[str]) -> int:
+    n, k = 0, len(block)
+    while lines[at + n * k:at + (n + 1) * k] == block:
+        n += 1
+    return n
+
+
+def repeated_units(full: list[str], small: list[str], units_in_small: int, back: int = 256) -> int | None:
+    """How many more copies of its repeated block ``full`` has than ``small``: walking both, where
+    they part, ``full`` must continue with r more copies of the block that ``small`` holds
+    ``units_in_small`` consecutive copies of just before (``P U^m Q`` against ``P U^n Q``), the same
+    r at every such place (a model's layers repeat twice in the IR: their weights among the
+    inputs, their ops among the steps). 0 when equal; None when no block fits."""
+    i = j = 0
+    reps: int | None = None
+    while i < len(full) or j < len(small):
+        if i < len(full) and j < len(small) and full[i] == small[j]:
+            i, j = i + 1, j + 1
+            continue
+        step = _skip(full, small, i, j, units_in_small, reps, back)
+        if step is None:
             return None
-    return (f"the full-size {what}s are not the validation size's with its layer block repeated "
-            f"(first {what} that differs: {lcp}: full size `{full[lcp] if lcp < len(full) else ''}`)")
+        i, j, reps = step
+    return reps or 0
+
+
+def _skip(full: list[str], small: list[str], i: int, j: int, m: int, reps: int | None,
+          back: int) -> tuple[int, int, int] | None:
+    """Where ``full`` and ``small`` part at (i, j): the positions after ``full``'s extra copies,
+    trying the block lengths from short to long and the parting point up to ``back`` lines earlier
+    (the lines after a block can start like the block)."""
+    for k in range(1, j // m + 1):
+        for t in range(0, min(back, j - k * m, i) + 1):
+            ii, jj = i - t, j - t
+            block = small[jj - k:jj]
+            if small[jj - k * m:jj] != block * m:
+                continue
+            r = _copies(full, ii, block)
+            if r == 0 or (reps is not None and r != reps):
+                continue
+            after = ii + r * k
+            if (after == len(full) and jj == len(small)) or (
+                    after < len(full) and jj < len(small) and full[after] == small[jj]):
+                return after, jj, r
+    return None
 
 
 def layered_structure_difference(full: Any, small: Any, path: str | Path, constants: Mapping[str, int]) -> str | None:
     """The structure check for a validation with fewer layers (``hf_layers`` in ``constants``):
     the full-size IR's tensors and steps, every number normalised away (also inside names), are
-    the validated IR's with a block of whole layers repeated (n_full − n_small) / period more
-    times, where the period (1 or 2 layers: gpt-neo alternates global and local attention) is
-    the smallest that fits. None when it holds, else the first difference."""
+    the validated IR's with its block of layers repeated more times — the block being all the
+    validated IR's layers, one copy per layer or per pair of layers (gpt-neo alternates global
+    and local attention) — and tensors and steps agree on the count. None when it holds, else
+    the difference."""
     from solar_assets.golden.sizing import structure_of
 
-    names = model_names_in(path)
-    if len(names) != 1:
-        return f"{path}: {LAYERS_KEY} given, but the file does not name exactly one model of the table"
-    n_full, n_small = full_layer_count(names[0]), int(constants[LAYERS_KEY])
+    n_small = int(constants[LAYERS_KEY])
     (ft, fs), (st, ss) = structure_of(full), structure_of(small)
     ft, fs, st, ss = _strong(ft), _strong(fs), _strong(st), _strong(ss)
-    diff = "no layer period fits"
     for period in (1, 2):
-        if n_small % period or (n_full - n_small) % period:
+        if n_small % period:
             continue
-        units = (n_full - n_small) // period
-        diff = _repeat_difference(ft, st, units, "tensor") or _repeat_difference(fs, ss, units, "step")
-        if diff is None:
+        units = n_small // period
+        tensors, steps = repeated_units(ft, st, units), repeated_units(fs, ss, units)
+        if tensors is not None and tensors == steps:
+            log.info("%s: the full-size IR is the validated one with %d more layers", path, tensors * period)
             return None
-    return f"{diff} ({n_full} layers at full size, {n_small} validated)"
+    return (f"the full-size IR is not the validated IR ({n_small} layers) with its layers repeated "
+            f"({len(ft)} tensors and {len(fs)} steps at full size, {len(st)} and {len(ss)} validated, "
+            "every number normalised away)")
