@@ -274,7 +274,10 @@ def _skip(full: list[str], small: list[str], i: int, j: int, m: int, reps: int |
           back: int) -> tuple[int, int, int] | None:
     """Where ``full`` and ``small`` part at (i, j): the positions after ``full``'s extra copies,
     trying the block lengths from short to long and the parting point up to ``back`` lines earlier
-    (the lines after a block can start like the block)."""
+    (the lines after a block can start like the block). The block must appear in ``small`` twice in
+    a row (once where ``small`` has a single unit): the first layer may differ from the others
+    (it reads the embeddings), so not all ``m`` copies are asked for."""
+    m = min(m, 2)
     for k in range(1, j // m + 1):
         for t in range(0, min(back, j - k * m, i) + 1):
             ii, jj = i - t, j - t
