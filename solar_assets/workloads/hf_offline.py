@@ -91,14 +91,6 @@ need the key/value cache, and transformers would start it as empty tensors made 
 traffic the workload's result never reads, which a lower bound may leave out."""
 
 
-def full_layer_count(name: str) -> int:
-    """The number of transformer layers of the table's model at full size."""
-    from transformers import AutoConfig
-
-    entry = HF_CONFIGS[name]
-    return int(AutoConfig.for_model(entry["model_type"], **entry["fields"]).num_hidden_layers)
-
-
 def reduced_layer_count(name: str) -> int:
     """The number of layers of the validation model (``validation_layers`` applied)."""
     from transformers import AutoConfig
