@@ -385,10 +385,10 @@ def choose_validation_size(path: str | Path, full: Program, trace: Callable[[dic
         small = trace(declared)
         check_same_structure(path, full, small, declared)
         cost = program_cost(small)
-        if not cost.within(budget):
-            log.warning("%s: the declared %s (%s) is over the validation budget (%s); validating anyway",
-                        path, SIZE_DECLARATION, cost, budget)
         how = "fewer layers (hf_offline)" if "hf_layers" in declared else f"declared by {SIZE_DECLARATION}"
+        if not cost.within(budget):
+            log.warning("%s: the size %s (%s) is over the validation budget (%s); validating anyway",
+                        path, how, cost, budget)
         return ValidationSize(declared, f"{how}: {cost} (full size: {full_cost})")
     if full_cost.within(budget):
         return ValidationSize({}, f"full size: {full_cost}")
