@@ -139,6 +139,7 @@ def test_transformers_missing_names_the_extra(tmp_path, monkeypatch):
     assert "pip install -e '.[hf]'" in str(e.value)
 
 
+@pytest.mark.slow
 def test_validation_with_fewer_layers(tmp_path, no_network):
     """Over the validation budget, a table model validates with the table's fewer layers (gpt2: 2)
     at batch ≤ 2 and sequence ≤ 16; the full-size IR (4 layers) is that IR with its layers repeated."""
@@ -157,6 +158,7 @@ def test_validation_with_fewer_layers(tmp_path, no_network):
     assert len(weights(translation.program)) - len(weights(small)) == 2 * 12
 
 
+@pytest.mark.slow
 def test_layer_structure_check_rejects_a_different_model(tmp_path, no_network):
     """The fewer-layers structure check is not a blank cheque: a validated IR of another shape of
     model (here: one layer more in the validated IR than the table gives) is refused."""
