@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import contextvars
 import logging
 import os
 from collections.abc import Iterator, Mapping
@@ -140,10 +141,10 @@ def offline_models(path: str | Path, layers: int | None = None) -> Iterator[None
         return config
 
     def auto_model_from_config(cls: Any, name: Any, *args: Any, config: Any = None, **kwargs: Any) -> Any:
-        return cls.from_config(_model_config(name, config, path, layers), **_model_kwargs(kwargs))
+        return _static_positions(cls.from_config(_model_config(name, config, path, layers), **_model_kwargs(kwargs)))
 
     def model_from_config(cls: Any, name: Any, *args: Any, config: Any = None, **kwargs: Any) -> Any:
-        return cls._from_config(_model_config(name, config, path, layers), **_model_kwargs(kwargs))
+        return _static_positions(cls._from_config(_model_config(name, config, path, layers), **_model_kwargs(kwargs)))
 
     patches = [(AutoConfig, "from_pretrained", classmethod(config_from_table)),
                (PretrainedConfig, "from_pretrained", classmethod(config_from_table)),
@@ -163,6 +164,66 @@ def offline_models(path: str | Path, layers: int | None = None) -> Iterator[None
             os.environ.pop("HF_HUB_OFFLINE", None)
         else:
             os.environ["HF_HUB_OFFLINE"] = env_before
+
+
+# ---------------------------------------------------------------------------- Reformer's positions
+_DEFAULT_POSITIONS: contextvars.ContextVar[int | None] = contextvars.ContextVar("solar_reformer_positions",
+                                                                                 default=None)
+
+
+class _KnownMax:
+    """What ``position_ids.max()`` is when the positions are the default ``arange``: its ``item()``."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def item(self) -> int:
+        return self.value
+
+
+def _static_positions(model: Any) -> Any:
+    """Reformer's axial position embeddings read ``position_ids.max().item()`` in eval mode to
+    choose how many columns to slice: a length torch.export cannot know (it traces the value as
+    data-dependent, ``aten._local_scalar_dense``), which an IR of static shapes cannot take. When
+    ``ReformerEmbeddings`` made the positions itself (``position_ids=None``: ``arange(start, start +
+    seq)``, as every call without explicit positions does), that maximum is ``start + seq − 1``, known
+    from the shape; the patch answers ``max().item()`` with it and leaves every other call as it is.
+    The computation, and the golden run's values, are unchanged. Set on the model's modules (their
+    ``forward``), since the model is exported after it is built, outside ``offline_models``."""
+    import types
+
+    try:
+        from transformers.models.reformer import modeling_reformer as mr
+    except ImportError:
+        return model
+    embeddings_forward, axial_forward = mr.ReformerEmbeddings.forward, mr.AxialPositionEmbeddings.forward
+
+    def embeddings(self: Any, input_ids: Any = None, position_ids: Any = None, inputs_embeds: Any = None,
+                   start_idx_pos_encodings: int = 0) -> Any:
+        token = _DEFAULT_POSITIONS.set(int(start_idx_pos_encodings) if position_ids is None else None)
+        try:
+            return embeddings_forward(self, input_ids, position_ids, inputs_embeds, start_idx_pos_encodings)
+        finally:
+            _DEFAULT_POSITIONS.reset(token)
+
+    def axial(self: Any, position_ids: Any) -> Any:
+        start = _DEFAULT_POSITIONS.get()
+        if start is None or self.training:
+            return axial_forward(self, position_ids)
+        last = start + int(position_ids.shape[-1]) - 1
+        tensor_max = type(position_ids).max
+        position_ids.max = lambda *a, **k: _KnownMax(last) if not (a or k) else tensor_max(position_ids, *a, **k)
+        try:
+            return axial_forward(self, position_ids)
+        finally:
+            del position_ids.max
+
+    for module in model.modules():
+        if isinstance(module, mr.ReformerEmbeddings):
+            module.forward = types.MethodType(embeddings, module)
+        elif isinstance(module, mr.AxialPositionEmbeddings):
+            module.forward = types.MethodType(axial, module)
+    return model
 
 
 # keyword arguments of from_pretrained that are about fetching or loading checkpoints, not the config
