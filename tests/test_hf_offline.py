@@ -54,8 +54,9 @@ TINY = ", n_layer={layers}, n_embd=32, n_head=4, vocab_size=61, n_positions=32"
 
 
 def _write(tmp_path: Path, name: str = "gpt2", layers: int = 2, seq: int = 9, batch: int = 3,
-           file: str = "gpt2_tiny_bs3_seq9.py") -> Path:
-    overrides = TINY.format(layers=layers) if name == "gpt2" else ""
+           file: str = "gpt2_tiny_bs3_seq9.py", overrides: str | None = None) -> Path:
+    if overrides is None:
+        overrides = TINY.format(layers=layers) if name == "gpt2" else ""
     path = tmp_path / file
     path.write_text(LEVEL4_STYLE.format(name=name, overrides=overrides, seq=seq, batch=batch), encoding="utf-8")
     return path
@@ -172,3 +173,21 @@ def test_layer_structure_check_rejects_a_different_model(tmp_path, no_network):
     different = pipeline.translate_source(pipeline.read_source(electra), None).program
     with pytest.raises(ValidationSizeError):
         check_same_structure("x.py", full, different, {"hf_layers": 2})
+
+
+TINY_REFORMER = (', hidden_size=32, attention_head_size=8, num_attention_heads=4, feed_forward_size=64, '
+                 'axial_pos_shape=[8, 16], axial_pos_embds_dim=[8, 24], max_position_embeddings=128, '
+                 'attn_layers=["local", "lsh"], local_attn_chunk_length=8, lsh_attn_chunk_length=16')
+
+
+def test_reformer_positions_trace_with_static_shapes_and_validate(tmp_path, no_network):
+    """Reformer's axial position embeddings read ``position_ids.max().item()``; offline, the
+    default positions' maximum comes from the shape, so the export has no data-dependent length and
+    the IR (local and LSH attention, at the table's widths made tiny) validates at full size."""
+    path = _write(tmp_path, name="google/reformer-enwik8", seq=12, batch=2, file="reformer_tiny.py",
+                  overrides=TINY_REFORMER)
+    src = pipeline.read_source(path)
+    translation = pipeline.translate_source(src, None)
+    assert translation.diagnostics == ()
+    golden = pipeline.golden_for(src, None, {})
+    assert pipeline.validate_translation(src, translation, golden, None).result.ok
