@@ -191,3 +191,20 @@ def test_reformer_positions_trace_with_static_shapes_and_validate(tmp_path, no_n
     assert translation.diagnostics == ()
     golden = pipeline.golden_for(src, None, {})
     assert pipeline.validate_translation(src, translation, golden, None).result.ok
+
+
+def test_reformer_default_positions_equal_transformers_own(tmp_path, no_network):
+    """The offline axial encodings (default positions) equal transformers' own forward's, exactly."""
+    import torch
+
+    path = _write(tmp_path, name="google/reformer-enwik8", seq=12, batch=2, file="reformer_tiny.py",
+                  overrides=TINY_REFORMER)
+    w = load_torch_workload(read_workload_source(path))
+    embeddings = w.model.model.reformer.embeddings
+    axial = embeddings.position_embeddings
+    positions = torch.arange(12).unsqueeze(0).expand(2, 12)
+    theirs = type(axial).forward(axial, positions)  # the class's forward: transformers' code
+    with torch.no_grad():
+        ours = embeddings(input_ids=w.inputs[0])  # the model's own call: default positions, patched
+        expected = embeddings.word_embeddings(w.inputs[0]) + theirs
+    assert torch.equal(ours, expected)

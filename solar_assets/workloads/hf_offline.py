@@ -171,14 +171,21 @@ _DEFAULT_POSITIONS: contextvars.ContextVar[int | None] = contextvars.ContextVar(
                                                                                  default=None)
 
 
-class _KnownMax:
-    """What ``position_ids.max()`` is when the positions are the default ``arange``: its ``item()``."""
+def _default_axial_positions(axial: Any, start: int, batch: int, seq: int) -> Any:
+    """Reformer's eval-mode axial position encodings for the default positions ``arange(start,
+    start + seq)`` in every batch row: the axial weights broadcast and concatenated over the columns
+    the positions reach (``(start + seq − 1) // axial_w + 1``, known from the shape), flattened, and
+    the rows ``start … start + seq − 1`` taken — what transformers computes with ``max().item()``
+    and one ``index_select`` per batch row (a Python loop over the batch, which would make the IR's
+    structure depend on the batch size). Same values, same data read."""
+    import torch
 
-    def __init__(self, value: int) -> None:
-        self.value = value
-
-    def item(self) -> int:
-        return self.value
+    axial_w = axial.axial_pos_shape[1]
+    columns = (start + seq - 1) // axial_w + 1
+    weights = [w.expand((batch,) + tuple(axial.axial_pos_shape) + w.shape[-1:])[:, :columns] for w in axial.weights]
+    encodings = torch.cat(weights, dim=-1)
+    encodings = torch.reshape(encodings, (batch, -1, encodings.shape[-1]))
+    return encodings[:, start:start + seq]
 
 
 def _static_positions(model: Any) -> Any:
@@ -187,8 +194,8 @@ def _static_positions(model: Any) -> Any:
     data-dependent, ``aten._local_scalar_dense``), which an IR of static shapes cannot take. When
     ``ReformerEmbeddings`` made the positions itself (``position_ids=None``: ``arange(start, start +
     seq)``, as every call without explicit positions does), that maximum is ``start + seq − 1``, known
-    from the shape; the patch answers ``max().item()`` with it and leaves every other call as it is.
-    The computation, and the golden run's values, are unchanged. Set on the model's modules (their
+    from the shape, and ``_default_axial_positions`` computes the encodings without reading it; every
+    other call (explicit positions, training) runs transformers' own code. Set on the model's modules (their
     ``forward``), since the model is exported after it is built, outside ``offline_models``."""
     import types
 
@@ -210,13 +217,7 @@ def _static_positions(model: Any) -> Any:
         start = _DEFAULT_POSITIONS.get()
         if start is None or self.training:
             return axial_forward(self, position_ids)
-        last = start + int(position_ids.shape[-1]) - 1
-        tensor_max = type(position_ids).max
-        position_ids.max = lambda *a, **k: _KnownMax(last) if not (a or k) else tensor_max(position_ids, *a, **k)
-        try:
-            return axial_forward(self, position_ids)
-        finally:
-            del position_ids.max
+        return _default_axial_positions(self, start, position_ids.shape[0], position_ids.shape[-1])
 
     for module in model.modules():
         if isinstance(module, mr.ReformerEmbeddings):
