@@ -90,7 +90,9 @@ HF_CONFIGS: dict[str, dict[str, Any]] = {
                    "max_position_embeddings": 65536, "num_attention_heads": 8,
                    "num_hashes": 4, "vocab_size": 258, "layer_norm_eps": 1e-12, "pad_token_id": 0,
                    "eos_token_id": 2},
-        "validation_layers": {"attn_layers": ["local", "lsh"]},
+        # two local/lsh pairs: the first layer reads the embeddings twice (reversible streams), so the
+        # structure check needs a second pair to find the repeated block
+        "validation_layers": {"attn_layers": ["local", "lsh"] * 2},
         "source": "https://huggingface.co/google/reformer-enwik8/blob/main/config.json (as of 2026-12-01); "
                   "num_buckets left at the default (None: chosen from the sequence length): at sequence "
                   "lengths up to lsh_attn_chunk_length (256) the LSH layers attend in full and never hash",

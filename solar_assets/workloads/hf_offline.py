@@ -310,23 +310,34 @@ def repeated_units(full: list[str], small: list[str], units_in_small: int, back:
     they part, ``full`` must continue with r more copies of the block that ``small`` holds
     ``units_in_small`` consecutive copies of just before (``P U^m Q`` against ``P U^n Q``), the same
     r at every such place (a model's layers repeat twice in the IR: their weights among the
-    inputs, their ops among the steps). 0 when equal; None when no block fits."""
+    inputs, their ops among the steps). 0 when equal; None when no block fits. Every r that fits
+    where they first part is tried (a short block can fit there by chance)."""
+    if full == small:
+        return 0
+    first = next((i for i, (a, b) in enumerate(zip(full, small)) if a != b), min(len(full), len(small)))
+    candidates = sorted({r for _, _, r in _skips(full, small, first, first, units_in_small, None, back)})
+    for reps in candidates:
+        if _walk(full, small, units_in_small, reps, back):
+            return reps
+    return None
+
+
+def _walk(full: list[str], small: list[str], m: int, reps: int, back: int) -> bool:
     i = j = 0
-    reps: int | None = None
     while i < len(full) or j < len(small):
         if i < len(full) and j < len(small) and full[i] == small[j]:
             i, j = i + 1, j + 1
             continue
-        step = _skip(full, small, i, j, units_in_small, reps, back)
+        step = next(_skips(full, small, i, j, m, reps, back), None)
         if step is None:
-            return None
-        i, j, reps = step
-    return reps or 0
+            return False
+        i, j, _ = step
+    return True
 
 
-def _skip(full: list[str], small: list[str], i: int, j: int, m: int, reps: int | None,
-          back: int) -> tuple[int, int, int] | None:
-    """Where ``full`` and ``small`` part at (i, j): the positions after ``full``'s extra copies,
+def _skips(full: list[str], small: list[str], i: int, j: int, m: int, reps: int | None,
+           back: int) -> Iterator[tuple[int, int, int]]:
+    """Where ``full`` and ``small`` part at (i, j): the positions after ``full``'s extra copies and their count,
     trying the block lengths from short to long and the parting point up to ``back`` lines earlier
     (the lines after a block can start like the block). The block must appear in ``small`` twice in
     a row (once where ``small`` has a single unit): the first layer may differ from the others
@@ -344,8 +355,7 @@ def _skip(full: list[str], small: list[str], i: int, j: int, m: int, reps: int |
             after = ii + r * k
             if (after == len(full) and jj == len(small)) or (
                     after < len(full) and jj < len(small) and full[after] == small[jj]):
-                return after, jj, r
-    return None
+                yield after, jj, r
 
 
 def layered_structure_difference(full: Any, small: Any, path: str | Path, constants: Mapping[str, int]) -> str | None:
