@@ -6,7 +6,7 @@ Each entry: the ``model_type`` and the fields of the hub's ``config.json`` that 
 ``transformers`` config class's defaults (fields that only matter for training, generation or the
 tokenizer — dropout, ``task_specific_params``, token ids equal to the defaults — are left out: they
 do not change the forward pass's shapes or ops), and ``source``: where the values come from.
-``validation_layers``: the layer-count fields to set for a scaled validation (see
+``keep_sequence``: validate at the file's sequence length. ``validation_layers``: the layer-count fields to set for a scaled validation (see
 ``hf_offline.validation_sizes``): the same widths and per-layer structure, fewer layers, because the
 full-size weights in float64 do not fit the validation budget.
 
@@ -93,6 +93,9 @@ HF_CONFIGS: dict[str, dict[str, Any]] = {
         # two local/lsh pairs: the first layer reads the embeddings twice (reversible streams), so the
         # structure check needs a second pair to find the repeated block
         "validation_layers": {"attn_layers": ["local", "lsh"] * 2},
+        # its local attention is chunked only past local_attn_chunk_length (128) tokens: another
+        # structure at a shorter sequence, so validation keeps the file's sequence length
+        "keep_sequence": True,
         "source": "https://huggingface.co/google/reformer-enwik8/blob/main/config.json (as of 2026-12-01); "
                   "num_buckets left at the default (None: chosen from the sequence length): at sequence "
                   "lengths up to lsh_attn_chunk_length (256) the LSH layers attend in full and never hash",

@@ -265,7 +265,8 @@ VALIDATION_SEQUENCE = 16
 def validation_sizes(path: str | Path) -> dict[str, int] | None:
     """The validation size of a file that builds one of the table's models with a layer
     reduction (``validation_layers``): ``batch_size`` → ≤ 2, ``sequence_length`` → ≤ 16 (module
-    constants whose names say batch / sequence), and ``hf_layers`` the reduced layer count; None
+    constants whose names say batch / sequence; the sequence kept where the entry says
+    ``keep_sequence``: Reformer chunks its attention by the sequence length), and ``hf_layers`` the reduced layer count; None
     for any other file (its sizing is solar's usual one)."""
     from solar_assets.workloads.sizes import size_constants
 
@@ -283,7 +284,7 @@ def validation_sizes(path: str | Path) -> dict[str, int] | None:
             continue
         if "batch" in low:
             sizes[c.name] = min(c.value, VALIDATION_BATCH)
-        elif "seq" in low:
+        elif "seq" in low and not HF_CONFIGS[names[0]].get("keep_sequence"):
             sizes[c.name] = min(c.value, VALIDATION_SEQUENCE)
     sizes = {k: v for k, v in sizes.items() if v != size_constants(path)[k].value}
     sizes[LAYERS_KEY] = reduced_layer_count(names[0])
@@ -339,10 +340,10 @@ def _skips(full: list[str], small: list[str], i: int, j: int, m: int, reps: int 
            back: int) -> Iterator[tuple[int, int, int]]:
     """Where ``full`` and ``small`` part at (i, j): the positions after ``full``'s extra copies and their count,
     trying the block lengths from short to long and the parting point up to ``back`` lines earlier
-    (the lines after a block can start like the block). The block must appear in ``small`` twice in
-    a row (once where ``small`` has a single unit): the first layer may differ from the others
-    (it reads the embeddings), so not all ``m`` copies are asked for."""
-    m = min(m, 2)
+    (the lines after a block can start like the block). The block is the copy of ``small`` just
+    before the parting point; the earlier copies are not asked to equal it: a model's first layer
+    may differ from the others (Reformer's reads the embeddings into both reversible streams)."""
+    m = 1
     for k in range(1, j // m + 1):
         for t in range(0, min(back, j - k * m, i) + 1):
             ii, jj = i - t, j - t
