@@ -313,14 +313,18 @@ def repeated_units(full: list[str], small: list[str], units_in_small: int, back:
     r at every such place (a model's layers repeat twice in the IR: their weights among the
     inputs, their ops among the steps). 0 when equal; None when no block fits. Every r that fits
     where they first part is tried (a short block can fit there by chance)."""
+    counts = repeat_counts(full, small, units_in_small, back)
+    return max(counts) if counts else None
+
+
+def repeat_counts(full: list[str], small: list[str], units_in_small: int, back: int = 256) -> set[int]:
+    """Every r for which ``repeated_units``'s decomposition holds (a block of two layers repeated
+    5 times is also one layer repeated 10 times); {0} when equal."""
     if full == small:
-        return 0
+        return {0}
     first = next((i for i, (a, b) in enumerate(zip(full, small)) if a != b), min(len(full), len(small)))
-    candidates = sorted({r for _, _, r in _skips(full, small, first, first, units_in_small, None, back)})
-    for reps in candidates:
-        if _walk(full, small, units_in_small, reps, back):
-            return reps
-    return None
+    candidates = {r for _, _, r in _skips(full, small, first, first, units_in_small, None, back)}
+    return {reps for reps in candidates if _walk(full, small, units_in_small, reps, back)}
 
 
 def _walk(full: list[str], small: list[str], m: int, reps: int, back: int) -> bool:
@@ -375,9 +379,10 @@ def layered_structure_difference(full: Any, small: Any, path: str | Path, consta
         if n_small % period:
             continue
         units = n_small // period
-        tensors, steps = repeated_units(ft, st, units), repeated_units(fs, ss, units)
-        if tensors is not None and tensors == steps:
-            log.info("%s: the full-size IR is the validated one with %d more layers", path, tensors * period)
+        common = repeat_counts(ft, st, units) & repeat_counts(fs, ss, units)
+        if common:
+            log.info("%s: the full-size IR is the validated one with its layer block repeated %d more times",
+                     path, max(common))
             return None
     return (f"the full-size IR is not the validated IR ({n_small} layers) with its layers repeated "
             f"({len(ft)} tensors and {len(fs)} steps at full size, {len(st)} and {len(ss)} validated, "
