@@ -327,16 +327,19 @@ def repeat_counts(full: list[str], small: list[str], units_in_small: int, back: 
     return {reps for reps in candidates if _walk(full, small, units_in_small, reps, back)}
 
 
-def _walk(full: list[str], small: list[str], m: int, reps: int, back: int) -> bool:
-    i = j = 0
+def _walk(full: list[str], small: list[str], m: int, reps: int, back: int, i: int = 0, j: int = 0,
+          depth: int = 0) -> bool:
+    """Whether ``full`` from ``i`` is ``small`` from ``j`` with ``reps`` more copies of a block at
+    every place they part; every block that fits a place is tried (a short one may fit by chance
+    and fail later), to a depth of 8 places."""
     while i < len(full) or j < len(small):
         if i < len(full) and j < len(small) and full[i] == small[j]:
             i, j = i + 1, j + 1
             continue
-        step = next(_skips(full, small, i, j, m, reps, back), None)
-        if step is None:
+        if depth >= 8:
             return False
-        i, j, _ = step
+        return any(_walk(full, small, m, reps, back, ii, jj, depth + 1)
+                   for ii, jj, _ in _skips(full, small, i, j, m, reps, back))
     return True
 
 
