@@ -86,6 +86,9 @@ def make_golden(src: WorkloadSource, constants: dict[str, int] | None = None) ->
     w = load_torch_workload(src, constants)
     attributes_to_buffers(w.model)  # as the tracer does (solar_assets.workloads.in_forward)
     params = {f"param:{n}": _to_numpy(p) for n, p in w.model.named_parameters()}
+    first = {id(p): f"param:{n}" for n, p in w.model.named_parameters()}  # tied weights (an LM head
+    for n, p in w.model.named_parameters(remove_duplicate=False):  # sharing the embedding): one array, every name
+        params.setdefault(f"param:{n}", params[first[id(p)]])
     params.update({f"buffer:{n}": _to_numpy(b) for n, b in w.model.named_buffers()})
     state = buffer_state(w.model)
     try:

@@ -221,6 +221,10 @@ def structure_difference(full: Program, small: Program) -> str | None:
 
 def check_same_structure(path: str, full: Program, small: Program, constants: Mapping[str, int]) -> None:
     diff = structure_difference(full, small)
+    if diff is not None and "hf_layers" in constants:  # the same model with fewer layers (hf_offline)
+        from solar_assets.workloads.hf_offline import layered_structure_difference
+
+        diff = layered_structure_difference(full, small, path, constants)
     if diff is not None:
         raise ValidationSizeError(f"{path}: the IR at validation size {size_label(constants)} does not have the "
                                   f"structure of the full-size IR, so validating it would not vouch for the "
@@ -384,14 +388,19 @@ def choose_validation_size(path: str | Path, full: Program, trace: Callable[[dic
     path = str(path)
     full_cost = program_cost(full)
     declared = declared_validation_sizes(path)
+    if declared is None and not full_cost.within(budget):  # a HuggingFace model: fewer layers too
+        from solar_assets.workloads.hf_offline import validation_sizes
+
+        declared = validation_sizes(path)
     if declared is not None:
         small = trace(declared)
         check_same_structure(path, full, small, declared)
         cost = program_cost(small)
+        how = "fewer layers (hf_offline)" if "hf_layers" in declared else f"declared by {SIZE_DECLARATION}"
         if not cost.within(budget):
-            log.warning("%s: the declared %s (%s) is over the validation budget (%s); validating anyway",
-                        path, SIZE_DECLARATION, cost, budget)
-        return ValidationSize(declared, f"declared by {SIZE_DECLARATION}: {cost} (full size: {full_cost})")
+            log.warning("%s: the size %s (%s) is over the validation budget (%s); validating anyway",
+                        path, how, cost, budget)
+        return ValidationSize(declared, f"{how}: {cost} (full size: {full_cost})")
     if full_cost.within(budget):
         return ValidationSize({}, f"full size: {full_cost}")
     constants = size_constants(path)

@@ -50,6 +50,14 @@ def load_torch_workload(src: WorkloadSource, constants: dict[str, int] | None = 
     loads it for real."""
     import torch
 
+    from solar_assets.workloads.hf_offline import offline_models, split_constants
+
+    constants, hf_layers = split_constants(constants)
+    with offline_models(src.path, hf_layers):  # HuggingFace models by name, from solar's table
+        return _load(src, constants, fake, torch)
+
+
+def _load(src: WorkloadSource, constants: dict[str, int] | None, fake: bool, torch: Any) -> TorchWorkload:
     module = exec_workload_module(src, constants)
     missing = [n for n in ("Model", "get_inputs", "get_init_inputs") if not hasattr(module, n)]
     if missing:
