@@ -1,7 +1,8 @@
 """``solar``: analyse workloads into SOL bounds, inspect hardware specs, open the Dagster UI.
 
     solar analyze PATH... [--hardware NAME ...] [--target-latency S] [--json] [--home DIR] [--no-dagster]
-    solar coverage DIR... [--json] [--jobs N] [--timeout S] [--home DIR]
+                  [--timeout S] [--memory-limit SIZE]
+    solar coverage DIR... [--json] [--jobs N] [--timeout S] [--memory-limit SIZE] [--home DIR]
     solar hardware list | show NAME | detect [PATH]
     solar ui
 
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from solar_assets import pipeline
 from solar_assets.errors import SolarError
+from solar_assets.workloads.source import workload_name
 
 logger = logging.getLogger("solar")
 
@@ -88,6 +90,11 @@ def _parser() -> argparse.ArgumentParser:
     analyze.add_argument("--no-dagster", action="store_true",
                          help="run the stages directly, without Dagster (same output; for debugging)")
     analyze.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
+    analyze.add_argument("--timeout", type=float, default=pipeline.DEFAULT_TIMEOUT_S, metavar="SECONDS",
+                         help="time limit per workload, which runs in a worker process (default 600; 0: none)")
+    analyze.add_argument("--memory-limit", default=None, metavar="SIZE",
+                         help="resident-memory limit of a workload's worker: 75%% (of this machine's, the default), "
+                              "8G, 512M, or 0 for none")
     analyze.add_argument("--framework", choices=("torch", "jax"),
                          help="the workloads' framework (default: detected from each file's imports)")
     analyze.add_argument("--translator", choices=TRANSLATORS, metavar="{tracer,agent,auto}",
@@ -103,6 +110,8 @@ def _parser() -> argparse.ArgumentParser:
                           help="worker processes (default 1; 0: check in this process, without time limits)")
     coverage.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS",
                           help="time limit per workload in a worker process (default 600; 0: none)")
+    coverage.add_argument("--memory-limit", default=None, metavar="SIZE",
+                          help="resident-memory limit of each worker: 75%% (the default), 8G, 512M, or 0 for none")
     coverage.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
     coverage.add_argument("--framework", choices=("torch", "jax"),
                           help="the workloads' framework (default: detected from each file's imports)")
@@ -159,8 +168,10 @@ def _use_home(home_arg: str | None) -> Path:
 
 def _workload_paths(args_paths: Sequence[str]) -> tuple[list[Path], list[str]]:
     """Expand directories into ``*.py`` files. A missing path, a file that is not ``.py`` or a
-    second file with a stem already seen (stems are partition keys) is an error for that path."""
+    file that is not regular (a FIFO) or a second file with a name already seen (names are the
+    report's workload column) is an error for that path."""
     from solar_assets.workloads import discover_workloads
+    from solar_assets.workloads.source import is_regular_file
 
     paths, errors, seen = [], [], {}
     for raw in args_paths:
@@ -171,14 +182,17 @@ def _workload_paths(args_paths: Sequence[str]) -> tuple[list[Path], list[str]]:
         if Path(raw).is_dir() and not found:
             errors.append(f"{raw}: no workload files (*.py) in this directory")
         for path in found:
+            name = workload_name(path)
             if path.suffix != ".py":
                 errors.append(f"{path}: not a Python file; a workload is a .py file defining Model, "
                               "get_inputs() and get_init_inputs()")
-            elif path.stem in seen:
-                errors.append(f"{path}: workload name {path.stem!r} is already taken by {seen[path.stem]}; "
+            elif not is_regular_file(path):
+                errors.append(f"{path}: not a regular file (a FIFO, device or directory); a workload is a .py file")
+            elif name in seen:
+                errors.append(f"{path}: workload name {name!r} is already taken by {seen[name]}; "
                               "workloads are named by file stem")
             else:
-                seen[path.stem] = path
+                seen[name] = path
                 paths.append(path)
     return paths, errors
 
@@ -212,30 +226,33 @@ def analyze(args: argparse.Namespace) -> int:
     if args.target_latency is not None and not args.target_latency > 0:
         raise SolarError(f"--target-latency must be positive seconds, got {args.target_latency}")
     measure = _measure_options(args)
+    limits = _worker_limits(args)
     _use_translator(args.translator)
     os.environ["SOLAR_FP32_MATH"] = args.fp32_math  # the Dagster assets read it (pipeline.bound_graph)
     paths, input_errors = _workload_paths(args.paths)
-    progress = Progress([p.stem for p in paths], enabled=not args.no_progress)
-    with pipeline.progress_listener(progress):
-        if args.no_dagster:
-            results = [pipeline.analyze_workload(p, hardware_names, target_latency_s=args.target_latency,
-                                                 cache_dir=home / "cache", measure=measure, translator=args.translator,
-                                                 fp32_math=args.fp32_math,
-                                                 ski_slope_dir=pipeline.reports_dir(home) / "skislope")
-                       for p in paths]
-            rows = [row for r in results for row in r.rows]
-            write_report(rows, pipeline.reports_dir(home), errors=input_errors + [r.error for r in results if r.error])
-        else:
-            from solar_assets.assets.runner import analyze_with_dagster
+    progress = Progress([workload_name(p) for p in paths], enabled=not args.no_progress)
+    notes: list[str] = []
+    if args.no_dagster:
+        results, rows = _analyze_plain(paths, hardware_names, args, measure, home, limits, progress, input_errors)
+    else:
+        from solar_assets.assets.runner import DagsterStorageError, analyze_with_dagster
 
+        try:
             results, rows = analyze_with_dagster(paths, hardware_names, args.target_latency, home,
-                                                 failures=input_errors)
+                                                 failures=input_errors, on_stage=progress, **limits)
             if measure is not None:  # the measurement is a post-step on the report's rows
-                rows = _measure_after_dagster(results, rows, measure, home, input_errors)
+                rows = _measure_after_dagster(results, rows, measure, home, input_errors, limits)
+        except DagsterStorageError as e:  # the rows still land: the same stages without Dagster
+            progress.done()
+            print(f"solar: error: {e}", file=sys.stderr)
+            notes.append(str(e))
+            results, rows = _analyze_plain(paths, hardware_names, args, measure, home, limits, progress,
+                                           [*input_errors, str(e)])
     progress.done()
-    errors = input_errors + [r.error for r in results if r.error]
+    errors = input_errors + notes + [r.error for r in results if r.error]
     for error in errors:
-        print(f"solar: error: {error}", file=sys.stderr)
+        if error not in notes:  # printed when it happened
+            print(f"solar: error: {error}", file=sys.stderr)
     if args.json:
         from solar_assets.report.writers import rows_as_json
 
@@ -244,11 +261,34 @@ def analyze(args: argparse.Namespace) -> int:
         bounded = sum(1 for r in results if r.ok)
         print(format_table(rows) if rows else "no workload produced bounds")
         _print_measured(rows, hardware_names)
-        print(f"\n{bounded}/{bounded + len(errors)} workloads bounded on {', '.join(hardware_names)}; "
+        print(f"\n{bounded}/{bounded + len(errors) - len(notes)} workloads bounded on {', '.join(hardware_names)}; "
               f"report: {pipeline.reports_dir(home)}/{{report.csv, report.json, report.md, report_roofline.png, "
               "skislope/<workload>.{csv,png}}")
     _print_charts(rows, home, quiet=args.json)
     return EXIT_FAILED if errors else EXIT_OK
+
+
+def _worker_limits(args: argparse.Namespace) -> dict[str, float | int | None]:
+    """``--timeout`` and ``--memory-limit`` as ``run_in_workers`` takes them (None: no limit)."""
+    from solar_assets.workers import parse_memory_limit
+
+    if args.timeout < 0:
+        raise SolarError(f"--timeout must not be negative, got {args.timeout:g}")
+    return {"timeout_s": args.timeout or None, "memory_limit_bytes": parse_memory_limit(args.memory_limit)}
+
+
+def _analyze_plain(paths, hardware_names, args, measure, home: Path, limits, progress, errors):
+    """Every workload through the stages without Dagster, one worker process at a time; the report
+    files are written with the rows that landed."""
+    from solar_assets.report import write_report
+
+    results = pipeline.analyze_in_workers(paths, hardware_names, target_latency_s=args.target_latency,
+                                          cache_dir=home / "cache", measure=measure, translator=args.translator,
+                                          ski_slope_dir=pipeline.reports_dir(home) / "skislope", on_stage=progress,
+                                          **limits)
+    rows = [row for r in results for row in r.rows]
+    write_report(rows, pipeline.reports_dir(home), errors=[*errors, *(r.error for r in results if r.error)])
+    return results, rows
 
 
 def _analyze_hardware(args: argparse.Namespace) -> list[str]:
@@ -285,13 +325,18 @@ def _measure_options(args: argparse.Namespace):
                           timing=TimingOptions(runs=args.runs, min_runs=min(5, args.runs)))
 
 
-def _measure_after_dagster(results, rows, measure, home: Path, input_errors: Sequence[str]):
-    """Measure each bounded workload, fill its host rows, and write the report again with them."""
+def _measure_after_dagster(results, rows, measure, home: Path, input_errors: Sequence[str], limits):
+    """Measure each bounded workload (in a worker, as the stages ran), fill its host rows, and
+    write the report again with them."""
     from solar_assets.report import write_report
 
-    for result in results:
-        if result.ok:
-            result.rows = pipeline.measure_rows(result.path, result.rows, measure)
+    bounded = [r for r in results if r.ok]
+    measured_results = pipeline.measure_in_workers(bounded, measure, **limits)
+    for result, measured in zip(bounded, measured_results):
+        if measured.error:
+            result.error = measured.error
+        else:
+            result.rows = measured.rows
     measured = {(r.workload, r.hardware): r for result in results for r in result.rows}
     rows = [measured.get((r.workload, r.hardware), r) for r in rows]
     write_report(rows, pipeline.reports_dir(home), errors=[*input_errors, *(r.error for r in results if r.error)])
@@ -349,7 +394,10 @@ def coverage(args: argparse.Namespace) -> int:
             print(f"[{index + 1}/{len(paths)}] {row.workload}: {status} ({row.seconds:.1f} s)", file=sys.stderr,
                   flush=True)
 
-    rows = run_coverage(paths, home / "cache", jobs=args.jobs, timeout_s=args.timeout or None, on_row=progress)
+    from solar_assets.workers import parse_memory_limit
+
+    rows = run_coverage(paths, home / "cache", jobs=args.jobs, timeout_s=args.timeout or None,
+                        memory_limit_bytes=parse_memory_limit(args.memory_limit), on_row=progress)
     if args.json:
         sys.stdout.write(coverage_json(rows))
         print(coverage_summary(rows), file=sys.stderr)

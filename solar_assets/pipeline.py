@@ -384,7 +384,7 @@ def _digest_cache_path(cache_dir: Path | None, kind: str, name: str, graph: Any,
         return None
     code = ":".join(package_fingerprint(p) for p in CACHE_AWARE_PACKAGES)
     key = hashlib.sha256(f"{graph.digest()}:{code}:{variant}".encode()).hexdigest()
-    return Path(cache_dir) / kind / f"{name}-{key[:16]}.json"
+    return Path(cache_dir) / kind / f"{_file_safe(name)}-{key[:16]}.json"
 
 
 def inverse_for(src: WorkloadSource, graph: Any, hw: HardwareSpec, target_latency_s: float | None,
@@ -403,15 +403,25 @@ def inverse_for(src: WorkloadSource, graph: Any, hw: HardwareSpec, target_latenc
 
 def _cache_path(cache_dir: Path | None, kind: str, src: WorkloadSource, packages: tuple[str, ...],
                 suffix: str, variant: Mapping[str, int] | None = None) -> Path | None:
-    """A cache file keyed by the source's hash, the producing packages' sources, torch's version
-    and ``variant`` (the rebound constants, or the budget)."""
+    """A cache file keyed by everything the result depends on: the source's hash, the local
+    modules it imports (``src.local_sha256``: a helper beside it, or on a path it adds), its
+    framework, the producing packages' sources, the framework's version and ``variant`` (the
+    rebound constants, translator options, or the budget). The process-wide state a file could
+    change (torch's default dtype, the working directory) is not in the key: ``solar analyze``
+    runs each file in a worker that restores it (``solar_assets.workers.state``)."""
     if cache_dir is None:
         return None
     code = ":".join(package_fingerprint(p) for p in packages)
     extra = json.dumps(dict(variant or {}), sort_keys=True)
     versions = _jax_versions() if src.framework == "jax" else _torch_version()
-    key = hashlib.sha256(f"{src.sha256}:{code}:{versions}:{extra}".encode()).hexdigest()
-    return Path(cache_dir) / kind / f"{src.name}-{key[:16]}{suffix}"
+    local = getattr(src, "local_sha256", "")  # a WorkloadSource pickled before the field existed
+    key = hashlib.sha256(f"{src.sha256}:{local}:{src.framework}:{code}:{versions}:{extra}".encode()).hexdigest()
+    return Path(cache_dir) / kind / f"{_file_safe(src.name)}-{key[:16]}{suffix}"
+
+
+def _file_safe(name: str) -> str:
+    """A workload name as a file-name part: path separators and backslashes replaced."""
+    return name.replace("/", "_").replace("\\", "_").replace(os.sep, "_")[:80]
 
 
 def _label(constants: Mapping[str, int]) -> str:
@@ -491,8 +501,10 @@ def analyze_workload(
     """
     from solar_assets.report import add_cache_aware, report_row
 
+    from solar_assets.workloads.source import workload_name
+
     path = Path(path)
-    result = WorkloadResult(workload=path.stem, path=str(path))
+    result = WorkloadResult(workload=workload_name(path), path=str(path))
     cache = Path(cache_dir) if cache_dir is not None else None
     stage = "trace"
     try:
@@ -572,10 +584,74 @@ def measure_rows(path: str | Path, rows: Sequence[ReportRow], options: MeasureOp
 
 def analyze_workloads(paths: Sequence[str | Path], hardware_names: Sequence[str] = DEFAULT_HARDWARE,
                       **kwargs: Any) -> list[WorkloadResult]:
-    """``analyze_workload`` over files and directories (``discover_workloads`` expands them)."""
+    """``analyze_workload`` over files and directories (``discover_workloads`` expands them), in
+    this process (no isolation: ``analyze_in_workers`` is what ``solar analyze`` runs)."""
     from solar_assets.workloads import discover_workloads
 
     return [analyze_workload(p, hardware_names, **kwargs) for p in discover_workloads(*paths)]
+
+
+DEFAULT_TIMEOUT_S = 600.0  # per workload file, as ``solar coverage``
+
+
+def analyze_in_workers(paths: Sequence[str | Path], hardware_names: Sequence[str] = DEFAULT_HARDWARE, *,
+                       timeout_s: float | None = DEFAULT_TIMEOUT_S, memory_limit_bytes: int | None = None,
+                       cache_dir: str | Path | None = None,
+                       on_stage: Callable[[str, str], None] | None = None, **kwargs: Any) -> list[WorkloadResult]:
+    """``analyze_workload`` for each file in a worker process (``solar_assets.workers``): each
+    file limited to ``timeout_s`` seconds and ``memory_limit_bytes`` of resident memory, the
+    process state it changes (torch's default dtype, cwd, sys.path, environment, threads) put
+    back before the next file, and what it prints kept off stdout. A hang, a crash or a kill
+    costs only that file's result, whose error names the file, the stage and why.
+    ``on_stage(workload, stage)`` as each stage starts; ``kwargs`` as for ``analyze_workload``."""
+    from solar_assets.workers import run_in_workers
+
+    options = {"hardware_names": list(hardware_names), **kwargs}
+    return run_in_workers(paths, _analyze_task, unfinished_result, cache_dir, jobs=1, timeout_s=timeout_s,
+                          memory_limit_bytes=memory_limit_bytes, task_arg=options,
+                          on_event=(lambda index, workload, stage: on_stage(workload, stage)) if on_stage else None)
+
+
+def _analyze_task(path: str, cache_dir: str | None, options: dict[str, Any]) -> WorkloadResult:
+    return analyze_workload(path, cache_dir=cache_dir, **options)
+
+
+def measure_in_workers(results: Sequence[WorkloadResult], measure: MeasureOptions | None, *,
+                       timeout_s: float | None = DEFAULT_TIMEOUT_S,
+                       memory_limit_bytes: int | None = None) -> list[WorkloadResult]:
+    """``measure_rows`` for each result's file in a worker process (the limits and isolation of
+    ``analyze_in_workers``); one result per input, with its measured rows or the error."""
+    from solar_assets.workers import run_in_workers
+
+    rows = {r.path: list(r.rows) for r in results}
+    return run_in_workers([r.path for r in results], _measure_task, unfinished_result, None, jobs=1,
+                          timeout_s=timeout_s, memory_limit_bytes=memory_limit_bytes,
+                          task_arg={"measure": measure, "rows": rows})
+
+
+def _measure_task(path: str, cache_dir: str | None, arg: dict[str, Any]) -> WorkloadResult:
+    from solar_assets.workloads.source import workload_name
+
+    result = WorkloadResult(workload=workload_name(path), path=path)
+    try:
+        with _timed(result, "measure"):
+            result.rows = measure_rows(path, arg["rows"][path], arg["measure"])
+    except SolarError as e:
+        result.error, result.failed_stage = with_path(str(e), path), "measure"
+    except Exception as e:  # as in analyze_workload: one line naming the file and the stage
+        result.error, result.failed_stage = f"{path}: measure failed unexpectedly: {type(e).__name__}: {e}", "measure"
+    return result
+
+
+def unfinished_result(path: str | Path, message: str, seconds: float, last_event: str | None) -> WorkloadResult:
+    """The result of a workload whose worker was killed (time or memory limit) or died: the
+    message says why and during which stage (``last_event``: "trace", "golden at BATCH=3", ...)."""
+    from solar_assets.workloads.source import workload_name
+
+    where = f" during {last_event}" if last_event else " before its first stage"
+    stage = last_event.split(" ", 1)[0] if last_event else None
+    return WorkloadResult(workload=workload_name(path), path=str(path), error=with_path(message + where, path),
+                          failed_stage=stage, seconds={"unfinished": seconds})
 
 
 def one_line(message: str) -> str:

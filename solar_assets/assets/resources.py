@@ -12,7 +12,8 @@ from solar_assets.hardware import hardware_dir
 class SolarConfig(dg.ConfigurableResource):
     """Paths and knobs shared by the assets.
 
-    A workload partition key is a file stem; ``workload_dir`` maps it back to its file.
+    A workload partition key names a file (``partitions.workload_key``): ``workload_files`` maps
+    the keys of a run's files to them, and any other key is looked up in ``workload_dir``.
     """
 
     home: str
@@ -23,6 +24,8 @@ class SolarConfig(dg.ConfigurableResource):
     """Directory holding ``<partition key>.yaml`` for every hardware partition."""
     target_latency_s: float | None = None
     """Target latency of the inverse roofline, in seconds; None skips it."""
+    workload_files: dict[str, str] = {}
+    """Partition key -> workload file, for files named by ``solar analyze`` (any directory)."""
 
     @classmethod
     def default(cls, home: str | Path | None = None, workload_dir: str | Path | None = None,
@@ -35,7 +38,20 @@ class SolarConfig(dg.ConfigurableResource):
         )
 
     def workload_path(self, key: str) -> Path:
-        return Path(self.workload_dir) / f"{key}.py"
+        """The file of a workload partition: from ``workload_files``, else the file of
+        ``workload_dir`` whose key it is, else ``<workload_dir>/<key>.py`` (reading it names it)."""
+        from solar_assets.assets.partitions import workload_key
+        from solar_assets.workloads import discover_workloads
+
+        if key in self.workload_files:
+            return Path(self.workload_files[key])
+        plain = Path(self.workload_dir) / f"{key}.py"
+        if plain.is_file() and workload_key(plain, self.workload_dir) == key:
+            return plain
+        for path in discover_workloads(self.workload_dir) if Path(self.workload_dir).is_dir() else ():
+            if workload_key(path, self.workload_dir) == key:
+                return path
+        return plain
 
     @property
     def cache_dir(self) -> Path:

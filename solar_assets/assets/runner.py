@@ -1,15 +1,25 @@
-"""Materialise the assets in-process for a list of workload files: what ``solar analyze`` runs.
+"""Materialise the assets for a list of workload files: what ``solar analyze`` runs.
 
-One ``dg.materialize`` per partition (workload; then workload × hardware), in-process, on the
-embedded Dagster instance under ``$SOLAR_HOME/dagster``, then ``headroom_report`` for exactly
-the workloads and hardware asked for. A failed step is reported per workload (the message
-names the file) and the other workloads carry on.
+One ``dg.materialize`` per partition (workload; then workload × hardware) on the embedded Dagster
+instance under ``$SOLAR_HOME/dagster``, then ``headroom_report`` for exactly the workloads and
+hardware asked for. The per-workload materialisations, where the workload's own code runs, happen
+in a worker process (``solar_assets.workers``: the time and memory limits, restored global state
+and captured output of the plain path), one file after another; the hardware specs and the report,
+which run no workload code, in this process. A failed step or a killed worker is reported per
+workload (the message names the file and the stage) and the other workloads carry on.
+
+A Dagster database that cannot be read (corrupt, truncated, a table missing) raises
+``DagsterStorageError``, one line naming the file and the remedy; ``solar analyze`` then runs the
+same stages without Dagster, so the rows of that run still land in the report files.
 """
 from __future__ import annotations
 
+import contextlib
+import os
+import sqlite3
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +27,7 @@ import dagster as dg
 
 from ir_schemas import ReportRow
 from solar_assets import pipeline
-from solar_assets.assets.partitions import register_partitions, workload_hardware_key
+from solar_assets.assets.partitions import register_partitions, workload_hardware_key, workload_key
 from solar_assets.assets.resources import SolarConfig
 from solar_assets.assets.sources import SOURCE_ASSETS, observe_sources
 from solar_assets.assets.stages import ASSETS, BOUND_ASSETS, WORKLOAD_ASSETS, hardware_spec, headroom_report
@@ -45,6 +55,76 @@ concurrency:
 DAGSTER_YAML_MARK = "# solar's embedded Dagster instance"
 # Dagster's console logger would repeat every failure with a stack trace: the CLI reports them itself.
 QUIET_LOGGERS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+STORAGE_STAGE = "dagster storage"  # failed_stage of a result whose Dagster database failed
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+class DagsterStorageError(SolarError):
+    """The embedded Dagster instance's SQLite storage cannot be used; the message names the file."""
+
+
+def _storage_remedy(home: Path) -> str:
+    return (f"remove it (or all of {home / 'dagster'}: Dagster's run history, not solar's caches), "
+            "or run with --no-dagster")
+
+
+def broken_databases(home: Path) -> list[tuple[Path, str]]:
+    """``(file, why)`` for each SQLite file under ``$SOLAR_HOME/dagster`` that is not a readable
+    database: wrong header, truncated, failing SQLite's quick check."""
+    broken = []
+    for db in sorted((home / "dagster").rglob("*.db")):
+        try:
+            with db.open("rb") as f:
+                header = f.read(len(SQLITE_HEADER))
+            if header and header != SQLITE_HEADER:
+                broken.append((db, "file is not a database"))
+                continue
+            with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+                verdict = conn.execute("PRAGMA quick_check").fetchone()
+            if verdict and verdict[0] != "ok":
+                broken.append((db, f"SQLite quick check: {verdict[0]}"))
+        except (OSError, sqlite3.Error) as e:
+            broken.append((db, f"{type(e).__name__}: {e}"))
+    return broken
+
+
+def _is_storage_failure(error: BaseException) -> bool:
+    """An exception whose chain holds a SQLite / SQLAlchemy database error (``file is not a
+    database``, ``NoSuchTableError: runs``) or Dagster's schema errors."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        module = type(error).__module__ or ""
+        if isinstance(error, sqlite3.Error) or module.startswith("sqlalchemy") or \
+                type(error).__name__ in ("DagsterInstanceSchemaOutdated", "DagsterInstanceMigrationRequired"):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
+
+
+@contextlib.contextmanager
+def storage_guard(home: Path) -> Iterator[None]:
+    """Turn a failure of the Dagster database into one ``DagsterStorageError`` line naming the
+    file (the first broken one found, else the directory) and what to do."""
+    try:
+        yield
+    except DagsterStorageError:
+        raise
+    except Exception as e:
+        if not _is_storage_failure(e):
+            raise
+        broken = broken_databases(home)
+        where, why = broken[0] if broken else (home / "dagster", pipeline.one_line(f"{type(e).__name__}: {e}")[:200])
+        raise DagsterStorageError(f"{where}: the Dagster database cannot be used ({why}); "
+                                  f"{_storage_remedy(home)}") from None
+
+
+def check_storage(home: Path) -> None:
+    """Raise ``DagsterStorageError`` for the first broken database file, before any run."""
+    broken = broken_databases(home)
+    if broken:
+        where, why = broken[0]
+        raise DagsterStorageError(f"{where}: the Dagster database cannot be used ({why}); {_storage_remedy(home)}")
 
 
 def dagster_home(home: Path) -> Path:
@@ -88,8 +168,8 @@ def failure_message(result: dg.ExecuteInProcessResult, path: str | Path) -> str:
 
 
 def _materialize(instance: dg.DagsterInstance, config: SolarConfig, selection: Sequence[Any],
-                 partition_key: str | None = None, run_config: dict[str, Any] | None = None
-                 ) -> dg.ExecuteInProcessResult:
+                 partition_key: str | None = None, run_config: dict[str, Any] | None = None,
+                 tags: dict[str, str] | None = None) -> dg.ExecuteInProcessResult:
     from solar_assets.definitions import resources_for
 
     with warnings.catch_warnings():
@@ -98,51 +178,49 @@ def _materialize(instance: dg.DagsterInstance, config: SolarConfig, selection: S
         return dg.materialize([*SOURCE_ASSETS, *ASSETS], selection=list(selection), partition_key=partition_key,
                               instance=instance, resources=resources_for(config),
                               run_config={**QUIET_LOGGERS, **(run_config or {})}, raise_on_error=False,
-                              tags={"solar/cli": "analyze"})
+                              tags={"solar/cli": "analyze", **(tags or {})})
 
 
 def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[str],
                          target_latency_s: float | None = None, home: str | Path | None = None,
-                         failures: Sequence[str] = ()) -> tuple[list[WorkloadResult], list[ReportRow]]:
+                         failures: Sequence[str] = (), *, timeout_s: float | None = pipeline.DEFAULT_TIMEOUT_S,
+                         memory_limit_bytes: int | None = None,
+                         on_stage: Callable[[str, str], None] | None = None,
+                         ) -> tuple[list[WorkloadResult], list[ReportRow]]:
     """Materialise every asset for ``paths`` × ``hardware_names``; return per-workload results
     (``error`` set where a stage failed) and the ``headroom_report`` rows, in the order asked.
-    ``failures``: errors found before any run (bad paths), listed in the report too."""
+    ``failures``: errors found before any run (bad paths), listed in the report too. Each file's
+    materialisations run in a worker process limited to ``timeout_s`` and ``memory_limit_bytes``;
+    ``on_stage(workload, stage)`` as each stage starts. Raises ``DagsterStorageError`` when the
+    instance's database cannot be used."""
+    from solar_assets.workers import run_in_workers
+
     home_dir = pipeline.solar_home(home)
-    results = [WorkloadResult(workload=Path(p).stem, path=str(p)) for p in paths]
-    with solar_instance(home_dir) as instance:
-        register_partitions(instance, [r.workload for r in results], list(hardware_names))
-        base = SolarConfig.default(home_dir, target_latency_s=target_latency_s)
+    base = SolarConfig.default(home_dir, target_latency_s=target_latency_s)
+    keys = {str(p): workload_key(p, base.workload_dir) for p in paths}
+    config = base.model_copy(update={"workload_files": {k: p for p, k in keys.items()}})
+    check_storage(home_dir)
+    with storage_guard(home_dir), solar_instance(home_dir) as instance:
+        register_partitions(instance, list(keys.values()), list(hardware_names))
         # record the files' hashes first: what runs below is then fresh against them in the UI
-        for directory in sorted({str(Path(r.path).parent) for r in results}) or [base.workload_dir]:
-            observe_sources(instance, SolarConfig.default(home_dir, workload_dir=directory))
+        observe_sources(instance, config)
         hardware_errors = {}
         for name in hardware_names:
             run = _materialize(instance, base, [hardware_spec], partition_key=name)
             if not run.success:
                 hardware_errors[name] = failure_message(run, f"hardware/{name}.yaml")
-        bound_assets = BOUND_ASSETS if target_latency_s is not None else \
-            tuple(a for a in BOUND_ASSETS if a is not inverse_roofline_asset)
-        for result in results:
-            start = time.perf_counter()
-            config = SolarConfig.default(home_dir, workload_dir=Path(result.path).parent,
-                                         target_latency_s=target_latency_s)
-            run = _materialize(instance, config, WORKLOAD_ASSETS, partition_key=result.workload)
-            result.seconds["workload stages"] = time.perf_counter() - start
-            if not run.success:
-                result.error = failure_message(run, result.path)
-                continue
-            start = time.perf_counter()
-            for name in hardware_names:
-                if name in hardware_errors:
-                    result.error = hardware_errors[name]
-                    break
-                run = _materialize(instance, config, bound_assets,
-                                   partition_key=workload_hardware_key(result.workload, name))
-                if not run.success:
-                    result.error = failure_message(run, result.path)
-                    break
-            result.seconds["bounds"] = time.perf_counter() - start
-        report_config = {"workloads": [r.workload for r in results if r.ok], "hardware": list(hardware_names),
+    options = {"home": str(home_dir), "config": config.model_dump(), "keys": keys,
+               "hardware": list(hardware_names), "hardware_errors": hardware_errors,
+               "inverse": target_latency_s is not None}
+    results = run_in_workers(list(keys), _materialize_workload, pipeline.unfinished_result, None, jobs=1,
+                             timeout_s=timeout_s, memory_limit_bytes=memory_limit_bytes, task_arg=options,
+                             on_event=(lambda index, workload, stage: on_stage(workload, stage)) if on_stage else None)
+    storage = [r for r in results if r.failed_stage == STORAGE_STAGE]
+    if storage:
+        raise DagsterStorageError(storage[0].error)
+    with storage_guard(home_dir), solar_instance(home_dir) as instance:
+        _fail_abandoned_runs(instance, results)
+        report_config = {"workloads": [keys[r.path] for r in results if r.ok], "hardware": list(hardware_names),
                          "failures": [*failures, *(r.error for r in results if r.error)]}
         run = _materialize(instance, base, [headroom_report],
                            run_config={"ops": {"headroom_report": {"config": report_config}}})
@@ -150,5 +228,66 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
             raise SolarError(failure_message(run, home_dir / "reports"))
         rows: list[ReportRow] = run.output_for_node("headroom_report")
     for result in results:
-        result.rows = [r for r in rows if r.workload == result.workload]
+        result.rows = [r for r in rows if r.source == result.path]
     return results, rows
+
+
+def _materialize_workload(path: str, cache_dir: str | None, options: dict[str, Any]) -> WorkloadResult:
+    """In a worker: the workload partition's assets, then its bound assets on each hardware; the
+    result carries the error that stopped it (``STORAGE_STAGE`` for the Dagster database)."""
+    from solar_assets.workloads.source import workload_name
+
+    result = WorkloadResult(workload=workload_name(path), path=path)
+    home = Path(options["home"])
+    config = SolarConfig(**options["config"])
+    key = options["keys"][path]
+    bound_assets = BOUND_ASSETS if options["inverse"] else \
+        tuple(a for a in BOUND_ASSETS if a is not inverse_roofline_asset)
+    tags = {"solar/worker": str(os.getpid())}
+    try:
+        with storage_guard(home), solar_instance(home) as instance:
+            start = time.perf_counter()
+            run = _materialize(instance, config, WORKLOAD_ASSETS, partition_key=key, tags=tags)
+            result.seconds["workload stages"] = time.perf_counter() - start
+            if not run.success:
+                result.error = failure_message(run, path)
+                return result
+            start = time.perf_counter()
+            for name in options["hardware"]:
+                if name in options["hardware_errors"]:
+                    result.error = options["hardware_errors"][name]
+                    break
+                run = _materialize(instance, config, bound_assets, partition_key=workload_hardware_key(key, name),
+                                   tags=tags)
+                if not run.success:
+                    result.error = failure_message(run, path)
+                    break
+            result.seconds["bounds"] = time.perf_counter() - start
+    except DagsterStorageError as e:
+        result.error, result.failed_stage = str(e), STORAGE_STAGE
+    except Exception as e:  # the worker must answer for its file: one line naming it
+        result.error = pipeline.with_path(f"the Dagster run failed unexpectedly: {type(e).__name__}: {e}", path)
+    return result
+
+
+def _fail_abandoned_runs(instance: dg.DagsterInstance, results: Sequence[WorkloadResult]) -> None:
+    """Mark as failed the runs a killed worker left STARTED (its file timed out or was killed),
+    so the UI does not show them running forever."""
+    if not any("unfinished" in r.seconds for r in results):  # pipeline.unfinished_result
+        return
+    for record in instance.get_run_records(dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED],
+                                                         tags={"solar/cli": "analyze"})):
+        pid = record.dagster_run.tags.get("solar/worker")
+        if pid and not _alive(int(pid)):
+            instance.report_run_failed(record.dagster_run, "its solar worker was stopped (time or memory "
+                                                           "limit, or a crash)")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -16,6 +16,7 @@ from solar_assets.assets.partitions import (
     HARDWARE_PARTITIONS_NAME,
     WORKLOAD_PARTITIONS_NAME,
     hardware_partitions,
+    workload_key,
     workload_partitions,
 )
 from solar_assets.assets.resources import SolarConfig
@@ -25,10 +26,10 @@ from solar_assets.workloads import discover_workloads
 
 
 def new_partitions(instance: dg.DagsterInstance, solar: SolarConfig) -> tuple[list[str], list[str]]:
-    """Workload and hardware stems present in the dirs but not yet registered."""
+    """Workload keys (``workload_key``) and hardware stems present in the dirs but not yet registered."""
     known_w = set(instance.get_dynamic_partitions(WORKLOAD_PARTITIONS_NAME))
     known_h = set(instance.get_dynamic_partitions(HARDWARE_PARTITIONS_NAME))
-    workloads = sorted({p.stem for p in discover_workloads(solar.workload_dir)} - known_w)
+    workloads = sorted({workload_key(p, solar.workload_dir) for p in discover_workloads(solar.workload_dir)} - known_w)
     hardware = sorted(set(list_hardware(solar.hardware_dir)) - known_h)
     return workloads, hardware
 

@@ -89,7 +89,7 @@ def workload_source(context: dg.AssetExecutionContext, solar: SolarConfig) -> dg
     path = solar.workload_path(context.partition_key)
     with _user_errors():
         src = pipeline.read_source(path)
-    return dg.Output(src, data_version=dg.DataVersion(src.sha256[:16]), metadata={
+    return dg.Output(src, data_version=dg.DataVersion(src.version), metadata={
         "file": dg.MetadataValue.path(src.path),
         "sha256": src.sha256,
         "framework": src.framework,
@@ -396,9 +396,11 @@ def headroom_report(config: HeadroomConfig, sol_bounds: Any, inverse_roofline: A
     order_w = {w: i for i, w in enumerate(config.workloads or [])}
     order_h = {h: i for i, h in enumerate(config.hardware or [])}
     rows: list[ReportRow] = []
+    keyed: dict[int, str] = {}
     for key, bounds_row in sol_bounds.items():
         row = bounds_row.row
-        if (config.workloads is not None and row.workload not in order_w) or \
+        workload = _workload_of(key, row, config.workloads)
+        if (config.workloads is not None and workload not in order_w) or \
                 (config.hardware is not None and row.hardware not in order_h):
             continue
         inverse = inverse_roofline.get(key)
@@ -409,7 +411,8 @@ def headroom_report(config: HeadroomConfig, sol_bounds: Any, inverse_roofline: A
         if outcome is not None and outcome.capacity_bytes == row.onchip_buffer_bytes:  # not one of an old spec
             row = add_cache_aware(row, outcome)
         rows.append(row)
-    rows.sort(key=lambda r: (order_w.get(r.workload, len(order_w)), r.workload,
+        keyed[id(row)] = workload
+    rows.sort(key=lambda r: (order_w.get(keyed[id(r)], len(order_w)), keyed[id(r)],
                              order_h.get(r.hardware, len(order_h)), r.hardware))
     paths = write_report(rows, solar.reports_dir, errors=config.failures)
     failed_validation = sorted({Path(f.split(": ", 1)[0]).stem for f in config.failures if "failed validation" in f})
@@ -422,6 +425,15 @@ def headroom_report(config: HeadroomConfig, sol_bounds: Any, inverse_roofline: A
         "roofline": _png_md(paths["roofline"], "roofline"),
         **{f"{kind} file": dg.MetadataValue.path(str(p)) for kind, p in paths.items()},
     })
+
+
+def _workload_of(key: str, row: ReportRow, wanted: list[str] | None) -> str:
+    """The workload partition key of a ``sol_bounds`` partition (``hardware|workload``: Dagster
+    joins the dimensions in name order, and keys escape ``|``). The only partition of a one-partition
+    definition has no key: then the row's own name, or the one workload asked for."""
+    if "|" in key:
+        return key.split("|", 1)[1]
+    return wanted[0] if wanted and len(wanted) == 1 else row.workload
 
 
 def _by_partition(value: Any) -> dict[str, Any]:

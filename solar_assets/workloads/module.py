@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import re
 import sys
 import types
 from pathlib import Path
@@ -20,13 +21,23 @@ def exec_workload_module(src: WorkloadSource, constants: dict[str, int] | None) 
     """Run the file as a fresh module. With ``constants``, their module-level assignments are
     replaced before it runs (``solar_assets.workloads.sizes.rebind_constants``), so constants
     computed from them (``HIDDEN = 4 * DIM``) follow. The module is in ``sys.modules`` while it
-    runs: Flax modules are dataclasses, and ``dataclasses`` looks their module up there."""
-    name = f"solar_workload_{src.name}_{src.short_hash}"
+    runs: Flax modules are dataclasses, and ``dataclasses`` looks their module up there.
+
+    As ``python file.py`` would, the file's folder is first on ``sys.path`` while it runs, so it
+    can import a helper beside it; the local modules it imported are unloaded afterwards (the
+    module keeps its references), so the next load imports them afresh and an edited helper is
+    never served stale from ``sys.modules``."""
+    from solar_assets.workloads.imports import installed_roots, is_local_module
+
+    name = f"solar_workload_{re.sub(r'[^0-9A-Za-z_]', '_', src.name)}_{src.short_hash}"
     spec = importlib.util.spec_from_file_location(name, src.path)
     if spec is None or spec.loader is None:
         raise WorkloadError(f"{src.path}: not a Python module")
     module = importlib.util.module_from_spec(spec)
+    folder = str(Path(src.path).resolve().parent)
+    loaded = set(sys.modules)
     sys.modules[name] = module
+    sys.path.insert(0, folder)
     try:
         if constants:
             check_rebindable(src.path, constants, what="the validation size")
@@ -40,4 +51,9 @@ def exec_workload_module(src: WorkloadSource, constants: dict[str, int] | None) 
         raise WorkloadError(f"{src.path}: executing the file failed: {type(e).__name__}: {e}") from e
     finally:
         sys.modules.pop(name, None)
+        if folder in sys.path:
+            sys.path.remove(folder)
+        roots = installed_roots()
+        for new in [n for n in sys.modules if n not in loaded and is_local_module(sys.modules[n], roots)]:
+            del sys.modules[new]
     return module

@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,14 +13,39 @@ from solar_assets.errors import SolarError
 
 @dataclass(frozen=True)
 class WorkloadSource:
-    name: str
+    name: str  # the file's stem, printable (``workload_name``): rows, tables and cache file names
     path: str
     sha256: str
     framework: str  # "torch", "jax" or "unknown" (see detect_framework)
+    local_sha256: str = ""  # the local modules it imports (``workloads.imports``); "" for none
 
     @property
     def short_hash(self) -> str:
         return self.sha256[:12]
+
+    @property
+    def version(self) -> str:
+        """What its results depend on, as 16 hex digits: the file's bytes and, where it imports
+        local modules, theirs (then a helper's edit makes the workload's results stale)."""
+        if not self.local_sha256:
+            return self.sha256[:16]
+        return hashlib.sha256(f"{self.sha256}:{self.local_sha256}".encode()).hexdigest()[:16]
+
+
+def workload_name(path: str | Path) -> str:
+    """The file's stem with control characters escaped (``a\\nb`` for a newline), so that a name
+    always prints on one line; every other character is kept."""
+    stem = Path(path).stem
+    return "".join(repr(c)[1:-1] if unicodedata.category(c).startswith("C") else c for c in stem)
+
+
+def is_regular_file(path: str | Path) -> bool:
+    """A regular file (after symlinks), checked without opening it: a FIFO named ``x.py``
+    would block the first read forever."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 FRAMEWORKS = ("torch", "jax")
@@ -53,7 +81,11 @@ def detect_framework(text: str) -> str:
 def read_workload_source(path: str | Path, framework: str | None = None) -> WorkloadSource:
     """Hash the file and detect its framework from what it imports and defines (``framework``
     names it instead: "torch" or "jax", e.g. from ``solar analyze --framework``)."""
+    from solar_assets.workloads.imports import local_modules_sha256
+
     p = Path(path)
+    if p.exists() and not is_regular_file(p):
+        raise SolarError(f"{p}: not a regular file (a FIFO, device or directory); a workload is a .py file")
     try:
         data = p.read_bytes()
     except OSError as e:
@@ -62,15 +94,18 @@ def read_workload_source(path: str | Path, framework: str | None = None) -> Work
     if framework is not None and framework not in FRAMEWORKS:
         raise SolarError(f"{p}: unknown framework {framework!r}; known: {', '.join(FRAMEWORKS)}")
     framework = framework or detect_framework(text)
-    return WorkloadSource(name=p.stem, path=str(p), sha256=hashlib.sha256(data).hexdigest(), framework=framework)
+    return WorkloadSource(name=workload_name(p), path=str(p), sha256=hashlib.sha256(data).hexdigest(),
+                          framework=framework, local_sha256=local_modules_sha256(p))
 
 
 def discover_workloads(*paths: str | Path) -> list[Path]:
-    """Expand files and directories into workload files (``*.py`` not starting with ``_``), sorted."""
+    """Expand files and directories into workload files (``*.py`` not starting with ``_``), sorted.
+    In a directory only regular files count (a FIFO or socket named ``x.py`` is skipped, never
+    opened); a file named explicitly is kept, and reading it says what is wrong."""
     found: list[Path] = []
     for path in map(Path, paths):
         if path.is_dir():
-            found += sorted(f for f in path.glob("*.py") if not f.name.startswith("_"))
+            found += sorted(f for f in path.glob("*.py") if not f.name.startswith("_") and is_regular_file(f))
         else:
             found.append(path)
     return found

@@ -1,0 +1,297 @@
+"""Run a task over many workload files in worker processes, each file with a time and a memory limit.
+
+A workload can hang, exhaust memory, crash the interpreter (a numba segfault) or change the
+process's global state (``torch.set_default_dtype``, ``os.chdir``). In a worker it costs only its
+own result ("timed out after 600 s during validate", "exceeded the memory limit of 17.2 GiB
+during golden", "the worker was killed by SIGKILL (out of memory?)"), and a fresh worker carries
+on with the next file. A worker serves file after file (starting one costs about 5 s: torch,
+numba, the tracer's warm-up); around each file it snapshots and restores the global state
+(``solar_assets.workers.state``) and captures what the file writes to stdout/stderr
+(``solar_assets.workers.output``); a file that changed what cannot be restored gets its worker
+replaced. Workers are spawned (not forked: torch and numba threads do not survive a fork) and,
+when several run, each gets an equal share of the cores for its BLAS / OpenMP / numba threads:
+two processes with two BLAS threads each on two cores made small GEMMs 100–1000× slower.
+
+``solar coverage`` and ``solar analyze`` (both its paths) run through ``run_in_workers``.
+"""
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import multiprocessing.connection
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from solar_assets.workers.limits import format_gib, process_tree_rss_bytes
+from solar_assets.workers.output import OutputCapture, read_tail
+
+log = logging.getLogger(__name__)
+
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS")
+SHUTDOWN_WAIT_S = 5.0
+STARTUP_LIMIT_S = 600.0  # a worker's imports (torch, numba) before its first file's clock starts
+MEMORY_POLL_S = 0.2  # how often the parent reads a busy worker's resident memory
+
+Task = Callable[[str, "str | None", Any], Any]  # (path, cache_dir, task_arg) -> a picklable result
+Unfinished = Callable[[str, str, float, "str | None"], Any]  # (path, message, seconds, last stage) -> result
+EventCallback = Callable[[int, str, str], None]  # (index, workload, stage) as a stage starts
+
+
+def warm_up_tracer() -> float:
+    """Export a two-op model once, so that torch.export's one-time set-up (about 2-8 s: dynamo,
+    the decomposition tables) is paid at worker start and not by the first file; the seconds."""
+    import warnings
+
+    import torch
+
+    start = time.perf_counter()
+
+    class _Tiny(torch.nn.Module):
+        def forward(self, x):
+            return torch.relu(x @ x)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.export.export(_Tiny(), (torch.ones(2, 2),)).run_decompositions()
+    return time.perf_counter() - start
+
+
+def _serve(conn: Any, task: Task, cache_dir: str | None, task_arg: Any, threads: int | None, log_level: int,
+           capture_path: str) -> None:
+    """A worker: run ``task`` on each path it is sent, reporting stage starts, what the file
+    wrote, and then the result; the process state is restored after each file."""
+    capture = OutputCapture(capture_path)
+    if threads:
+        for variable in THREAD_VARIABLES:
+            os.environ[variable] = str(threads)
+    logging.basicConfig(stream=capture.log_stream, level=log_level, format="%(levelname)s %(name)s: %(message)s",
+                        force=True)
+    lock = threading.Lock()
+
+    def send(message: tuple) -> None:
+        with lock:  # stage events may come from a stage's own threads
+            conn.send(message)
+
+    import torch  # the stages' heavy imports, before the first file's clock starts
+
+    import solar_assets.execute  # noqa: F401
+    import solar_assets.translate  # noqa: F401
+    from solar_assets import pipeline
+    from solar_assets.workers import state
+
+    if threads:
+        torch.set_num_threads(threads)
+    try:
+        send(("ready", warm_up_tracer()))
+    except Exception:  # the warm-up is an optimisation: the first file pays it instead
+        log.debug("tracer warm-up failed", exc_info=True)
+        send(("ready", 0.0))
+    with pipeline.progress_listener(lambda workload, stage: send(("stage", (workload, stage)))):
+        while True:
+            try:
+                path = conn.recv()
+            except EOFError:
+                return
+            if path is None:
+                return
+            send(("start", path))
+            saved = state.snapshot()
+            capture.begin()
+            try:
+                result = task(path, cache_dir, task_arg)
+            finally:
+                written = capture.end()
+                unrestorable = state.restore(saved)
+            if written.strip():
+                send(("output", written))
+            send(("row", result, unrestorable))
+
+
+@dataclass
+class _Worker:
+    process: Any
+    conn: Any
+    capture_path: str
+    index: int | None = None
+    path: str | None = None
+    started: float = 0.0  # when the file was sent, then when the worker began it
+    began: bool = False
+    last_event: str | None = None
+    retire: bool = False  # replace it before its next file (it could not restore its state)
+
+    @property
+    def busy(self) -> bool:
+        return self.index is not None
+
+    def assign(self, index: int, path: str) -> None:
+        self.index, self.path, self.started, self.began, self.last_event = index, path, time.monotonic(), False, None
+        self.conn.send(path)
+
+    def deadline(self, timeout_s: float | None) -> float | None:
+        if timeout_s is None:
+            return None
+        return self.started + (timeout_s if self.began else max(timeout_s, STARTUP_LIMIT_S))
+
+    def stop(self) -> None:
+        """Ask the worker to exit; kill it (the process this runner started) if it does not."""
+        try:
+            self.conn.send(None)
+        except (OSError, ValueError):
+            pass
+        self.process.join(SHUTDOWN_WAIT_S)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        self.conn.close()
+
+
+def _exit_reason(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"the worker was killed by {name}" + (" (out of memory?)" if name == "SIGKILL" else "")
+    return f"the worker exited with status {code}"
+
+
+def run_in_workers(paths: Sequence[str | Path], task: Task, unfinished: Unfinished,
+                   cache_dir: str | Path | None = None, *, jobs: int = 1, timeout_s: float | None = None,
+                   memory_limit_bytes: int | None = None, task_arg: Any = None,
+                   on_result: Callable[[int, Any], None] | None = None,
+                   on_event: EventCallback | None = None) -> list[Any]:
+    """``task(path, cache_dir, task_arg)`` for each path, results in order. ``task`` must be a
+    module-level function (workers are spawned). A file that runs past ``timeout_s`` seconds,
+    whose worker's resident memory passes ``memory_limit_bytes``, or that kills its worker, gets
+    ``unfinished(path, message, seconds, last stage)`` instead. ``on_result(index, result)`` as
+    each file finishes; ``on_event(index, workload, stage)`` as each stage starts. ``jobs=0``:
+    in this process, without limits or isolation (for debugging)."""
+    paths = [str(p) for p in paths]
+    cache = str(cache_dir) if cache_dir is not None else None
+    if jobs <= 0:
+        results = []
+        for i, path in enumerate(paths):
+            results.append(task(path, cache, task_arg))
+            if on_result:
+                on_result(i, results[-1])
+        return results
+    if not paths:
+        return []
+
+    ctx = multiprocessing.get_context("spawn")
+    threads = max(1, (os.cpu_count() or 1) // jobs) if jobs > 1 else None
+    pending = deque(enumerate(paths))
+    results: list[Any] = [None] * len(paths)
+    done = [False] * len(paths)
+    workers: list[_Worker] = []
+    capture_dir = tempfile.mkdtemp(prefix="solar-workers-")
+    count = [0]
+
+    def start() -> _Worker:
+        count[0] += 1
+        capture_path = os.path.join(capture_dir, f"worker-{count[0]}.out")
+        parent, child = ctx.Pipe()
+        process = ctx.Process(target=_serve, name="solar-worker", daemon=True,
+                              args=(child, task, cache, task_arg, threads, logging.getLogger().level, capture_path))
+        process.start()
+        child.close()
+        return _Worker(process, parent, capture_path)
+
+    def finish(worker: _Worker, result: Any) -> None:
+        results[worker.index], done[worker.index] = result, True
+        if on_result:
+            on_result(worker.index, result)
+        worker.index = worker.path = None
+
+    def kill(worker: _Worker, message: str) -> None:
+        elapsed = time.monotonic() - worker.started
+        if worker.process.is_alive():
+            worker.process.kill()
+        worker.process.join()
+        message = message or _exit_reason(worker.process.exitcode)
+        log.info("%s: %s%s", worker.path, message, f" during {worker.last_event}" if worker.last_event else "")
+        tail = read_tail(worker.capture_path)
+        if tail.strip():
+            log.info("%s: the worker's last output:\n%s", worker.path, tail)
+        finish(worker, unfinished(worker.path, message, elapsed, worker.last_event))
+
+    try:
+        while pending or any(w.busy for w in workers):
+            for i, worker in enumerate(workers):  # replace workers that died or must go between files
+                if not worker.busy and (worker.retire or not worker.process.is_alive()):
+                    worker.stop()
+                    workers[i] = start()
+            while pending and len(workers) < min(jobs, len(paths)):
+                workers.append(start())
+            for worker in workers:
+                if pending and not worker.busy:
+                    worker.assign(*pending.popleft())
+            busy = [w for w in workers if w.busy]
+            now = time.monotonic()
+            wait_s = None if timeout_s is None else max(0.0, min(w.deadline(timeout_s) for w in busy) - now)
+            if memory_limit_bytes:
+                wait_s = MEMORY_POLL_S if wait_s is None else min(wait_s, MEMORY_POLL_S)
+            multiprocessing.connection.wait([w.conn for w in busy] + [w.process.sentinel for w in busy], wait_s)
+            for i, worker in enumerate(workers):
+                if not worker.busy:
+                    continue
+                _poll(worker, finish, on_event)
+                if not worker.busy:
+                    continue
+                if not worker.process.is_alive():
+                    kill(worker, "")
+                elif _overdue(worker, timeout_s):
+                    kill(worker, f"timed out after {timeout_s:g} s")
+                elif memory_limit_bytes and (rss := process_tree_rss_bytes(worker.process.pid)) > memory_limit_bytes:
+                    kill(worker, f"exceeded the memory limit of {format_gib(memory_limit_bytes)} "
+                                 f"(resident {format_gib(rss)})")
+                else:
+                    continue
+                worker.conn.close()
+                workers[i] = start()
+    finally:
+        for worker in workers:
+            worker.stop()
+        shutil.rmtree(capture_dir, ignore_errors=True)
+    return [r for r, d in zip(results, done) if d]
+
+
+def _overdue(worker: _Worker, timeout_s: float | None) -> bool:
+    deadline = worker.deadline(timeout_s)
+    return deadline is not None and time.monotonic() > deadline
+
+
+def _poll(worker: _Worker, finish: Callable[[_Worker, Any], None], on_event: EventCallback | None) -> None:
+    """Read what the worker sent: stage starts, its output, then its result."""
+    try:
+        while worker.busy and worker.conn.poll():
+            kind, *payload = worker.conn.recv()
+            if kind == "start":
+                worker.started, worker.began = time.monotonic(), True
+            elif kind == "stage":
+                workload, worker.last_event = payload[0]
+                if on_event:
+                    on_event(worker.index, workload, worker.last_event)
+            elif kind == "ready":
+                log.debug("worker ready (tracer warm-up %.1f s)", payload[0])
+            elif kind == "output":
+                log.info("%s wrote to stdout/stderr:\n%s", worker.path, payload[0].rstrip())
+            else:
+                result, unrestorable = payload
+                if unrestorable:
+                    log.info("%s changed what a worker cannot restore (%s): the next file gets a fresh worker",
+                             worker.path, ", ".join(unrestorable))
+                    worker.retire = True
+                finish(worker, result)
+    except (EOFError, OSError):
+        pass  # it died: the caller sees the process gone
