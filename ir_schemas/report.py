@@ -60,18 +60,39 @@ class ReportRow(BaseModel):
     onchip_buffer_bytes: int | None = Field(default=None, description=(
         "On-chip buffer capacity of the hardware that the cache-aware bound assumes."))
     bytes_cache_aware: int | None = Field(default=None, description=(
-        "Minimum DRAM bytes over tilings and fused segments with the hardware's on-chip buffer "
-        "(Pyomo + GLPK ILP); None when the solve failed (see cache_aware_note)."))
+        "Best modelled schedule (achievable): the least DRAM bytes over the modelled tilings and fused "
+        "segments with the hardware's on-chip buffer (L2; Pyomo + GLPK ILP). An upper bound on the "
+        "optimum, not a lower bound; None when the solve failed (see cache_aware_note)."))
     bytes_unfused_tiled: int | None = Field(default=None, description=(
         "Minimum DRAM bytes with every einsum tiled on its own at the same buffer (no fusion); "
-        "fused ≤ cache-aware ≤ unfused-tiled always."))
-    sol_cache_aware_s: float | None = Field(default=None, description="max(F/peak, bytes_cache_aware/bandwidth), seconds.")
-    bound_cache_aware: Limiter | None = Field(default=None, description="Resource that limits the cache-aware bound.")
-    cache_aware_proven_optimal: bool | None = Field(default=None, description="GLPK proved the ILP optimum.")
+        "fused ≤ cache-aware lower bound ≤ cache-aware ≤ unfused-tiled always."))
+    sol_cache_aware_s: float | None = Field(default=None, description=(
+        "max(F/peak, bytes_cache_aware/bandwidth), seconds: the best modelled schedule's time "
+        "(achievable), never used to judge a measurement."))
+    bound_cache_aware: Limiter | None = Field(default=None, description="Resource that limits the cache-aware time.")
+    cache_aware_proven_optimal: bool | None = Field(default=None, description=(
+        "GLPK proved the ILP optimum of the modelled space; False when no schedule was modelled "
+        "(a fallback to fused, see cache_aware_note)."))
     cache_aware_note: str = Field(default="", description=(
-        "'tiling-bound: ...' when the buffer forces more traffic than the unfused (infinite-buffer) "
-        "bytes, i.e. tiling rather than fusion is the bottleneck; the fusion summary; or why the "
-        "cache-aware bound is missing."))
+        "What ran: 'tiling-bound: ...' when the buffer forces more traffic than the unfused "
+        "(infinite-buffer) bytes; 'fell back to fused: ...' when no schedule was modelled; the fusion "
+        "summary; gathers whose traffic depends on the index values; the candidate set when not every "
+        "trip count; or why the cache-aware figure is missing."))
+    bytes_cache_aware_lb: int | None = Field(default=None, description=(
+        "Provable lower bound on DRAM bytes for every schedule with onchip_total_bytes of on-chip "
+        "storage: max(compulsory traffic, the largest single-contraction red-blue-pebble bound); "
+        "see docs/cache_aware_bound.md."))
+    sol_cache_aware_lb_s: float | None = Field(default=None, description=(
+        "max(F/peak, bytes_cache_aware_lb/bandwidth), seconds: a provable lower bound, judged against "
+        "measurements like the fused bound."))
+    bound_cache_aware_lb: Limiter | None = Field(default=None, description=(
+        "Resource that limits the cache-aware lower bound."))
+    onchip_total_bytes: int | None = Field(default=None, description=(
+        "All on-chip storage the provable lower bound assumes: L2 + shared memory / L1 + registers."))
+    cache_aware_tiles: str = Field(default="", description=(
+        "Tile candidate set behind bytes_cache_aware: 'all' (every trip count) or 'union' (divisors ∪ "
+        "powers of two, when every trip count was estimated over the time budget); empty when no tiling "
+        "search ran (every tensor fits the buffer at once, or a fallback)."))
     # measured on this host (solar analyze --measure); set only on rows of the hardware it ran on ("host")
     measured_s: float | None = Field(default=None, description=(
         "Median run time on this host of the default backend (the first of --backends that ran), "
@@ -88,16 +109,16 @@ class ReportRow(BaseModel):
     headroom_unfused: float | None = Field(default=None, description="measured_s / sol_unfused_s.")
     headroom_fused: float | None = Field(default=None, description="measured_s / sol_fused_s: how far from SOL the run is.")
     headroom_cache_aware: float | None = Field(default=None, description=(
-        "measured_s / sol_cache_aware_s; None when the cache-aware bound is absent."))
+        "measured_s / sol_cache_aware_s (the best modelled schedule, achievable); None when absent."))
     headroom_fused_eager: float | None = Field(default=None, description="measured_eager_s / sol_fused_s.")
     headroom_fused_compile: float | None = Field(default=None, description="measured_compile_s / sol_fused_s.")
     violation: bool = Field(default=False, description=(
-        "Some backend's fastest run beat a true lower bound (fused or cache-aware) of this hardware; "
-        "never clamped: violation_detail gives both figures."))
+        "Some backend's fastest run beat a provable lower bound (fused or the cache-aware lower bound) "
+        "of this hardware; never clamped: violation_detail gives both figures."))
     violation_detail: str = Field(default="", description=(
         "Each bound a run beat, with both figures; a run below the unfused bound (not a lower bound of "
-        "every schedule: it charges each IR kernel its own DRAM round trip) is listed as explained, "
-        "not as a violation."))
+        "every schedule: it charges each IR kernel its own DRAM round trip) or below the best modelled "
+        "cache-aware schedule (achievable, an upper bound) is listed as explained, not as a violation."))
     measured_note: str = Field(default="", description=(
         "Notes on the measurement: threads used where fewer than the cores were faster, why a backend "
         "has no measurement (failed, skipped)."))

@@ -339,19 +339,20 @@ CACHE_AWARE_PACKAGES = ("solar_assets.bounds.cache_aware", "solar_assets.graph")
 
 
 def cache_aware_for(src: WorkloadSource, graph: Any, hw: HardwareSpec, cache_dir: Path | None = None):
-    """The cache-aware outcome at ``hw``'s on-chip buffer (``CacheAwareOutcome``); never raises for
+    """The cache-aware bracket (``CacheAwareOutcome``): the best modelled schedule at ``hw``'s on-chip
+    buffer (L2) and the provable lower bound at all its on-chip storage; never raises for
     a solver failure (glpsol missing, infeasible, time limit): the outcome's ``error`` says why and
     the other modes stand. Cached on disk by graph digest, capacity and solver code, so hardware
     sharing a buffer size, and a re-run, reuse the solve."""
     from solar_assets.bounds.cache_aware import CacheAwareOutcome, cache_aware_outcome
 
-    capacity = int(hw.onchip_buffer_bytes)
+    capacity, onchip_total = int(hw.onchip_buffer_bytes), int(hw.onchip_total_bytes)
     _starting(src.name, f"cache-aware {hw.name}")
-    cached = _digest_cache_path(cache_dir, "cache_aware", src.name, graph, f"{capacity}")
+    cached = _digest_cache_path(cache_dir, "cache_aware", src.name, graph, f"{capacity}:{onchip_total}")
     hit = cache_store.load(cached, lambda data: CacheAwareOutcome.from_json(data.decode()))
     if hit is not None:
         return hit
-    outcome = cache_aware_outcome(graph, capacity)
+    outcome = cache_aware_outcome(graph, capacity, lb_capacity_bytes=onchip_total)
     if outcome.error:
         logger.warning("%s: %s", src.path, outcome.error)
     for fault in outcome.ordering_faults():

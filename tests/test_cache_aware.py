@@ -27,7 +27,7 @@ from solar_assets.bounds.cache_aware import (
 )
 from solar_assets.bounds.cache_aware.ilp import Candidate, check_termination, select_cover
 from solar_assets.bounds.cache_aware.order_dp import best_order, brute_force_order, order_costs
-from solar_assets.bounds.cache_aware.segments import plan_segment
+from solar_assets.bounds.cache_aware.segments import plan_segment, plan_variants
 from solar_assets.errors import SolarError
 from solar_assets.graph import build_einsum_graph
 
@@ -175,6 +175,10 @@ def brute_segment(plan, capacities):
             fixed += x.elem_bytes * moved
             for k in range(x.first, x.last + 1):
                 resident[k] += x.elem_bytes * held
+        for x in plan.pinned:  # the whole region, once, held by every member
+            fixed += x.elem_bytes * x.compulsory
+            for k in range(len(plan.einsums)):
+                resident[k] += x.elem_bytes * x.compulsory
         points = [_member_points(e, role, shared) for e, role in zip(plan.einsums, plan.roles)]
         for c, cap in enumerate(capacities):
             total = fixed
@@ -196,8 +200,7 @@ def brute_force(graph, capacities, max_segment=8):
     for lo in range(n):
         for hi in range(lo, min(n, lo + max_segment)):
             members = tuple(range(lo, hi + 1))
-            runs[members] = [brute_segment(p, capacities) for stage in (False, True)
-                             if (p := plan_segment(problem, members, stage=stage)) is not None]
+            runs[members] = [brute_segment(p, capacities) for p in plan_variants(problem, members)]
     out = []
     for c in range(len(capacities)):
         best = [0] + [None] * n  # best[i]: einsums [0, i) covered

@@ -91,12 +91,12 @@ def test_a_solver_failure_leaves_the_other_modes_and_says_why(mlp_result, monkey
     result, root = mlp_result
     failed = CacheAwareOutcome(capacity_bytes=1 << 20, error="glpsol not found; the unfused and fused bounds "
                                                              "are unaffected")
-    monkeypatch.setattr("solar_assets.bounds.cache_aware.cache_aware_outcome", lambda graph, capacity: failed)
+    monkeypatch.setattr("solar_assets.bounds.cache_aware.cache_aware_outcome", lambda graph, capacity, **options: failed)
     again = pipeline.analyze_workload(root / "tiny_mlp.py", ["H100_SXM"], cache_dir=tmp_path / "fresh")
     assert again.ok, again.error
     row = again.rows[0]
     assert row.bytes_cache_aware is None and row.sol_cache_aware_s is None and row.bound_cache_aware is None
-    assert "no cache-aware bound: glpsol not found" in row.cache_aware_note
+    assert "no achievable cache-aware figure: glpsol not found" in row.cache_aware_note
     assert row.sol_fused_s == result.rows[0].sol_fused_s and row.sol_unfused_s == result.rows[0].sol_unfused_s
     table = format_table([row])
     assert "–" in table  # shown as absent, never as zero
@@ -108,7 +108,7 @@ def test_real_missing_glpsol_becomes_an_outcome_error():
     graph = build_einsum_graph(gemm(64, 64, 64))  # 48 KiB of tensors: a 16 KiB buffer needs the ILP
     outcome = cache_aware_outcome(graph, 16 << 10, glpsol="/nonexistent/glpsol")
     assert not outcome.ok and "glpsol" in outcome.error and "unaffected" in outcome.error
-    assert outcome.note().startswith("no cache-aware bound:")
+    assert outcome.note().startswith("no achievable cache-aware figure:")
 
 
 def test_a_buffer_too_small_for_compulsory_traffic_is_flagged_tiling_bound():

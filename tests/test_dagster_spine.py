@@ -303,6 +303,7 @@ def test_a_bad_bounds_table_fails_the_asset_check_with_a_readable_description(sp
     check = failed["bounds_table"]
     assert not check.passed and check.severity == dg.AssetCheckSeverity.ERROR
     text = check.description
-    assert "2 expectation(s) failed" in text
+    assert "3 expectation(s) failed" in text  # below fused is below the cache-aware lower bound too
     assert f"sol_fused_s must be positive; 1 row(s) fail: {bad[0].workload}@{bad[0].hardware} (values -1)" in text
     assert f"bytes_fused ≤ bytes_cache_aware" in text and f"{bad[1].workload}@{bad[1].hardware}" in text
+    assert "bytes_cache_aware_lb ≤ bytes_cache_aware" in text

@@ -35,7 +35,7 @@ IR extension (see ``docs/interfaces.md``):
   and the smaller is used. Edges follow program order once (no loop-carried back edges, so the
   graph stays a DAG); ``io_bytes`` unions each graph tensor's accesses over all iterations;
 * a ``TopK`` step is a zero-FLOP node that reads its source and writes values and indices;
-* an indirect access costs ``footprint.indirect_footprint`` elements;
+* an indirect access costs ``footprint.indirect_footprint`` elements (the fewest any index values read);
 * a ``Cond`` (a value-dependent branch) contributes the nodes of one branch only, chosen so the
   bound stays a lower bound whichever branch runs: every combination of branch choices is
   costed as a whole graph (FLOPs, unfused bytes, fused I/O bytes) and a combination that is no
@@ -63,7 +63,7 @@ from solar_assets.ir.dtypes import BYTES_PER_ELEMENT, FLOAT_DTYPES  # each tenso
 from solar_assets.ir.printer import format_topk
 from solar_assets.ir.expr import Access, Affine, ParsedKernel
 
-CODE_VERSION = "2"
+CODE_VERSION = "3"
 """Bump when the counting rules change: it is the Dagster code version of ``einsum_graph``."""
 
 MAX_COND_COMBINATIONS = 64

@@ -29,10 +29,16 @@ the Cartesian product of the components' sets, so the counts multiply.
 ``Footprint.exact`` says whether the count is exact or such a lower bound.
 
 An access with an indirect subscript (``X[I[n, k], c]``) depends on data, not only on the loop
-box: it touches min(tensor size, Π extents of the variables it depends on) elements, which is
-exact when the indices it reads are distinct (a gather of distinct rows, a permutation, a
-cross-entropy target per row) and an overcount when they repeat (an embedding lookup of repeated
-tokens). This is the IR extension's documented convention; it is never enumerated.
+box: how many rows it touches depends on the index values, which the analysis (shapes only, at
+the file's full size) does not know. Its footprint is therefore the fewest elements *any* index
+values could touch: the projection of the touched set onto the access's affine dims (the access
+with every indirect subscript held at one value: one row of ``X[·, c]``, the ``c`` it reads).
+That is a true lower bound whatever the indices (the touched set projects onto those affine
+values, so it has at least as many elements), and exact when every lookup hits one row; an
+embedding of 8192 tokens drawn from 100 ids reads 100 rows, a permutation every row, so the figure
+is marked inexact (``Footprint.exact`` False). ``indirect_footprint_upper`` is the other end,
+min(tensor size, Π extents of the variables the access depends on): what distinct indices read,
+the most any indices can. Indirect accesses are never enumerated.
 """
 from __future__ import annotations
 
@@ -70,12 +76,35 @@ def access_footprint(access: Access, extents: Mapping[str, int], shape: tuple[in
 
 
 def indirect_footprint(access: Access, extents: Mapping[str, int], shape: tuple[int, ...]) -> Footprint:
-    """An access with an indirect subscript: min(tensor size, number of distinct loop points it
-    depends on). See the module docstring for when this is exact."""
+    """An access with an indirect subscript: the fewest elements any index values touch (the
+    projection onto its affine dims, see the module docstring); exact only where that equals
+    ``indirect_footprint_upper`` (every index value then reads the same elements or no choice is left)."""
+    if any(e == 0 for e in extents.values()) or any(s == 0 for s in shape):
+        return Footprint(0)
+    upper = indirect_footprint_upper(access, extents, shape).elements
+    held = hold_indirect(access)
+    low = footprint_of(held, extents, shape)
+    elements = min(low.elements, upper)
+    return Footprint(elements, low.exact and elements == upper)
+
+
+def indirect_footprint_upper(access: Access, extents: Mapping[str, int], shape: tuple[int, ...]) -> Footprint:
+    """The most elements an access with an indirect subscript can touch: min(tensor size, number of
+    distinct loop points it depends on); reached when the indices it reads are distinct."""
     if any(e == 0 for e in extents.values()) or any(s == 0 for s in shape):
         return Footprint(0)
     vars_ = {v for a in access.index for v in a.vars}
     return Footprint(min(math.prod(shape), math.prod(extents[v] for v in vars_)))
+
+
+def hold_indirect(access: Access) -> Access:
+    """``access`` with every indirect subscript replaced by the constant 0 (one value, in range for
+    any non-empty dim): what it touches is a projection of what the real access touches."""
+    from solar_assets.ir.expr import Affine, Indirect
+
+    if not access.is_indirect:
+        return access
+    return Access(access.tensor, tuple(Affine((), 0) if isinstance(a, Indirect) else a for a in access.index))
 
 
 def footprint_of(access: Access, extents: Mapping[str, int], shape: tuple[int, ...]) -> Footprint:

@@ -234,6 +234,12 @@ class HardwareSpec(BaseModel):
     """Capacity of the last on-chip buffer a tiling can keep data in (L2), in bytes."""
     onchip_bytes_per_s: OnchipBytesPerS | None = None
     """On-chip buffer bandwidth in bytes/s; None where no credible figure is published."""
+    shared_memory_bytes: OnchipBytes | None = None
+    """All SMs' combined L1 data cache / shared memory in bytes (per-SM figure × SMs); None where
+    not published. With the register files it joins the L2 in ``onchip_total_bytes``."""
+    register_file_bytes: OnchipBytes | None = None
+    """All SMs' register files in bytes (per-SM figure × SMs), plus any other per-SM operand store a
+    schedule can keep data in (Blackwell's tensor memory); None where not published."""
     clock_hz: ClockHz | None
     """Maximum boost clock in Hz; informative only, bounds use the peaks."""
     sources: list[NonEmptyStr] = Field(min_length=1)
@@ -251,6 +257,13 @@ class HardwareSpec(BaseModel):
         if problems:
             raise ValueError("; ".join(problems))
         return self
+
+    @property
+    def onchip_total_bytes(self) -> int:
+        """Every byte of on-chip storage a schedule can hold data in: the L2 (``onchip_buffer_bytes``)
+        plus shared memory / L1 and register files where the spec gives them. The provable
+        cache-aware lower bound uses this (more capacity, a lower bound: the safe direction)."""
+        return int(self.onchip_buffer_bytes) + int(self.shared_memory_bytes or 0) + int(self.register_file_bytes or 0)
 
     def peak_for(self, dtype: Any) -> float:
         """The faster unit's dense peak for a dtype as a workload names it (``torch.float32``,

@@ -84,13 +84,15 @@ def add_inverse(row: ReportRow, inverse: Any, target_latency_s: float | None = N
 
 
 def add_cache_aware(row: ReportRow, outcome: Any) -> ReportRow:
-    """The row with the cache-aware columns filled from a ``CacheAwareOutcome`` (the bound uses the
-    row's own peak and bandwidth, so it sits on the same roofline as the other two modes)."""
+    """The row with the cache-aware columns filled from a ``CacheAwareOutcome``: the provable lower
+    bound and the best modelled schedule (achievable), each timed with the row's own peak and
+    bandwidth, so they sit on the same roofline as the other modes."""
     from solar_assets.bounds.cache_aware import outcome_time_s
 
     if outcome is None:
         return row
     timed = outcome_time_s(outcome, row.flops, row.peak_flop_per_s, row.dram_bytes_per_s)
+    lower = outcome_time_s(outcome, row.flops, row.peak_flop_per_s, row.dram_bytes_per_s, lower=True)
     return row.model_copy(update={
         "onchip_buffer_bytes": int(outcome.capacity_bytes),
         "bytes_cache_aware": outcome.bytes if outcome.ok else None,
@@ -99,6 +101,11 @@ def add_cache_aware(row: ReportRow, outcome: Any) -> ReportRow:
         "bound_cache_aware": timed[1] if timed else None,
         "cache_aware_proven_optimal": outcome.proven_optimal if outcome.ok else None,
         "cache_aware_note": outcome.note(),
+        "bytes_cache_aware_lb": getattr(outcome, "lb_bytes", None),
+        "sol_cache_aware_lb_s": lower[0] if lower else None,
+        "bound_cache_aware_lb": lower[1] if lower else None,
+        "onchip_total_bytes": getattr(outcome, "lb_capacity_bytes", None),
+        "cache_aware_tiles": getattr(outcome, "tiles", "") if outcome.ok else "",
     })
 
 

@@ -7,13 +7,17 @@ are transparent: a read through a view is a read of the storage it views.
 
 IR extension (the bound must stay a lower bound; see ``solve.cache_aware_traffic``):
 
-* an indirect subscript (``X[I[n], c]``) is relaxed to the constant 0: every tile touches one
-  slice along that dim, the best case for reuse (all indices equal) and so never more traffic
-  than any real index pattern in this mapping model; the index tensor is read as usual;
+The mapping model prices schedules that exist (its figure is achievable: an upper bound on the
+least traffic), so where the IR extension leaves something to data it takes the dearer side:
+
+* an indirect subscript (``X[I[n], c]``) is *spread*: each lookup reads a row of its own, as if
+  the indices were distinct (``X@rows[n, c]``, a virtual storage of one row per lookup). Real
+  indices that repeat read fewer rows, so what a schedule moves for the spread access it moves
+  at most for the real one (re-fetching repeated rows instead of reusing them); the index tensor
+  is read as usual. A spread read comes from DRAM (its real storage's writers are written
+  back) and a spread write goes to DRAM (later readers read it back);
 * graphs with ``Repeat`` bodies, ``TopK`` or ``Cond`` steps are not lifted here
-  (``has_unmodelled_steps``): their cache-aware traffic is the fused I/O traffic, the trivial
-  lower bound at any capacity (for a cond, of the graph's kept branch, which is no larger than
-  any other branch's, see ``solar_assets.graph.einsum_graph``).
+  (``solve.unmodelled_reason``): no schedule is modelled for them (see ``solve.solve_subject``).
 """
 from __future__ import annotations
 
@@ -72,17 +76,36 @@ class Problem:
         return sum(e.compulsory_bytes for e in self.einsums)
 
 
-def relax_indirect(acc: IRAccess) -> IRAccess:
-    """``acc`` with every indirect subscript replaced by the constant 0 (see the module docstring)."""
+SPREAD = "@rows"
+"""Suffix of the virtual storage a spread indirect access reads or writes (see the module docstring)."""
+
+
+def real_storage(name: str) -> str:
+    """The storage a (possibly spread) access name stands for."""
+    return name.removesuffix(SPREAD)
+
+
+def spread_indirect(acc: IRAccess, extents: Mapping[str, int],
+                    shape: Sequence[int]) -> tuple[IRAccess, tuple[int, ...]]:
+    """``acc`` with every indirect subscript replaced by the row-major index over the variables it
+    depends on, and the shape with that dim as long as those variables' box (one row per lookup)."""
     if not acc.is_indirect:
-        return acc
-    return IRAccess(acc.tensor, tuple(Affine((), 0) if isinstance(a, Indirect) else a for a in acc.index))
-
-
-def has_unmodelled_steps(graph: EinsumGraph) -> bool:
-    """Whether the graph has repeat bodies, topk steps or conds (value-dependent branches), which
-    the mapping model does not lift."""
-    return bool(graph.conds) or any(n.kind == "topk" or n.repeats for n in graph.nodes)
+        return acc, tuple(shape)
+    index: list[Affine] = []
+    sizes: list[int] = []
+    for a, size in zip(acc.index, shape):
+        if not isinstance(a, Indirect):
+            index.append(a)
+            sizes.append(int(size))
+            continue
+        live = [v for v in a.vars if extents.get(v, 1) > 1]
+        coefs, stride = [], 1
+        for v in reversed(live):
+            coefs.append((v, stride))
+            stride *= extents[v]
+        index.append(Affine(tuple(reversed(coefs)), 0))
+        sizes.append(stride)
+    return IRAccess(acc.tensor + SPREAD, tuple(index)), tuple(sizes)
 
 
 def einsum_from_kernel(pk: ParsedKernel, shapes: Mapping[str, tuple[int, ...]], dtypes: Mapping[str, str],
@@ -96,22 +119,24 @@ def einsum_from_kernel(pk: ParsedKernel, shapes: Mapping[str, tuple[int, ...]], 
     ranks = tuple((v, n) for v, n in extents.items() if n > 1)
     empty = any(n == 0 for n in extents.values())
     keep = pk.kernel.init == "keep" and pk.kernel.update != "="
-    out_storage = storage_of.get(pk.out.tensor, pk.out.tensor)
-    groups: dict[str, list[IRAccess]] = {}
+    groups: dict[str, list[tuple[IRAccess, tuple[int, ...], str]]] = {}
     for acc in pk.reads:
-        groups.setdefault(storage_of.get(acc.tensor, acc.tensor), []).append(relax_indirect(acc))
-    out_acc = relax_indirect(pk.out)
+        spread, shape = spread_indirect(acc, extents, shapes[acc.tensor])
+        storage = storage_of.get(acc.tensor, acc.tensor) + (SPREAD if acc.is_indirect else "")
+        groups.setdefault(storage, []).append((spread, shape, dtypes[acc.tensor]))
+    out_acc, out_shape = spread_indirect(pk.out, extents, shapes[pk.out.tensor])
+    out_storage = storage_of.get(pk.out.tensor, pk.out.tensor) + (SPREAD if pk.out.is_indirect else "")
 
-    def use(storage: str, accs: Sequence[IRAccess]) -> TensorUse:
+    def use(storage: str, accs: Sequence[tuple[IRAccess, tuple[int, ...], str]]) -> TensorUse:
         unique = list(dict.fromkeys(accs))
-        fp = union_footprint([(a, extents, tuple(shapes[a.tensor])) for a in unique]) if not empty else None
-        dims = tuple(_dims(a, extents, shapes[a.tensor]) for a in unique)
-        return TensorUse(storage, dims, BYTES_PER_ELEMENT[dtypes[unique[0].tensor]],
+        fp = union_footprint([(a, extents, shape) for a, shape, _ in unique]) if not empty else None
+        dims = tuple(_dims(a, extents, shape) for a, shape, _ in unique)
+        return TensorUse(storage, dims, BYTES_PER_ELEMENT[unique[0][2]],
                          fp.elements if fp else 0, fp.exact if fp else True)
 
     reads = tuple(use(s, accs) for s, accs in groups.items())
-    out_fp = footprint_of(out_acc, extents, tuple(shapes[pk.out.tensor])) if not empty else None
-    out = TensorUse(out_storage, (_dims(out_acc, extents, shapes[pk.out.tensor]),),
+    out_fp = footprint_of(out_acc, extents, out_shape) if not empty else None
+    out = TensorUse(out_storage, (_dims(out_acc, extents, out_shape),),
                     BYTES_PER_ELEMENT[dtypes[pk.out.tensor]], out_fp.elements if out_fp else 0,
                     out_fp.exact if out_fp else True)
     from solar_assets.ir.printer import format_kernel
@@ -159,11 +184,17 @@ def _dataflow(name: str, einsums: tuple[Einsum, ...], outputs: set[str]) -> Prob
     producer: list[dict[str, int]] = []
     consumers: list[list[int]] = [[] for _ in einsums]
     written = [False] * len(einsums)
+    dram_only: set[str] = set()  # storages whose current version a spread write made: read from DRAM
     for i, e in enumerate(einsums):
         prod: dict[str, int] = {}
         reads = [t.tensor for t in e.reads] + ([e.out.tensor] if e.keep else [])
         for storage in reads:
-            writers = last.get(storage, [])
+            real = real_storage(storage)
+            writers = last.get(real, [])
+            if storage != real or real in dram_only:  # a spread read, or a spread write's result
+                for w in writers:
+                    written[w] = True
+                continue
             if len(writers) == 1:
                 prod[storage] = writers[0]
             elif writers:  # parts written separately: read back from DRAM
@@ -172,8 +203,15 @@ def _dataflow(name: str, einsums: tuple[Einsum, ...], outputs: set[str]) -> Prob
         for p in sorted(set(prod.values())):
             consumers[p].append(i)
         producer.append(prod)
+        if e.out.tensor != real_storage(e.out.tensor):  # a spread write: to DRAM, read back from there
+            real = real_storage(e.out.tensor)
+            written[i] = True
+            dram_only.add(real)
+            last[real] = last.get(real, []) + [i]
+            continue
         whole = e.out.compulsory >= math.prod(d.size for d in e.out.accesses[0])
         last[e.out.tensor] = [i] if whole else last.get(e.out.tensor, []) + [i]
+        dram_only.discard(e.out.tensor)
     for storage in outputs:
         for w in last.get(storage, []):
             written[w] = True

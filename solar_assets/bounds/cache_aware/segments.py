@@ -27,7 +27,10 @@ traffic + escaping writes), independent of the capacity.
 
 A second plan of the same run *stages* the DRAM inputs several members read (``x`` read by a
 layer norm's mean, variance and normalisation kernels): loaded once per segment-level iteration
-and held from the first reader to the last. The selection takes whichever plan is cheaper.
+and held from the first reader to the last. A third *pins* the DRAM inputs that index no shared
+rank (a layer norm's weight and bias, the same on every segment-level iteration): loaded once for
+the whole segment and held by every member throughout, instead of re-fetched on every iteration
+(with the staged inputs too, a fourth). The selection takes whichever plan is cheapest.
 """
 from __future__ import annotations
 
@@ -91,6 +94,7 @@ class SegmentPlan:
     intermediates: tuple[Intermediate, ...]
     staged: tuple[Staged, ...] = ()
     base_ranks: tuple[tuple[str, ...], ...] = ()  # the members' own rank names, before any split
+    pinned: tuple[Staged, ...] = ()  # DRAM inputs indexing no shared rank: loaded once, held throughout
 
     @property
     def escape_bytes(self) -> int:
@@ -176,12 +180,15 @@ def plan_segment(problem: Problem, members: Sequence[int], mode: str = "union", 
     ``split``: ``split_for_fusion(problem, members)``, when the caller has it.
     """
     plans = plan_variants(problem, members, mode, split)
-    return (plans[1] if len(plans) > 1 else None) if stage else (plans[0] if plans else None)
+    if not stage:
+        return plans[0] if plans else None
+    return next((p for p in plans if p.staged and not p.pinned), None)
 
 
 def plan_variants(problem: Problem, members: Sequence[int], mode: str = "union",
                   split: Sequence[Einsum] | None = None, link_cache: dict | None = None) -> tuple[SegmentPlan, ...]:
-    """The plain plan of a run and, when some DRAM input has several readers, the staged plan."""
+    """The plain plan of a run, then (where they exist) the staged, the pinned and the staged and
+    pinned plans (see the module docstring)."""
     members = tuple(members)
     pos = {m: k for k, m in enumerate(members)}
     edges = _edges(problem, members)
@@ -210,13 +217,48 @@ def plan_variants(problem: Problem, members: Sequence[int], mode: str = "union",
     base = tuple(tuple(r for r, _ in problem.einsums[m].ranks) for m in members)
     plain = SegmentPlan(members, tuple(es), tuple(roles), tuple(classes), tuple(class_cands), inter, (), base)
     staged = _stageable(problem, members, es, roles, pos) if len(members) > 1 else ()
-    if not staged:
-        return (plain,)
-    for x in staged:
+    pinned = _pinnable(problem, members, es, roles, pos) if len(members) > 1 and classes else ()
+    plans = [plain]
+    if staged:
+        plans.append(_serve(plain, roles, staged=staged))
+    if pinned:
+        plans.append(_serve(plain, roles, pinned=pinned))
+        rest = tuple(x for x in staged if x.storage not in {y.storage for y in pinned})
+        if rest:
+            plans.append(_serve(plain, roles, staged=rest, pinned=pinned))
+    return tuple(plans)
+
+
+def _serve(plain: SegmentPlan, roles: Sequence[Role], staged: tuple[Staged, ...] = (),
+           pinned: tuple[Staged, ...] = ()) -> SegmentPlan:
+    """``plain`` with these DRAM inputs served from the buffer to their readers."""
+    roles = list(roles)
+    for x in staged + pinned:
         for k in range(x.first, x.last + 1):
-            if any(t.tensor == x.storage for t in es[k].reads):
+            if any(t.tensor == x.storage for t in plain.einsums[k].reads):
                 roles[k] = replace(roles[k], onchip=roles[k].onchip | {x.storage})
-    return plain, replace(plain, roles=tuple(roles), staged=staged)
+    return replace(plain, roles=tuple(roles), staged=staged, pinned=pinned)
+
+
+def _pinnable(problem: Problem, members, es, roles, pos) -> tuple[Staged, ...]:
+    """DRAM inputs whose every in-segment read indexes no shared rank: one region for the whole
+    segment (held from the first member to the last; several readers of one storage whose regions
+    differ are held, and charged, once each: an over-estimate, never an undercount)."""
+    readers: dict[str, list[int]] = {}
+    for k, e in enumerate(es):
+        for t in e.reads:
+            if problem.producer[members[k]].get(t.tensor) not in pos:
+                readers.setdefault(t.tensor, []).append(k)
+    written = {e.out.tensor for e in es}
+    out = []
+    for storage, ks in sorted(readers.items()):
+        uses = [(k, es[k].read(storage)) for k in ks]
+        if storage in written or any(t.ranks() & set(roles[k].fused) for k, t in uses):
+            continue
+        shapes = {_region_shape(es[k], roles[k], storage): t for k, t in uses}
+        elements = sum(t.compulsory for t in shapes.values())
+        out.append(Staged(storage, 0, len(es) - 1, uses[0][1].elem_bytes, elements))
+    return tuple(out)
 
 
 def _stageable(problem: Problem, members, es, roles, pos) -> tuple[Staged, ...]:
@@ -423,6 +465,9 @@ def segment_frontier(plan: SegmentPlan, mode: str = "union", frontier_cache: dic
         exact = exact and ok
         resident[x.first:x.last + 1] += x.elem_bytes * held
         staged_traffic += x.elem_bytes * np.maximum(moved, x.compulsory) * phi
+    for x in plan.pinned:  # the whole region, loaded once and held by every member
+        resident += x.elem_bytes * x.compulsory
+        staged_traffic += x.elem_bytes * x.compulsory
     tau, thr, total, feasible = _combine(fronts, resident, n_tau)
     total += staged_traffic[tau]
     tau, thr, total = tau[feasible], thr[feasible], total[feasible] + plan.escape_bytes

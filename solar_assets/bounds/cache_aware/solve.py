@@ -1,4 +1,6 @@
-"""The cache-aware bound of a workload at one buffer capacity, memoised across hardware and einsums.
+"""The best modelled schedule (achievable) of a workload at one buffer capacity, memoised across
+hardware and einsums. Its traffic is an upper bound on the optimum, not a lower bound: the
+provable lower bound is ``lower_bound.provable_lower_bound``.
 
 ``cache_aware_traffic(graph, capacity_bytes)`` enumerates (once per workload structure) the
 Pareto frontier of every einsum on its own and of every fused run, then selects segments and
@@ -34,7 +36,7 @@ from solar_assets.bounds.cache_aware.mapping import (
     use_counts,
 )
 from solar_assets.bounds.cache_aware.order_dp import best_order
-from solar_assets.bounds.cache_aware.problem import Problem, has_unmodelled_steps, problem_from_graph
+from solar_assets.bounds.cache_aware.problem import Problem, problem_from_graph
 from solar_assets.bounds.cache_aware.segments import (
     SegmentFrontier,
     SegmentPlan,
@@ -43,6 +45,7 @@ from solar_assets.bounds.cache_aware.segments import (
     segment_frontier,
     split_for_fusion,
 )
+from solar_assets.graph.einsum_graph import BYTES_PER_ELEMENT
 
 if TYPE_CHECKING:
     from solar_assets.bounds.roofline import Bound, RooflineHardware
@@ -50,7 +53,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-CODE_VERSION = "1"
+CODE_VERSION = "2"
 """Bump when the mapping space or the accounting changes (Dagster code version of the bound)."""
 
 
@@ -97,12 +100,14 @@ class SegmentTraffic:
     buffer_bytes: int
     shared_tiles: dict[str, int]  # the first member's fused ranks -> shared tile
     onchip: tuple[str, ...]  # intermediates kept in the buffer
-    staged: tuple[str, ...] = ()  # DRAM inputs loaded once per iteration for several members
+    staged: tuple[str, ...] = ()  # DRAM inputs served from the buffer: staged (loaded once per
+    # iteration for several members) or pinned (loaded once for the whole segment)
 
 
 @dataclass(frozen=True)
 class CacheAwareResult:
-    """The minimum DRAM traffic of a workload with a buffer of ``capacity_bytes``."""
+    """The least DRAM traffic of a modelled schedule of a workload with a buffer of ``capacity_bytes``
+    (achievable: an upper bound on the optimum)."""
 
     bytes: int
     per_einsum: tuple[EinsumTraffic, ...]
@@ -120,6 +125,7 @@ class CacheAwareResult:
     workload: str = ""
     options: Options = field(default_factory=Options)
     variables: int = 0  # ILP binaries
+    fallback: str | None = None  # no modelled schedule (repeat/cond/topk): the figure is the fused I/O
 
     @property
     def fusion_saving_bytes(self) -> int | None:
@@ -370,6 +376,10 @@ def _realise(problem: Problem, sf: SegmentFrontier, members: tuple[int, ...], po
         b = x.elem_bytes * max(int(moved[tau]), x.compulsory) * int(round(phi[tau]))
         staged_bytes[x.first] = staged_bytes.get(x.first, 0) + b
         seg_bytes += b
+    for x in plan.pinned:
+        b = x.elem_bytes * x.compulsory
+        staged_bytes[0] = staged_bytes.get(0, 0) + b
+        seg_bytes += b
     need = 0
     for k, (m, e, role) in enumerate(zip(members, plan.einsums, plan.roles)):
         f = sf.member_frontiers[k]
@@ -391,8 +401,9 @@ def _realise(problem: Problem, sf: SegmentFrontier, members: tuple[int, ...], po
                               f"(an internal inconsistency); {UNAFFECTED}")
     rename = _rank_names(plan, 0, problem.einsums[members[0]])
     onchip = tuple(problem.einsums[members[x.producer]].out.tensor for x in plan.intermediates)
-    staged = tuple(problem.einsums[members[x.first]].reads[plan.einsums[x.first].read_index[x.storage]].tensor
-                   for x in plan.staged)
+    staged = tuple(problem.einsums[members[k]].reads[plan.einsums[k].read_index[x.storage]].tensor
+                   for x in plan.staged + plan.pinned
+                   for k in [next(k for k in range(x.first, x.last + 1) if x.storage in plan.einsums[k].read_index)])
     return SegmentTraffic(tuple(names), seg_bytes, need, {rename(r): t for r, t in zip(plan.roles[0].fused, shared)},
                           onchip, staged)
 
@@ -438,20 +449,66 @@ _PROBLEMS: dict[str, Problem] = {}
 
 def all_tensors_bytes(graph: EinsumGraph) -> int:
     """Bytes of every tensor the program declares (views counted as copies: an over-estimate)."""
-    from solar_assets.graph.einsum_graph import BYTES_PER_ELEMENT
-
     return sum(math.prod(t.shape) * BYTES_PER_ELEMENT[t.dtype] for t in graph.program.tensors)
 
 
-def solve_subject(solver: CacheAwareSolver, subject: EinsumGraph | Problem, capacity_bytes: int) -> CacheAwareResult:
-    """``solver.solve`` on a Problem or a graph, keeping the IR extension's bounds lower bounds.
+def has_indirect(graph: EinsumGraph) -> bool:
+    """Whether some kernel gathers or scatters through an index tensor."""
+    return any(n.parsed is not None and n.parsed.indirect for n in graph.nodes)
 
-    A graph whose every tensor fits the buffer at once gets the fused I/O traffic, exactly (and each
-    einsum alone its compulsory bytes). A graph with repeat bodies, topk steps or conds gets the
-    fused I/O traffic too (each graph input, weight and output once: a lower bound at any capacity,
-    marked inexact). A graph with indirect
-    accesses is solved with them relaxed (``problem.relax_indirect``) and its traffic raised to
-    at least the fused I/O traffic (the larger of two lower bounds).
+
+def io_bytes_upper(graph: EinsumGraph) -> int:
+    """``graph.io_bytes`` with each gathered (or scattered) graph tensor at the most elements its
+    indirect accesses can touch (``footprint.indirect_footprint_upper``, summed, capped at the
+    tensor): what a schedule that reads every graph tensor once moves whatever the index values."""
+    from solar_assets.graph.footprint import indirect_footprint_upper
+
+    tensors = graph.program.tensor_map()
+    extra: dict[str, int] = {}
+    for n in graph.nodes:
+        pk = n.parsed
+        if pk is None or not pk.indirect:
+            continue
+        for acc in (*pk.reads, pk.out):
+            storage = graph.storage_of.get(acc.tensor, acc.tensor)
+            if acc.is_indirect and storage in graph.io:
+                hi = indirect_footprint_upper(acc, pk.extents, tuple(tensors[acc.tensor].shape)).elements
+                extra[storage] = extra.get(storage, 0) + hi
+    total = int(graph.io_bytes)
+    for storage, hi in sorted(extra.items()):
+        op = graph.io[storage]
+        t = tensors[storage]
+        elem = BYTES_PER_ELEMENT[t.dtype]
+        total += (min(math.prod(t.shape), op.elements + hi) - op.elements) * elem
+    return total
+
+
+def unmodelled_reason(graph: EinsumGraph) -> str | None:
+    """Why the mapping model cannot lift the graph (repeat bodies, topk, conds), or None."""
+    kinds = []
+    if any(n.repeats for n in graph.nodes):
+        kinds.append("repeat")
+    if graph.conds:
+        kinds.append("cond")
+    if any(n.kind == "topk" for n in graph.nodes):
+        kinds.append("topk")
+    return "/".join(kinds) or None
+
+
+def has_unmodelled_steps(graph: EinsumGraph) -> bool:
+    """Whether the graph has repeat bodies, topk steps or conds, which the mapping model does not lift."""
+    return unmodelled_reason(graph) is not None
+
+
+def solve_subject(solver: CacheAwareSolver, subject: EinsumGraph | Problem, capacity_bytes: int) -> CacheAwareResult:
+    """``solver.solve`` on a Problem or a graph: the least traffic of a modelled schedule (achievable).
+
+    A graph whose every tensor fits the buffer at once gets the traffic of the schedule that
+    reads each graph input and weight once and writes each output once (``io_bytes_upper``: a
+    gathered tensor at the most rows its lookups can read), the exact optimum without gathers.
+    A graph with repeat bodies, topk steps or conds has no modelled schedule: it gets the fused
+    I/O traffic, marked ``fallback`` and not proven (it is a lower bound, not a schedule).
+    Indirect accesses are spread (``problem.spread_indirect``): one row per lookup.
     """
     if isinstance(subject, Problem):
         return solver.solve(subject, capacity_bytes)
@@ -459,31 +516,28 @@ def solve_subject(solver: CacheAwareSolver, subject: EinsumGraph | Problem, capa
     if capacity <= 0:
         raise CacheAwareError(f"{subject.program.name}: buffer capacity must be positive, got "
                               f"{capacity_bytes!r}; {UNAFFECTED}")
+    reason = unmodelled_reason(subject)
     fits = solver.options.max_segment > 1 and all_tensors_bytes(subject) <= capacity  # (1: fusion is off)
-    if has_unmodelled_steps(subject) or fits:
+    if reason or fits:
         # Everything the program ever holds fits the buffer at once: some schedule reads each input
         # and weight once and writes each output once, so the fused traffic is the exact optimum
         # (the segment ILP, limited to runs of ``max_segment`` einsums, could only overshoot it).
-        exact = not has_unmodelled_steps(subject)
+        traffic = int(subject.io_bytes) if reason else io_bytes_upper(subject)
         return CacheAwareResult(
-            bytes=int(subject.io_bytes), per_einsum=(), segments=(), proven_optimal=True, solve_seconds=0.0,
+            bytes=traffic, per_einsum=(), segments=(), proven_optimal=not reason, solve_seconds=0.0,
             build_seconds=0.0, frontier_seconds=0.0, capacity_bytes=capacity,
-            unfused_bytes=int(subject.bytes_unfused), unfused_tiled_bytes=int(subject.bytes_unfused) if exact else None,
-            flops=int(subject.flops),
-            exact=exact, workload=subject.program.name, options=solver.options)
-    result = solver.solve(as_problem(subject), capacity_bytes)
-    if any(n.parsed is not None and n.parsed.indirect for n in subject.nodes):
-        io = int(subject.io_bytes)
-        tiled = result.unfused_tiled_bytes
-        result = replace(result, bytes=max(result.bytes, io), exact=False,
-                         unfused_tiled_bytes=None if tiled is None else max(tiled, io))
-    return result
+            unfused_bytes=max(int(subject.bytes_unfused), traffic),
+            unfused_tiled_bytes=None if reason else max(int(subject.bytes_unfused), traffic),
+            flops=int(subject.flops), exact=not reason, workload=subject.program.name, options=solver.options,
+            fallback=reason)
+    return solver.solve(as_problem(subject), capacity_bytes)
 
 
 def cache_aware_traffic(subject: EinsumGraph | Problem, capacity_bytes: int, *, tiles: str = "union",
                         max_segment: int = 32, time_limit_s: float = 60.0, glpsol: str | None = None,
                         solver: CacheAwareSolver | None = None) -> CacheAwareResult:
-    """Minimum DRAM bytes of ``subject`` with an on-chip buffer of ``capacity_bytes``.
+    """The least DRAM bytes of a modelled schedule of ``subject`` with an on-chip buffer of
+    ``capacity_bytes`` (achievable: an upper bound on the optimum over every schedule).
 
     ``subject``: an ``EinsumGraph`` (or a ``Problem`` from ``problem_from_kernels``). The knobs
     are ``Options`` fields; a ``solver`` brings its own options (and memo) instead.
@@ -498,7 +552,8 @@ def cache_aware_traffic(subject: EinsumGraph | Problem, capacity_bytes: int, *, 
 
 def cache_aware_bound(graph: EinsumGraph, hw: RooflineHardware, result: CacheAwareResult | None = None,
                       dtype: str | None = None, **options: Any) -> Bound:
-    """The cache-aware SOL bound on ``hw``: max(ΣF/Π, B_cache_aware/β) with its limiter.
+    """The best modelled schedule's time on ``hw``: max(ΣF/Π, B_cache_aware/β) with its limiter
+    (achievable traffic: not a lower bound, never used to judge a measurement).
 
     With B_io ≤ B_ca this never beats the fused bound, and it is at most the unfused bound
     whenever B_ca ≤ Σ node bytes (see ``CacheAwareResult.unfused_bytes``).
