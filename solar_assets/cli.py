@@ -239,11 +239,12 @@ def analyze(args: argparse.Namespace) -> int:
     else:
         from solar_assets.assets.runner import DagsterStorageError, analyze_with_dagster
 
+        checks: list = []
         try:
             results, rows = analyze_with_dagster(paths, hardware_names, args.target_latency, home,
-                                                 failures=input_errors, on_stage=progress, **limits)
-            if measure is not None:  # the measurement is a post-step on the report's rows
-                rows = _measure_after_dagster(results, rows, measure, home, input_errors, limits)
+                                                 failures=input_errors, on_stage=progress, measure=measure,
+                                                 checks=checks, **limits)
+            _print_checks(checks)
         except DagsterStorageError as e:  # the rows still land: the same stages without Dagster
             progress.done()
             print(f"solar: error: {e}", file=sys.stderr)
@@ -327,22 +328,15 @@ def _measure_options(args: argparse.Namespace):
                           timing=TimingOptions(runs=args.runs, min_runs=min(5, args.runs)))
 
 
-def _measure_after_dagster(results, rows, measure, home: Path, input_errors: Sequence[str], limits):
-    """Measure each bounded workload (in a worker, as the stages ran), fill its host rows, and
-    write the report again with them."""
-    from solar_assets.report import write_report
-
-    bounded = [r for r in results if r.ok]
-    measured_results = pipeline.measure_in_workers(bounded, measure, **limits)
-    for result, measured in zip(bounded, measured_results):
-        if measured.error:
-            result.error = measured.error
-        else:
-            result.rows = measured.rows
-    measured = {(r.workload, r.hardware): r for result in results for r in result.rows}
-    rows = [measured.get((r.workload, r.hardware), r) for r in rows]
-    write_report(rows, pipeline.reports_dir(home), errors=[*input_errors, *(r.error for r in results if r.error)])
-    return rows
+def _print_checks(evaluations) -> None:
+    """What the report's asset checks said (stderr: stdout carries the result), one line each,
+    with the failed expectations under a failing one."""
+    for evaluation in evaluations:
+        verdict = "passed" if evaluation.passed else "FAILED"
+        text = (evaluation.description or "").strip().splitlines()
+        print(f"solar: check {evaluation.check_name}: {verdict}" + (f": {text[0]}" if text else ""), file=sys.stderr)
+        for line in text[1:] if not evaluation.passed else ():
+            print(f"  {line}", file=sys.stderr)
 
 
 def _print_measured(rows, hardware_names: Sequence[str]) -> None:
