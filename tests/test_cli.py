@@ -81,3 +81,12 @@ def test_table_output_and_hardware_commands(home, monkeypatch, capsys):
     assert "3.35e+12 bytes/s" in capsys.readouterr().out
     assert main(["hardware", "show", "NOPE"]) == 2
     assert "unknown hardware 'NOPE'" in capsys.readouterr().err
+
+
+def test_worker_limits_are_checked_before_any_work(home, monkeypatch, capsys):
+    monkeypatch.setenv("SOLAR_HOME", str(home))
+    monkeypatch.chdir(REPO)
+    assert main(["analyze", GEMM, "--memory-limit", "lots"]) == 2
+    assert "--memory-limit 'lots'" in capsys.readouterr().err
+    assert main(["analyze", GEMM, "--timeout", "-1"]) == 2
+    assert "--timeout must not be negative" in capsys.readouterr().err
