@@ -1,8 +1,8 @@
 """Materialise the assets for a list of workload files: what ``solar analyze`` runs.
 
 One ``dg.materialize`` per partition (workload; then workload × hardware) on the embedded Dagster
-instance under ``$SOLAR_HOME/dagster``, then ``headroom_report`` for exactly the workloads and
-hardware asked for. The per-workload materialisations, where the workload's own code runs, happen
+instance under ``$SOLAR_HOME/dagster``; with ``--measure``, ``measured_runtime`` per workload ×
+backend; then ``headroom_report`` (every materialised partition) with its asset checks, in one run. The per-workload materialisations, where the workload's own code runs, happen
 in a worker process (``solar_assets.workers``: the time and memory limits, restored global state
 and captured output of the plain path), one file after another; the hardware specs and the report,
 which run no workload code, in this process. A failed step or a killed worker is reported per
