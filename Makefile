@@ -15,13 +15,16 @@ $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -c constraints.txt torch==2.13.0
-	$(BIN)/pip install -q -c constraints.txt -e '.[test,hf]'  # ranges in pyproject.toml, tested versions in constraints.txt
+	$(BIN)/pip install -q -c constraints.txt -e '.[test,hf,postgres]'  # ranges in pyproject.toml, tested versions in constraints.txt
 	touch $(STAMP)
 
 demo: setup
 	$(BIN)/solar analyze data/workloads --hardware H100_SXM
 
 test: setup
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	  echo "installing postgresql (tests/test_postgres.py starts a server)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
 	@command -v chromium >/dev/null 2>&1 || { echo "installing chromium (tests/test_browser_ui.py drives it headless)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 	$(BIN)/python -m pytest -q

@@ -14,8 +14,10 @@ each workload did, 2 when there is no workload to report on. 2 for a usage error
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
+import signal
 import sys
 import time
 from collections.abc import Sequence
@@ -362,11 +364,12 @@ def analyze(args: argparse.Namespace) -> int:
     else:
         from solar_assets.assets.runner import DagsterStorageError, analyze_with_dagster
 
+        checks: list = []
         try:
             results, rows = analyze_with_dagster(paths, hardware_names, args.target_latency, home,
-                                                 failures=input_errors, on_stage=progress, **limits)
-            if measure is not None:  # the measurement is a post-step on the report's rows
-                rows = _measure_after_dagster(results, rows, measure, home, input_errors, limits)
+                                                 failures=input_errors, on_stage=progress, measure=measure,
+                                                 checks=checks, **limits)
+            _print_checks(checks)
         except DagsterStorageError as e:  # the rows still land: the same stages without Dagster
             progress.done()
             print(f"solar: error: {e}", file=sys.stderr)
@@ -448,18 +451,15 @@ def _measure_options(args: argparse.Namespace):
                           timing=TimingOptions(runs=args.runs, min_runs=min(5, args.runs)))
 
 
-def _measure_after_dagster(results, rows, measure, home: Path, input_errors: Sequence[str], limits):
-    """Measure each bounded workload (in a worker, as the stages ran) and fill its host rows (the
-    run's report is written after)."""
-    bounded = [r for r in results if r.ok]
-    measured_results = pipeline.measure_in_workers(bounded, measure, **limits)
-    for result, measured in zip(bounded, measured_results):
-        if measured.error:
-            result.error = measured.error
-        else:
-            result.rows = measured.rows
-    measured = {(r.workload, r.hardware): r for result in results for r in result.rows}
-    return [measured.get((r.workload, r.hardware), r) for r in rows]
+def _print_checks(evaluations) -> None:
+    """What the report's asset checks said (stderr: stdout carries the result), one line each,
+    with the failed expectations under a failing one."""
+    for evaluation in evaluations:
+        verdict = "passed" if evaluation.passed else "FAILED"
+        text = (evaluation.description or "").strip().splitlines()
+        print(f"solar: check {evaluation.check_name}: {verdict}" + (f": {text[0]}" if text else ""), file=sys.stderr)
+        for line in text[1:] if not evaluation.passed else ():
+            print(f"  {line}", file=sys.stderr)
 
 
 def _print_measured(rows, hardware_names: Sequence[str]) -> None:
@@ -721,14 +721,63 @@ def hardware(args: argparse.Namespace) -> int:
 
 
 def ui(args: argparse.Namespace) -> int:
-    """``dagster dev`` on workspace.yaml with DAGSTER_HOME under SOLAR_HOME (replaces this process)."""
+    """``dagster dev`` on workspace.yaml with DAGSTER_HOME under SOLAR_HOME, stopped with its
+    children within seconds on SIGTERM / SIGINT.
+
+    Why not ``exec``: started in the background (``solar ui &``) a process inherits SIGINT
+    ignored, and ``dagster dev`` then shuts down only after its own ~60 s grace, leaving the
+    webserver and daemon behind. So ``dagster dev`` runs in its own process group with the
+    default dispositions restored (``env --default-signal``, as STACK.md notes); this process
+    forwards TERM / INT to that group, waits a few seconds, then kills whatever is left in it."""
+    import shutil
+    import subprocess
+    import time
+
     from solar_assets.assets.runner import prepare_ui_instance
 
     home = _use_home(args.home)
     prepare_ui_instance(home)  # partitions registered and files observed before the UI opens
     dagster = Path(sys.executable).with_name("dagster")
     workspace = pipeline.REPO_ROOT / "workspace.yaml"
-    os.execv(str(dagster), [str(dagster), "dev", "-w", str(workspace), "-h", "127.0.0.1", "-p", str(args.port)])
+    command = [str(dagster), "dev", "-w", str(workspace), "-h", "127.0.0.1", "-p", str(args.port)]
+    env_tool = shutil.which("env")
+    if env_tool:
+        command = [env_tool, "--default-signal=INT,TERM", *command]
+    child = subprocess.Popen(command, start_new_session=True,
+                             preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in UI_SIGNALS])
+    stopping: list[int] = []
+
+    def forward(signum: int, _frame) -> None:
+        stopping.append(signum)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGTERM)
+
+    for signum in UI_SIGNALS:
+        signal.signal(signum, forward)
+    logger.debug("dagster dev started as process group %d", child.pid)
+    while child.poll() is None and not stopping:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            child.wait(timeout=0.5)
+    deadline = time.monotonic() + UI_GRACE_S
+    while child.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    logger.info("dagster dev %s; stopping what is left of its process group",
+                "exited" if child.poll() is not None else f"still running after {UI_GRACE_S:g} s")
+    # the group outlives its leader when a child ignores TERM: kill what remains
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(child.pid, signal.SIGKILL)
+    child.wait()
+    code = 128 + stopping[0] if stopping else (child.returncode if child.returncode >= 0 else 128 - child.returncode)
+    # Nothing is left to finalise, and tearing down the imported torch / Dagster modules takes
+    # seconds on a busy machine: leave now, so the whole stop stays within 5 s.
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+UI_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+UI_GRACE_S = 3.0  # TERM to KILL of dagster dev's group: the whole stop stays under 5 s
 
 
 if __name__ == "__main__":

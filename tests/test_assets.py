@@ -24,9 +24,11 @@ def test_definitions_load():
     keys = {key.to_user_string() for key in defs.resolve_asset_graph().get_all_asset_keys()}
     assert {"workload_source", "golden_outputs", "ir_translation", "ir_validation", "einsum_graph",
             "hardware_spec", "sol_bounds", "inverse_roofline", "headroom_report", "cache_aware_bound", "ski_slope",
-            "workload_file", "hardware_file"} <= keys
-    checks = {key.name for key in defs.resolve_asset_graph().asset_check_keys}
-    assert checks == {"bounds_table", "all_translated_validated"}
+            "workload_file", "hardware_file", "measured_runtime"} <= keys
+    graph = defs.resolve_asset_graph()
+    assert dg.AssetKey("hardware_spec") in graph.get(dg.AssetKey("measured_runtime")).parent_keys  # lineage to the host
+    checks = {key.name for key in graph.asset_check_keys}
+    assert checks == {"bounds_table", "all_translated_validated", "no_sol_violation"}
 
 
 def _materialize(instance, config, selection, partition_key=None, run_config=None):

@@ -2,8 +2,10 @@
 ``headroom_report``'s table, so a broken invariant shows as a failed check in the UI, with one
 line per failed expectation naming the rows.
 
-``report_checks`` is what the definitions load; ``solar analyze`` does not run them (the suites
-take seconds to import), the UI and the automation do, after each materialisation of the report.
+``REPORT_CHECKS`` is what the definitions load. They run in the same run that writes the report,
+from the UI, the automation and ``solar analyze`` alike (which prints what they said), so a report
+never shows "Not evaluated". ``no_sol_violation`` fails when a measured run on this host beat a
+provable lower bound (fused, or the cache-aware lower bound: ``solar_assets.measure.headroom``).
 """
 # no `from __future__ import annotations`: Dagster reads the annotations at runtime
 
@@ -55,4 +57,20 @@ def failed_validation_of_latest_report(instance: dg.DagsterInstance) -> list[str
     return list(value.value) if value is not None and isinstance(value.value, list) else []
 
 
-REPORT_CHECKS = (bounds_table, all_translated_validated)
+@dg.asset_check(asset=headroom_report, name="no_sol_violation", blocking=False,
+                additional_deps=["measured_runtime"],
+                description="No measured run (measured_runtime) beat a provable lower bound: sol_fused_s or "
+                            "sol_cache_aware_lb_s. Runs below unfused or the best modelled schedule are explained, "
+                            "not violations.")
+def no_sol_violation(headroom_report: list) -> dg.AssetCheckResult:
+    return violation_result(headroom_report)
+
+
+def violation_result(rows: list) -> dg.AssetCheckResult:
+    """Failed when a row is flagged ``violation`` (``measure.headroom.audit``: provable bounds only)."""
+    violations = [f"{r.workload} on {r.hardware}: {r.violation_detail}" for r in rows if r.violation]
+    measured = sum(1 for r in rows if r.measured_s is not None)
+    return check_result(violations, f"{measured} measured row(s), no run below a provable lower bound", len(rows))
+
+
+REPORT_CHECKS = (bounds_table, all_translated_validated, no_sol_violation)

@@ -30,6 +30,27 @@ workload_on_hardware = dg.MultiPartitionsDefinition(
     {"workload": workload_partitions, "hardware": hardware_partitions}
 )
 
+# ``measured_runtime``: a workload run on this host by one backend. The keys name the framework
+# too, so a torch file's partitions are the torch ones (``backend_key``); the ``measure`` package
+# runs on the host's CPU, and has no CUDA runner yet, so no CUDA key is offered (a key that could
+# only fail would look like a measurement in the UI).
+BACKEND_KEYS = {"torch_eager": ("torch", "eager"), "torch_compile": ("torch", "compile"),
+                "jax_eager": ("jax", "eager"), "jax_jit": ("jax", "compile")}
+backend_partitions = dg.StaticPartitionsDefinition(list(BACKEND_KEYS))
+workload_on_backend = dg.MultiPartitionsDefinition({"workload": workload_partitions, "backend": backend_partitions})
+
+
+def backend_key(framework: str, backend: str) -> str:
+    """The ``backend`` partition key of ``solar_assets.measure``'s (framework, backend)."""
+    for key, pair in BACKEND_KEYS.items():
+        if pair == (framework, backend):
+            return key
+    raise KeyError(f"no measured_runtime partition for {framework} {backend}")
+
+
+def workload_backend_key(workload: str, backend: str) -> dg.MultiPartitionKey:
+    return dg.MultiPartitionKey({"workload": workload, "backend": backend})
+
 
 _KEY_RESERVED = set("|,[]%")  # Dagster's multi-partition separator and range syntax, and the escape
 

@@ -1,8 +1,8 @@
 """Materialise the assets for a list of workload files: what ``solar analyze`` runs.
 
 One ``dg.materialize`` per partition (workload; then workload × hardware) on the embedded Dagster
-instance under ``$SOLAR_HOME/dagster``, then ``headroom_report`` for exactly the workloads and
-hardware asked for. The per-workload materialisations, where the workload's own code runs, happen
+instance under ``$SOLAR_HOME/dagster``; with ``--measure``, ``measured_runtime`` per workload ×
+backend; then ``headroom_report`` (every materialised partition) with its asset checks, in one run. The per-workload materialisations, where the workload's own code runs, happen
 in a worker process (``solar_assets.workers``: the time and memory limits, restored global state
 and captured output of the plain path), one file after another; the hardware specs and the report,
 which run no workload code, in this process. A failed step or a killed worker is reported per
@@ -15,6 +15,7 @@ same stages without Dagster, so the rows of that run still land in the report fi
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sqlite3
 import time
@@ -30,7 +31,8 @@ from solar_assets import pipeline
 from solar_assets.assets.partitions import register_partitions, workload_hardware_key, workload_key
 from solar_assets.assets.resources import SolarConfig
 from solar_assets.assets.sources import SOURCE_ASSETS, observe_sources
-from solar_assets.assets.stages import ASSETS, BOUND_ASSETS, WORKLOAD_ASSETS, hardware_spec, headroom_report
+from solar_assets.assets.checks import REPORT_CHECKS
+from solar_assets.assets.stages import ASSETS, BOUND_ASSETS, WORKLOAD_ASSETS, hardware_spec, headroom_report, measured_runtime
 from solar_assets.assets.stages import inverse_roofline as inverse_roofline_asset
 from solar_assets.errors import SolarError
 from solar_assets.pipeline import WorkloadResult
@@ -51,6 +53,13 @@ python_logs:
 concurrency:
   runs:
     max_concurrent_runs: 1
+# One event-log database for every run (WAL journal), not Dagster's default of a new SQLite file
+# per run: creating and migrating that file cost ~0.6 s of each run (docs/dagster.md, overhead).
+event_log_storage:
+  module: dagster._core.storage.event_log
+  class: ConsolidatedSqliteEventLogStorage
+  config:
+    base_dir: {history}
 """
 DAGSTER_YAML_MARK = "# solar's embedded Dagster instance"
 # Dagster's console logger would repeat every failure with a stack trace: the CLI reports them itself.
@@ -132,8 +141,9 @@ def dagster_home(home: Path) -> Path:
     path = home / "dagster"
     path.mkdir(parents=True, exist_ok=True)
     config = path / "dagster.yaml"
-    if not config.exists() or (config.read_text().startswith(DAGSTER_YAML_MARK) and config.read_text() != DAGSTER_YAML):
-        config.write_text(DAGSTER_YAML)  # solar's own file is kept current; a user's is left alone
+    text = DAGSTER_YAML.format(history=json.dumps(str(path.resolve() / "history")))
+    if not config.exists() or (config.read_text().startswith(DAGSTER_YAML_MARK) and config.read_text() != text):
+        config.write_text(text)  # solar's own file is kept current; a user's is left alone
     return path
 
 
@@ -175,7 +185,7 @@ def _materialize(instance: dg.DagsterInstance, config: SolarConfig, selection: S
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dg.BetaWarning)
         warnings.simplefilter("ignore", dg.PreviewWarning)
-        return dg.materialize([*SOURCE_ASSETS, *ASSETS], selection=list(selection), partition_key=partition_key,
+        return dg.materialize([*SOURCE_ASSETS, *ASSETS, *REPORT_CHECKS], selection=list(selection), partition_key=partition_key,
                               instance=instance, resources=resources_for(config),
                               run_config={**QUIET_LOGGERS, **(run_config or {})}, raise_on_error=False,
                               tags={"solar/cli": "analyze", **(tags or {})})
@@ -186,6 +196,7 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
                          failures: Sequence[str] = (), *, timeout_s: float | None = pipeline.DEFAULT_TIMEOUT_S,
                          memory_limit_bytes: int | None = None,
                          on_stage: Callable[[str, str], None] | None = None,
+                         measure: Any = None, checks: list[dg.AssetCheckEvaluation] | None = None,
                          ) -> tuple[list[WorkloadResult], list[ReportRow]]:
     """Materialise every asset for ``paths`` × ``hardware_names``; return per-workload results
     (``error`` set where a stage failed) and the ``headroom_report`` rows, in the order asked.
@@ -218,18 +229,70 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
     storage = [r for r in results if r.failed_stage == STORAGE_STAGE]
     if storage:
         raise DagsterStorageError(storage[0].error)
+    if measure is not None:
+        bounded = [r.path for r in results if r.ok]
+        measured = run_in_workers(bounded, _materialize_measurements, pipeline.unfinished_result, None, jobs=1,
+                                  timeout_s=timeout_s, memory_limit_bytes=memory_limit_bytes,
+                                  task_arg={**options, "measure": measure})
+        for result, outcome in zip([r for r in results if r.ok], measured):
+            if outcome.error:
+                result.error = outcome.error
     with storage_guard(home_dir), solar_instance(home_dir) as instance:
         _fail_abandoned_runs(instance, results)
-        report_config = {"workloads": [keys[r.path] for r in results if r.ok], "hardware": list(hardware_names),
-                         "failures": [*failures, *(r.error for r in results if r.error)]}
+        # every materialised partition: the report is the whole table, this call's rows within it
+        report_config = {"failures": [*failures, *(r.error for r in results if r.error)]}
         run = _materialize(instance, base, [headroom_report],
                            run_config={"ops": {"headroom_report": {"config": report_config}}})
         if not run.success:
             raise SolarError(failure_message(run, home_dir / "reports"))
-        rows: list[ReportRow] = run.output_for_node("headroom_report")
+        every_row: list[ReportRow] = run.output_for_node("headroom_report")
+        if checks is not None:
+            checks.extend(run.get_asset_check_evaluations())
+    order = {p: i for i, p in enumerate(keys)}
+    wanted = {h: i for i, h in enumerate(hardware_names)}
+    rows = sorted((r for r in every_row if r.source in order and r.hardware in wanted),
+                  key=lambda r: (order[r.source], wanted[r.hardware]))
     for result in results:
         result.rows = [r for r in rows if r.source == result.path]
     return results, rows
+
+
+def _materialize_measurements(path: str, cache_dir: str | None, options: dict[str, Any]) -> WorkloadResult:
+    """In a worker: ``measured_runtime`` of one workload for each backend ``options["measure"]``
+    asks for; a backend that cannot run is a warning (as on the plain path), all failing an error."""
+    import logging
+
+    from solar_assets.assets.partitions import backend_key, workload_backend_key
+    from solar_assets.measure.backends import resolve_backends
+    from solar_assets.workloads import read_workload_source
+    from solar_assets.workloads.source import workload_name
+
+    result = WorkloadResult(workload=workload_name(path), path=path)
+    home, config, key = Path(options["home"]), SolarConfig(**options["config"]), options["keys"][path]
+    measure = options["measure"]
+    timing = {"ops": {"measured_runtime": {"config": {"runs": measure.timing.runs,
+                                                      "min_runs": measure.timing.min_runs}}}}
+    failed = []
+    try:
+        framework = read_workload_source(path).framework
+        backends = resolve_backends(measure.backends, framework)
+        with storage_guard(home), solar_instance(home) as instance:
+            start = time.perf_counter()
+            for backend in backends:
+                run = _materialize(instance, config, [measured_runtime], run_config=timing,
+                                   partition_key=workload_backend_key(key, backend_key(framework, backend)),
+                                   tags={"solar/worker": str(os.getpid())})
+                if not run.success:
+                    failed.append(failure_message(run, path))
+                    logging.getLogger("solar").warning("%s", failed[-1])
+            result.seconds["measure"] = time.perf_counter() - start
+        if failed and len(failed) == len(backends):
+            result.error, result.failed_stage = failed[0], "measure"
+    except DagsterStorageError as e:
+        result.error, result.failed_stage = str(e), STORAGE_STAGE
+    except Exception as e:  # the worker must answer for its file: one line naming it
+        result.error = pipeline.with_path(f"measure failed unexpectedly: {type(e).__name__}: {e}", path)
+    return result
 
 
 def _materialize_workload(path: str, cache_dir: str | None, options: dict[str, Any]) -> WorkloadResult:

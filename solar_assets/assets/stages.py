@@ -10,9 +10,11 @@ per-output error table.
 
 import base64
 import contextlib
+import dataclasses
 import hashlib
 import importlib
 import json
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +25,13 @@ import numpy as np
 from ir_schemas import ReportRow
 from solar_assets import pipeline
 from solar_assets.assets.automation import REANALYSE, REPORT
-from solar_assets.assets.partitions import hardware_partitions, workload_on_hardware, workload_partitions
+from solar_assets.assets.partitions import (
+    BACKEND_KEYS,
+    hardware_partitions,
+    workload_on_backend,
+    workload_on_hardware,
+    workload_partitions,
+)
 from solar_assets.assets.resources import SolarConfig
 from solar_assets.assets.sources import hardware_file, workload_file
 from solar_assets.errors import SolarError
@@ -78,6 +86,18 @@ def _png_md(path: Path, title: str) -> dg.MetadataValue:
     if len(data) > PNG_EMBED_MAX_BYTES:
         return dg.MetadataValue.md(f"{title}: {len(data) / 2**20:.1f} MiB, see `{path}`")
     return dg.MetadataValue.md(f"![{title}](data:image/png;base64,{base64.b64encode(data).decode()})")
+
+
+def _unchanged(picture: Path, digest: str) -> bool:
+    """Whether ``picture`` was drawn from data with this ``digest`` (its ``.digest`` sidecar):
+    then it is not drawn again. Drawing the graph, roofline and ski-slope PNGs was about 3 s of a
+    warm workload's 11 on the Dagster path (bench/dagster_overhead.py)."""
+    sidecar = picture.with_name(picture.name + ".digest")
+    return picture.is_file() and sidecar.is_file() and sidecar.read_text() == digest
+
+
+def _drawn(picture: Path, digest: str) -> None:
+    picture.with_name(picture.name + ".digest").write_text(digest)
 
 
 # ---------------------------------------------------------------------------- per workload
@@ -211,7 +231,10 @@ def einsum_graph(workload_source: Any, ir_validation: ValidatedIR, solar: SolarC
     picture = Path(solar.home) / "graphs" / f"{workload_source.name}.png"
     try:
         picture.parent.mkdir(parents=True, exist_ok=True)
-        graph.draw_png(picture)
+        drawn_from = _digest(str(graph.digest()), _code_version("solar_assets.graph"))
+        if not _unchanged(picture, drawn_from):
+            graph.draw_png(picture)
+            _drawn(picture, drawn_from)
         metadata["graph"] = _png_md(picture, f"einsum graph of {workload_source.name}")
     except Exception as e:  # a picture is a nicety: record why it is missing, keep the graph
         metadata["graph"] = dg.MetadataValue.text(f"no picture: {type(e).__name__}: {e}")
@@ -264,7 +287,11 @@ def sol_bounds(workload_source: Any, ir_validation: ValidatedIR, einsum_graph: A
                        _cache_aware_md(row)])
     roofline = Path(solar.reports_dir) / "roofline" / f"{row.workload}@{row.hardware}.png"
     try:
-        plot = _png_md(plot_roofline([row], roofline), f"roofline of {row.workload} on {row.hardware}")
+        row_digest = _digest(row.model_dump_json(), _code_version("solar_assets.report"))
+        if not _unchanged(roofline, row_digest):
+            plot_roofline([row], roofline)
+            _drawn(roofline, row_digest)
+        plot = _png_md(roofline, f"roofline of {row.workload} on {row.hardware}")
     except Exception as e:  # a picture is a nicety: record why it is missing, keep the bounds
         plot = dg.MetadataValue.text(f"no picture: {type(e).__name__}: {e}")
     return dg.Output(BoundsRow(bounds=bounds, row=row), data_version=dg.DataVersion(_digest(row.model_dump_json())),
@@ -306,7 +333,9 @@ def cache_aware_bound(workload_source: Any, einsum_graph: Any, hardware_spec: An
     outcome = pipeline.cache_aware_for(workload_source, einsum_graph, hardware_spec, solar.cache_dir)
     metadata: dict[str, Any] = {
         "buffer bytes": int(outcome.capacity_bytes),
-        "bytes cache-aware": int(outcome.bytes) if outcome.ok else dg.MetadataValue.text("none"),
+        "bytes cache-aware (provable lower bound)": int(outcome.lb_bytes)
+        if getattr(outcome, "lb_bytes", None) is not None else dg.MetadataValue.text("none"),
+        "best modelled schedule (achievable)": int(outcome.bytes) if outcome.ok else dg.MetadataValue.text("none"),
         "bytes unfused-tiled": int(outcome.unfused_tiled_bytes) if outcome.unfused_tiled_bytes is not None else
         dg.MetadataValue.text("some einsum does not fit alone"),
         "bytes fused (graph I/O)": int(outcome.fused_bytes or 0),
@@ -330,9 +359,15 @@ def ski_slope(workload_source: Any, einsum_graph: Any, solar: SolarConfig) -> dg
     for name in list_hardware(solar.hardware_dir):
         with contextlib.suppress(SolarError):  # a broken spec fails its own asset, not this picture
             marks[name] = int(pipeline.load_spec(name, solar.hardware_dir).onchip_buffer_bytes)
+    out_dir = Path(solar.reports_dir) / "skislope"
+    drawn = {"csv": out_dir / f"{workload_source.name}.csv", "png": out_dir / f"{workload_source.name}.png"}
+    inputs = _digest(str(einsum_graph.digest()), json.dumps(marks, sort_keys=True), _code_version("solar_assets.bounds.cache_aware"))
     try:
-        paths = pipeline.ski_slope_for(workload_source, einsum_graph, Path(solar.reports_dir) / "skislope", marks,
-                                       solar.cache_dir)
+        if _unchanged(drawn["png"], inputs) and drawn["csv"].is_file():
+            paths = drawn
+        else:
+            paths = pipeline.ski_slope_for(workload_source, einsum_graph, out_dir, marks, solar.cache_dir)
+            _drawn(paths["png"], inputs)
     except SolarError as e:  # e.g. glpsol missing: the bounds do not depend on this picture
         note = pipeline.one_line(str(e))
         return dg.Output({}, data_version=dg.DataVersion(_digest(note)), metadata={"note": note})
@@ -364,6 +399,69 @@ def inverse_roofline(workload_source: Any, einsum_graph: Any, hardware_spec: Any
     return dg.Output(inverse, data_version=dg.DataVersion(_digest(repr(inverse))), metadata=metadata)
 
 
+# ---------------------------------------------------------------------------- per workload × backend (this host)
+HOST_SPEC = "host"  # the hardware partition a measurement is compared with: the machine it ran on
+
+
+@dataclasses.dataclass
+class MeasuredRuntime:
+    """One backend's measurement of one workload, and the digest of the host spec it ran against."""
+
+    measurement: Any  # solar_assets.measure.WorkloadMeasurement, one backend
+    host_digest: str
+
+
+class MeasureConfig(dg.Config):
+    """The timing loop of ``measured_runtime`` (``solar analyze --runs``)."""
+
+    runs: int = 20
+    min_runs: int = 5
+
+
+with warnings.catch_warnings():  # beta in Dagster 1.13, and the one mapping that says this
+    warnings.simplefilter("ignore", dg.BetaWarning)
+    _WORKLOAD_OF_MEASUREMENT = dg.MultiToSingleDimensionPartitionMapping(partition_dimension_name="workload")
+
+
+@dg.asset(partitions_def=workload_on_backend,
+          ins={"workload_source": dg.AssetIn(partition_mapping=_WORKLOAD_OF_MEASUREMENT),
+               "hardware_spec": dg.AssetIn(partition_mapping=dg.SpecificPartitionsPartitionMapping([HOST_SPEC]))},
+          code_version=_code_version("solar_assets.measure"), group_name="measure", kinds={"pytorch", "jax"})
+def measured_runtime(context: dg.AssetExecutionContext, config: MeasureConfig, workload_source: Any,
+                     hardware_spec: Any, solar: SolarConfig) -> dg.Output:
+    """The workload run on this host by one backend (caches flushed before each run): every timed
+    run, the first call, the host spec it ran against. Headroom and the violation audit are
+    computed from it in ``headroom_report`` and judged by its ``no_sol_violation`` check.
+    Never cached: each materialisation is a new measurement, so its data version is the times."""
+    from solar_assets.measure import MeasureOptions, TimingOptions, measure_workload
+
+    keys = context.partition_key.keys_by_dimension
+    framework, backend = BACKEND_KEYS[keys["backend"]]
+    host = hardware_spec if not isinstance(hardware_spec, dict) else next(iter(hardware_spec.values()))
+    if workload_source.framework != framework:
+        raise dg.Failure(description=f"{workload_source.path}: a {workload_source.framework} workload has no "
+                                     f"{keys['backend']} measurement", allow_retries=False)
+    runs = max(config.runs, 1)
+    options = MeasureOptions(backends=(backend,), timing=TimingOptions(runs=runs, min_runs=min(config.min_runs, runs)))
+    measurement = measure_workload(workload_source.path, options)
+    timing = measurement.timings.get(backend)
+    if timing is None or not timing.ok:
+        raise dg.Failure(description=pipeline.one_line(
+            (timing.error if timing is not None else None) or f"{workload_source.path}: {backend}: no runs"),
+            allow_retries=False)
+    version = _digest(json.dumps(list(timing.times_s)), host.digest())
+    return dg.Output(MeasuredRuntime(measurement, host.digest()), data_version=dg.DataVersion(version), metadata={
+        "backend": timing.label,
+        "median s": timing.median_s,
+        "fastest s": timing.min_s,
+        "runs": len(timing.times_s),
+        "first call s": timing.first_call_s,
+        "threads": timing.extra.get("threads", ""),
+        "host spec digest": host.digest(),
+        "notes": "; ".join(measurement.notes) or "none",
+    })
+
+
 # ---------------------------------------------------------------------------- across everything
 class HeadroomConfig(dg.Config):
     """Which rows the report shows; None (the default): every materialised workload × hardware."""
@@ -379,24 +477,30 @@ class HeadroomConfig(dg.Config):
         "sol_bounds": dg.AssetIn(metadata={"allow_missing_partitions": True}),
         "inverse_roofline": dg.AssetIn(metadata={"allow_missing_partitions": True}),
         "cache_aware_bound": dg.AssetIn(metadata={"allow_missing_partitions": True}),
+        "measured_runtime": dg.AssetIn(metadata={"allow_missing_partitions": True}),
     },
-    code_version=_code_version("solar_assets.report"), group_name="report", kinds={"pandas"},
-    automation_condition=REPORT,
+    code_version=_code_version("solar_assets.report", "solar_assets.measure"), group_name="report",
+    kinds={"pandas"}, automation_condition=REPORT,
 )
-def headroom_report(config: HeadroomConfig, sol_bounds: Any, inverse_roofline: Any, cache_aware_bound: Any,
+def headroom_report(context: dg.AssetExecutionContext, config: HeadroomConfig, sol_bounds: Any,
+                    inverse_roofline: Any, cache_aware_bound: Any, measured_runtime: Any,
                     solar: SolarConfig) -> dg.Output:
-    """One table across workloads and hardware, written as CSV / JSON / Markdown / roofline PNG
-    under ``$SOLAR_HOME/reports``."""
+    """One table across workloads and hardware: the latest row of every materialised
+    ``sol_bounds`` partition (``config`` may narrow it), with the inverse roofline, the cache-aware
+    bracket and, on ``host``, the measured runtimes with headroom and the violation audit. Written
+    as CSV / JSON / Markdown / roofline PNG under ``$SOLAR_HOME/reports``, with
+    ``report_provenance.json``: the run and data version each row came from."""
     from solar_assets.report import add_cache_aware, add_inverse, format_table, write_report
 
     # Dagster's filesystem IO manager hands over a dict by partition key, but the bare value when
     # exactly one workload × hardware partition exists, and None when none does.
-    sol_bounds, inverse_roofline, cache_aware_bound = (
-        _by_partition(v) for v in (sol_bounds, inverse_roofline, cache_aware_bound))
+    sol_bounds, inverse_roofline, cache_aware_bound, measured_runtime = (
+        _by_partition(v) for v in (sol_bounds, inverse_roofline, cache_aware_bound, measured_runtime))
     order_w = {w: i for i, w in enumerate(config.workloads or [])}
     order_h = {h: i for i, h in enumerate(config.hardware or [])}
+    measured = _measurements_by_workload(measured_runtime)
     rows: list[ReportRow] = []
-    keyed: dict[int, str] = {}
+    keyed: dict[int, tuple[str, str]] = {}
     for key, bounds_row in sol_bounds.items():
         row = bounds_row.row
         workload = _workload_of(key, row, config.workloads)
@@ -410,21 +514,80 @@ def headroom_report(config: HeadroomConfig, sol_bounds: Any, inverse_roofline: A
         outcome = cache_aware_bound.get(key)
         if outcome is not None and outcome.capacity_bytes == row.onchip_buffer_bytes:  # not one of an old spec
             row = add_cache_aware(row, outcome)
+        if row.hardware == HOST_SPEC and workload in measured:
+            row = _with_measurement(row, measured[workload])
         rows.append(row)
-        keyed[id(row)] = workload
-    rows.sort(key=lambda r: (order_w.get(keyed[id(r)], len(order_w)), keyed[id(r)],
+        keyed[id(row)] = (workload, key)
+    rows.sort(key=lambda r: (order_w.get(keyed[id(r)][0], len(order_w)), keyed[id(r)][0],
                              order_h.get(r.hardware, len(order_h)), r.hardware))
+    provenance = _provenance(context.instance, [keyed[id(r)][1] for r in rows], rows)
     paths = write_report(rows, solar.reports_dir, errors=config.failures)
+    provenance_file = Path(solar.reports_dir) / "report_provenance.json"
+    provenance_file.write_text(json.dumps(provenance, indent=1, sort_keys=True) + "\n")
     failed_validation = sorted({Path(f.split(": ", 1)[0]).stem for f in config.failures if "failed validation" in f})
     payload = json.dumps([r.model_dump(mode="json") for r in rows], sort_keys=True)
+    table = ["| workload | hardware | sol_bounds run | data version |", "|---|---|---|---|",
+             *(f"| {p['workload']} | {p['hardware']} | {p['run_id'][:8]} | {p['data_version']} |" for p in provenance)]
     return dg.Output(rows, data_version=dg.DataVersion(_digest(payload, *config.failures)), metadata={
         "rows": len(rows),
         "failed": len(config.failures),
+        "violations": sum(1 for r in rows if r.violation),
         "failed validation": dg.MetadataValue.json(failed_validation),
         "report": dg.MetadataValue.md(format_table(rows, markdown=True) if rows else "no rows"),
+        "provenance": dg.MetadataValue.md("\n".join(table)),
         "roofline": _png_md(paths["roofline"], "roofline"),
         **{f"{kind} file": dg.MetadataValue.path(str(p)) for kind, p in paths.items()},
+        "provenance file": dg.MetadataValue.path(str(provenance_file)),
     })
+
+
+def _measurements_by_workload(measured_runtime: dict[str, Any]) -> dict[str, list[Any]]:
+    """``measured_runtime`` partitions (``backend|workload``) grouped by workload key."""
+    out: dict[str, list[Any]] = {}
+    for key, value in measured_runtime.items():
+        workload = key.split("|", 1)[1] if "|" in key else value.measurement.workload
+        out.setdefault(workload, []).append(value)
+    return out
+
+
+def _with_measurement(row: ReportRow, values: list[Any]) -> ReportRow:
+    """The host row with every backend's latest measurement (the framework's native backend
+    first: it is the report's default), headroom and the violation audit (``measure.headroom``:
+    judged against the provable bounds only)."""
+    from solar_assets.measure import add_measurement
+    from solar_assets.measure.backends import NATIVE
+    from solar_assets.measure.workload import WorkloadMeasurement
+
+    first = values[0].measurement
+    native = NATIVE.get(first.framework, "eager")
+    timings = sorted((t for v in values for t in v.measurement.timings.values()),
+                     key=lambda t: (t.backend != native, t.backend))
+    merged = WorkloadMeasurement(row.workload, first.path, first.framework,
+                                 timings={t.backend: t for t in timings},
+                                 notes=[n for v in values for n in v.measurement.notes])
+    return add_measurement(row, merged, HOST_SPEC)
+
+
+def _provenance(instance: dg.DagsterInstance, keys: list[str], rows: list[ReportRow]) -> list[dict[str, str]]:
+    """For each row, the run and data version of its latest ``sol_bounds`` materialisation (one
+    query for the storage ids, one for their records)."""
+    wanted = {k for k in keys if "|" in k}
+    latest = instance.get_latest_storage_id_by_partition(sol_bounds.key, dg.DagsterEventType.ASSET_MATERIALIZATION,
+                                                         wanted or None)
+    by_id = {}
+    if latest:
+        records = instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=sol_bounds.key,
+                                                                        storage_ids=list(latest.values())),
+                                                  limit=len(latest)).records
+        by_id = {r.storage_id: r for r in records}
+    out = []
+    for key, row in zip(keys, rows):
+        record = by_id.get(latest.get(key, -1))
+        tags = record.asset_materialization.tags if record and record.asset_materialization else {}
+        out.append({"workload": row.workload, "hardware": row.hardware, "partition": key,
+                    "run_id": record.run_id if record else "", "data_version": (tags or {}).get(
+                        "dagster/data_version", "")})
+    return out
 
 
 def _workload_of(key: str, row: ReportRow, wanted: list[str] | None) -> str:
@@ -445,4 +608,4 @@ def _by_partition(value: Any) -> dict[str, Any]:
 
 WORKLOAD_ASSETS = (workload_source, golden_outputs, ir_translation, ir_validation, einsum_graph, ski_slope)
 BOUND_ASSETS = (sol_bounds, cache_aware_bound, inverse_roofline)
-ASSETS = (*WORKLOAD_ASSETS, hardware_spec, *BOUND_ASSETS, headroom_report)
+ASSETS = (*WORKLOAD_ASSETS, hardware_spec, *BOUND_ASSETS, measured_runtime, headroom_report)

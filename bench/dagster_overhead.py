@@ -1,0 +1,171 @@
+"""What the Dagster path of ``solar analyze`` costs over the plain path (``--no-dagster``).
+
+    python bench/dagster_overhead.py [--workloads FILE ...] [--n 100] [--hardware H100_SXM]
+                                     [--hardware-change] [--keep DIR]
+
+For each shipped workload named (default: gemm) and for a folder of ``--n`` generated small
+workloads (KernelBench style, written to a temp dir): ``solar analyze`` as a subprocess, Dagster
+path and plain path, each **cold** (a fresh SOLAR_HOME: empty caches, no Dagster history) and then
+**warm** (the same call again on that home). Prints seconds and the Dagster / plain ratio.
+
+``--hardware-change``: after the folder's warm Dagster call, edit the DRAM bandwidth of the
+hardware spec (a copy under the temp dir, ``$SOLAR_HARDWARE_DIR``), observe the files and run
+solar's re-analysis (``automation.reanalyse``: every stale partition, upstream first); prints what
+ran and how long it took: exactly that part's ``hardware_spec``, its N × (``sol_bounds``,
+``cache_aware_bound``) partitions and the report are expected.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+logger = logging.getLogger("bench.dagster_overhead")
+
+WORKLOAD_TEMPLATE = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Generated for bench/dagster_overhead.py: a linear layer, a bias and a {act}."""
+
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+
+    def forward(self, x):
+        return torch.{act}(self.linear(x)) * {scale}
+
+
+batch_size = {batch}
+in_features = {fin}
+out_features = {fout}
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, out_features]
+'''
+
+
+def generate_workloads(directory: Path, n: int) -> list[Path]:
+    """``n`` small, distinct KernelBench-style files (sizes and activation vary with the index)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i in range(n):
+        path = directory / f"gen_linear_{i:03d}.py"
+        path.write_text(WORKLOAD_TEMPLATE.format(act=("relu", "tanh", "sigmoid")[i % 3], scale=1 + i % 4,
+                                                 batch=4 + i % 7, fin=16 + 8 * (i % 5), fout=8 + 4 * (i // 5 % 6)))
+        paths.append(path)
+    return paths
+
+
+def run_solar(targets: list[str], home: Path, hardware: str, dagster: bool, env: dict[str, str]) -> float:
+    """Seconds of one ``solar analyze`` call (raises when it fails: a bench of errors means nothing)."""
+    command = [str(Path(sys.executable).with_name("solar")), "analyze", *targets, "--hardware", hardware,
+               "--home", str(home), "--no-progress", "--json"] + ([] if dagster else ["--no-dagster"])
+    start = time.perf_counter()
+    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} exited {done.returncode}:\n{done.stderr[-2000:]}")
+    return seconds
+
+
+def measure(label: str, targets: list[str], root: Path, hardware: str, env: dict[str, str]) -> dict[str, float]:
+    """Cold then warm, Dagster and plain, each on its own fresh home."""
+    out = {}
+    for dagster in (True, False):
+        home = root / f"home-{label}-{'dagster' if dagster else 'plain'}"
+        shutil.rmtree(home, ignore_errors=True)
+        kind = "dagster" if dagster else "plain"
+        out[f"cold {kind}"] = run_solar(targets, home, hardware, dagster, env)
+        out[f"warm {kind}"] = run_solar(targets, home, hardware, dagster, env)
+        logger.info("%s %s: cold %.1f s, warm %.1f s", label, kind, out[f"cold {kind}"], out[f"warm {kind}"])
+    return out
+
+
+def hardware_change(paths: list[Path], root: Path, hardware: str) -> tuple[float, list[tuple[str, str | None]]]:
+    """Edit the spec's DRAM bandwidth, observe, re-analyse what is stale; (seconds, what ran)."""
+    import re
+
+    from solar_assets.assets.automation import reanalyse
+    from solar_assets.assets.partitions import workload_key
+    from solar_assets.assets.resources import SolarConfig
+    from solar_assets.assets.runner import solar_instance
+    from solar_assets.assets.sources import observe_sources
+    from solar_assets.definitions import build_definitions
+
+    home = root / "home-folder-dagster"
+    spec = Path(os.environ["SOLAR_HARDWARE_DIR"]) / f"{hardware}.yaml"
+    text = spec.read_text()
+    edited, count = re.subn(r"^(dram_bytes_per_s:\s*)([0-9.eE+]+)", lambda m: f"{m[1]}{float(m[2]) * 0.9:.6g}", text,
+                            count=1, flags=re.M)
+    if not count:
+        raise RuntimeError(f"{spec}: no dram_bytes_per_s line to edit")
+    spec.write_text(edited)
+    base = SolarConfig.default(home)
+    config = base.model_copy(update={"workload_files": {workload_key(p, base.workload_dir): str(p) for p in paths}})
+    start = time.perf_counter()
+    with solar_instance(home) as instance:
+        observe_sources(instance, config)
+        ran = reanalyse(instance, build_definitions(config))
+    return time.perf_counter() - start, ran
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--workloads", nargs="*", default=[str(REPO / "data" / "workloads" / "gemm.py")])
+    parser.add_argument("--n", type=int, default=100, help="generated workloads in the folder (0: none)")
+    parser.add_argument("--hardware", default="H100_SXM")
+    parser.add_argument("--hardware-change", action="store_true")
+    parser.add_argument("--keep", metavar="DIR", help="work here and keep it (default: a temp dir, removed)")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
+
+    root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="solar-dagster-bench-"))
+    root.mkdir(parents=True, exist_ok=True)
+    hardware_copy = root / "hardware"
+    shutil.rmtree(hardware_copy, ignore_errors=True)
+    shutil.copytree(REPO / "hardware", hardware_copy, ignore=shutil.ignore_patterns("host.yaml"))
+    os.environ["SOLAR_HARDWARE_DIR"] = str(hardware_copy)
+    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    table = []
+    try:
+        for workload in args.workloads:
+            table.append((Path(workload).stem, measure(Path(workload).stem, [workload], root, args.hardware, env)))
+        paths = generate_workloads(root / "generated", args.n) if args.n else []
+        if paths:
+            table.append((f"folder of {len(paths)}", measure("folder", [str(root / "generated")], root,
+                                                              args.hardware, env)))
+        print(f"{'set':<22} {'cold dagster':>12} {'cold plain':>10} {'ratio':>6} "
+              f"{'warm dagster':>12} {'warm plain':>10} {'ratio':>6}")
+        for name, t in table:
+            print(f"{name:<22} {t['cold dagster']:>11.1f}s {t['cold plain']:>9.1f}s "
+                  f"{t['cold dagster'] / t['cold plain']:>5.2f}x {t['warm dagster']:>11.1f}s "
+                  f"{t['warm plain']:>9.1f}s {t['warm dagster'] / t['warm plain']:>5.2f}x")
+        if args.hardware_change and paths:
+            seconds, ran = hardware_change(paths, root, args.hardware)
+            counts: dict[str, int] = {}
+            for asset, _ in ran:
+                counts[asset] = counts.get(asset, 0) + 1
+            print(f"\nhardware change ({args.hardware} DRAM bandwidth x0.9, {len(paths)} workloads materialised): "
+                  f"re-analysis took {seconds:.1f} s and ran " + ", ".join(f"{k} x{v}" for k, v in sorted(counts.items())))
+    finally:
+        if not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,144 @@
+"""Dagster's run, event and schedule storage on a real PostgreSQL server (``dagster-postgres``),
+with the multiprocess executor: two shipped workloads give the same report rows as the SQLite
+instance of ``solar analyze``.
+
+The fixture starts Debian's PostgreSQL (``initdb`` / ``pg_ctl`` from the ``postgresql`` package;
+``make test`` installs it when missing) as a non-root user on 127.0.0.1 and a free port, and stops
+it afterwards. As root it runs the server as the system user ``solarpg`` (created with
+``useradd`` when missing): PostgreSQL refuses to run as root.
+"""
+from __future__ import annotations
+
+import glob
+import json
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[1]
+WORKLOADS = ("gemm", "conv2d_bias_relu")
+HARDWARE = "H100_SXM"
+PG_USER = "solarpg"
+
+
+def _pg_bin() -> Path | None:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    return Path(found[-1]).parent if found else None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _as_user(command: list[str]) -> list[str]:
+    """``command`` as the non-root server user when this process is root."""
+    if os.geteuid() != 0:
+        return command
+    try:
+        pwd.getpwnam(PG_USER)
+    except KeyError:
+        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", PG_USER],
+                       check=True)
+    return ["runuser", "-u", PG_USER, "--", *command]
+
+
+@pytest.fixture(scope="module")
+def postgres_url() -> Iterator[str]:
+    pytest.importorskip("dagster_postgres", reason="pip install -e '.[postgres]' (make test does)")
+    # SQLAlchemy 2.1 reads a bare postgresql:// as psycopg 3; dagster-postgres ships psycopg2
+    bin_dir = _pg_bin()
+    if bin_dir is None:
+        pytest.fail("PostgreSQL is not installed: apt-get install postgresql (make test does)")
+    root = Path(tempfile.mkdtemp(prefix="solar-pg-"))  # not under pytest's 0700 tmp: the server user reads it
+    data = root / "data"
+    data.mkdir()
+    if os.geteuid() == 0:
+        _as_user(["true"])  # creates the user
+        shutil.chown(root, PG_USER)
+        shutil.chown(data, PG_USER)
+    root.chmod(0o755)
+    port = _free_port()
+    subprocess.run(_as_user([str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust",
+                             "-E", "UTF8"]), check=True, capture_output=True)
+    log = root / "server.log"
+    subprocess.run(_as_user([str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(log), "-w", "-t", "60",
+                             "-o", f"-h 127.0.0.1 -p {port} -k {root}", "start"]), check=True, capture_output=True)
+    try:
+        subprocess.run(_as_user([str(bin_dir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres",
+                                 "dagster"]), check=True, capture_output=True)
+        yield f"postgresql+psycopg2://postgres@127.0.0.1:{port}/dagster"
+    finally:
+        subprocess.run(_as_user([str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"]),
+                       capture_output=True)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _execute(instance, job_fn, partition: str | None, partition_tags: dict[str, str] | None = None) -> None:
+    import dagster as dg
+
+    tags = {} if partition is None else {"dagster/partition": partition, **(partition_tags or {})}
+    with dg.execute_job(dg.reconstructable(job_fn), instance=instance, tags=tags,
+                        run_config={"execution": {"config": {"max_concurrent": 2}}}) as result:
+        assert result.success, [e.message for e in result.all_events if e.is_failure]
+        assert result.dagster_run.run_config["execution"]["config"]["max_concurrent"] == 2
+
+
+def test_postgres_storage_matches_sqlite(tmp_path: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import dagster as dg
+
+    from solar_assets.assets.partitions import register_partitions
+    from solar_assets.assets.scale_out import bounds_job, hardware_job, report_job, workload_job
+
+    files = [str(REPO / "data" / "workloads" / f"{w}.py") for w in WORKLOADS]
+    # the reference: solar analyze on its embedded SQLite instance
+    sqlite_home = tmp_path / "sqlite"
+    done = subprocess.run([sys.executable, "-m", "solar_assets.cli", "analyze", *files, "--hardware", HARDWARE,
+                           "--home", str(sqlite_home), "--json", "--no-progress"],
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    sqlite_rows = json.loads(done.stdout)
+
+    pg_home = tmp_path / "pg"
+    dagster_home = pg_home / "dagster"
+    dagster_home.mkdir(parents=True)
+    (dagster_home / "dagster.yaml").write_text(
+        "telemetry:\n  enabled: false\nstorage:\n  postgres:\n"
+        f"    postgres_url: \"{postgres_url}\"\n")
+    monkeypatch.setenv("SOLAR_HOME", str(pg_home))
+    monkeypatch.setenv("DAGSTER_HOME", str(dagster_home))
+    # the multiprocess executor rebuilds the jobs (solar_assets.assets.scale_out) in each step process
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    with dg.DagsterInstance.get() as instance:
+        from dagster_postgres import PostgresEventLogStorage, PostgresRunStorage, PostgresScheduleStorage
+
+        assert isinstance(instance.run_storage, PostgresRunStorage)
+        assert isinstance(instance.event_log_storage, PostgresEventLogStorage)
+        assert isinstance(instance.schedule_storage, PostgresScheduleStorage)
+        register_partitions(instance, list(WORKLOADS), [HARDWARE])
+        _execute(instance, hardware_job, HARDWARE)
+        for workload in WORKLOADS:
+            _execute(instance, workload_job, workload)
+            _execute(instance, bounds_job, f"{HARDWARE}|{workload}",
+                     {"dagster/partition/hardware": HARDWARE, "dagster/partition/workload": workload})
+        _execute(instance, report_job, None)
+        runs = instance.get_runs()
+        assert len(runs) == 2 + 2 * len(WORKLOADS)
+        assert all(r.run_config["execution"]["config"]["max_concurrent"] == 2 for r in runs)
+        event = instance.get_latest_materialization_event(dg.AssetKey("headroom_report"))
+        assert event is not None and event.asset_materialization.metadata["rows"].value == len(WORKLOADS)
+    pg_rows = json.loads((pg_home / "reports" / "report.json").read_text())
+    pg_rows = pg_rows["rows"] if isinstance(pg_rows, dict) else pg_rows
+    key = lambda r: (r["workload"], r["hardware"])  # noqa: E731
+    assert sorted(pg_rows, key=key) == sorted(sqlite_rows, key=key)
