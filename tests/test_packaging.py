@@ -51,7 +51,7 @@ def test_constraints_pin_every_direct_dependency_inside_its_range():
 
 def test_make_setup_installs_with_the_constraints():
     makefile = (REPO / "Makefile").read_text()
-    assert "pip install -q -c constraints.txt -e '.[test,hf]'" in makefile  # the tests need the hf extra too
+    assert "pip install -q -c constraints.txt -e '.[test,hf,postgres]'" in makefile  # the tests need both extras
 
 
 @pytest.fixture(scope="module")
