@@ -377,19 +377,25 @@ def validate_nodewise(src: Any, translation: Any, *, points: int = POINTS, budge
                             f"node-wise capture budget of {gib(budget)} (set $SOLAR_NODEWISE_BYTES)")
     checker = _Checker(program, value_of, plan, order, str(src.path), points)
     seconds = run_capture(ep, inputs, checker.on_node, plan.extra)
+    note = (f"node-wise: {len(plan.groups)} op groups on one full-size forward pass ({seconds:.2f} s, "
+            f"{estimate}); {checker.exact} tensors checked at every point, {checker.sampled} at up to {points} "
+            f"sampled points, {checker.evaluations:.3g} point evaluations")
+    log.info("%s: %s", src.name, note)
+    return checker_result(program, checker, note, start)
+
+
+def checker_result(program: Program, checker: _Checker, note: str, start: float) -> ValidationResult:
+    """The verdict of a finished node-wise pass (PyTorch or JAX): the whole-program refusals on the
+    framework's own outputs (an all-NaN or constant output checks nothing), then every group's checks."""
     checks = checker.checks
     if checker.outputs is not None:
         golden = type("_Outputs", (), {"outputs": checker.outputs, "outputs64": None})()
         names = list(program.outputs)
         checks = _refusals(program, golden, names, [program.tensor(n).dtype for n in names]) + checks
-    notes = [f"node-wise: {len(plan.groups)} op groups on one full-size forward pass ({seconds:.2f} s, "
-             f"{estimate}); {checker.exact} tensors checked at every point, {checker.sampled} at up to {points} "
-             f"sampled points, {checker.evaluations:.3g} point evaluations"]
-    log.info("%s: %s", src.name, notes[0])
     return ValidationResult(ok=bool(checks) and all(c.ok for c in checks), checks=checks,
                             max_abs_error=max((c.max_abs_error for c in checks), default=0.0),
                             max_rel_error=max((c.max_rel_error for c in checks), default=0.0),
-                            seconds=time.perf_counter() - start, notes=notes)
+                            seconds=time.perf_counter() - start, notes=[note])
 
 
 def validate_nodewise_stage(src: Any, translation: Any, size_error: Exception | None = None,

@@ -15,13 +15,14 @@ from typing import Any
 import numpy as np
 
 from ir_schemas import Program
-from solar_assets.validate.compare import ValidationResult, _refusals
+from solar_assets.validate.compare import ValidationResult
 from solar_assets.validate.nodewise import (
     POINTS,
     NodewiseError,
     _Checker,
     _frame,
     _plan,
+    checker_result,
 )
 
 
@@ -137,15 +138,7 @@ def validate_nodewise_jax(src: Any, translation: Any, *, points: int = POINTS) -
     plan = _plan(program, value_of, order, key=top_level)
     checker = _Checker(program, value_of, plan, order, str(src.path), points)
     seconds = run_jax_capture(closed, args, checker.on_node, plan.extra)
-    checks = checker.checks
-    if checker.outputs is not None:
-        golden = type("_Outputs", (), {"outputs": checker.outputs, "outputs64": None})()
-        names = list(program.outputs)
-        checks = _refusals(program, golden, names, [program.tensor(n).dtype for n in names]) + checks
-    notes = [f"node-wise (JAX): {len(plan.groups)} op groups on one full-size run of the top-level jaxpr "
-             f"({seconds:.2f} s); {checker.exact} tensors checked at every point, {checker.sampled} at up to "
-             f"{points} sampled points, {checker.evaluations:.3g} point evaluations"]
-    return ValidationResult(ok=bool(checks) and all(c.ok for c in checks), checks=checks,
-                            max_abs_error=max((c.max_abs_error for c in checks), default=0.0),
-                            max_rel_error=max((c.max_rel_error for c in checks), default=0.0),
-                            seconds=time.perf_counter() - start, notes=notes)
+    note = (f"node-wise (JAX): {len(plan.groups)} op groups on one full-size run of the top-level jaxpr "
+            f"({seconds:.2f} s); {checker.exact} tensors checked at every point, {checker.sampled} at up to "
+            f"{points} sampled points, {checker.evaluations:.3g} point evaluations")
+    return checker_result(program, checker, note, start)
