@@ -4,6 +4,7 @@
                   [--timeout S] [--memory-limit SIZE]
     solar coverage DIR... [--json] [--jobs N] [--timeout S] [--memory-limit SIZE] [--home DIR]
     solar hardware list | show NAME | detect [PATH]
+    solar headroom --bounds FILE --measurements FILE [--hardware NAME] [--json] [--csv FILE]
     solar ui
 
 Output contract: stdout carries the result (a table, or with ``--json`` only JSON); progress,
@@ -193,6 +194,9 @@ def _parser() -> argparse.ArgumentParser:
     ui = commands.add_parser("ui", help="the Dagster UI on solar's assets (dagster dev)")
     ui.add_argument("--home", metavar="DIR", help="SOLAR_HOME")
     ui.add_argument("--port", type=int, default=3000)
+    from solar_assets.measure.headroom_cli import add_headroom_parser
+
+    add_headroom_parser(commands)  # solar headroom: a GPU measurement file joined with a bounds file
     for sub in (analyze, coverage, hardware, hw_list, show, detect, ui):  # `solar analyze -v …` as well as `solar -v …`
         sub.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS, help="log more (-vv: debug)")
     return parser
@@ -210,6 +214,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return coverage(args)
         if args.command == "hardware":
             return hardware(args)
+        if args.command == "headroom":
+            from solar_assets.measure.headroom_cli import headroom_command
+
+            return headroom_command(args)
         return ui(args)
     except SolarError as e:
         print(f"solar: error: {e}", file=sys.stderr)
