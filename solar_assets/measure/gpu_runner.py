@@ -240,6 +240,20 @@ def nvidia_smi(index: int = 0) -> dict[str, str]:
     return dict(zip(NVIDIA_SMI_FIELDS, values))
 
 
+# device-name words -> solar's spec name (hardware/NAME.yaml); checked in order, first match wins
+KNOWN_GPUS = (("H200", "H200"), ("H100 PCIe", "H100_PCIe"), ("H100", "H100_SXM"), ("B200", "B200"),
+              ("A6000", "A6000"), ("Thor", "Jetson_AGX_Thor"))
+
+
+def guess_hardware(device_name: str) -> str | None:
+    """The spec a GPU's name points to (``NVIDIA H200`` -> ``H200``), None when none does: then
+    ``solar headroom --hardware`` must say."""
+    for words, spec in KNOWN_GPUS:
+        if all(w.lower() in device_name.lower() for w in words.split()):
+            return spec
+    return None
+
+
 def describe_device(device, hardware: str | None) -> dict[str, object]:
     import torch
 
@@ -253,6 +267,7 @@ def describe_device(device, hardware: str | None) -> dict[str, object]:
                      "l2_bytes": l2_bytes(device), "driver": smi.get("driver_version"),
                      "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version(),
                      "clocks_before": smi})
+        info["hardware"] = hardware or guess_hardware(props.name)
     else:
         info.update({"name": info["cpu"], "cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                      else os.cpu_count(), "cache_bytes": cpu_cache_bytes()})
@@ -497,11 +512,19 @@ def time_backend(loaded: Loaded, backend: str, options: Options, flush: Flusher,
     timing = BackendTiming(backend, LABELS[backend], warmup=options.warmup, flush_bytes=flush.nbytes,
                            timer=timer.name)
     started = time.perf_counter()
-    with time_limit(options.backend_budget_s, f"{LABELS[backend]} compile and warm-up"):
-        calls = []
-        for _ in range(options.warmup):
-            flush()
-            calls.append(timer(loaded.fn))
+    what = f"{LABELS[backend]} compile and warm-up"
+    try:
+        with time_limit(options.backend_budget_s, what):
+            calls = []
+            for _ in range(options.warmup):
+                flush()
+                calls.append(timer(loaded.fn))
+    except BudgetExceeded:
+        raise
+    except Exception as e:  # torch.compile wraps what it caught (the alarm included) in its own errors
+        if time.perf_counter() - started >= options.backend_budget_s:
+            raise BudgetExceeded(f"{what} passed its budget of {options.backend_budget_s:g} s") from e
+        raise
     timing.first_call_s = calls[0]
     left = options.backend_budget_s - (time.perf_counter() - started)
     per_run = min(calls[1:] or calls) + flush_seconds(flush, timer)
