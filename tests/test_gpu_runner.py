@@ -277,6 +277,11 @@ def test_join_headroom_per_mode_by_hand():
     # below unfused (4 ms) and its whole-graph form (3 ms): explained, not violations
     assert sum(c.startswith("explained") for c in eager.audit) == 2
     assert result.hardware == "H200" and eager.sol_fused_s == 1e-3  # the H200 row, not the H100 one
+    assert result.notes == []  # the device states no L2 size
+    meas["device"]["l2_bytes"] = 60 * 2**20  # more than the row's 50 MiB buffer: said, not hidden
+    assert join(rows, meas).notes == ["the measured device reports 60 MiB of L2, more than the spec's on-chip "
+                                      "buffer of 50 MiB: its cache-aware figures assume less on-chip storage "
+                                      "than the chip has"]
 
 
 def test_join_lists_a_violation_with_both_figures_unclamped():

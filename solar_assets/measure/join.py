@@ -74,6 +74,7 @@ class Join:
     skipped: list[str] = field(default_factory=list)  # backends that did not run, with the runner's reason
     unmatched: list[str] = field(default_factory=list)  # measured workloads with no bounds row
     unmeasured: list[str] = field(default_factory=list)  # bounds rows (on this hardware) with no measurement
+    notes: list[str] = field(default_factory=list)  # what the reader must know about the comparison
     hardware: str = ""
     device: dict = field(default_factory=dict)
 
@@ -84,7 +85,7 @@ class Join:
     def to_dict(self) -> dict:
         return {"hardware": self.hardware, "device": self.device, "rows": [r.as_dict() for r in self.rows],
                 "violations": sum(r.violation for r in self.rows), "skipped": self.skipped,
-                "unmatched": self.unmatched, "unmeasured": self.unmeasured}
+                "unmatched": self.unmatched, "unmeasured": self.unmeasured, "notes": self.notes}
 
 
 def _read_json(path: Path, what: str) -> object:
@@ -189,7 +190,19 @@ def join(bounds: Sequence[ReportRow], measurements: dict, hardware: str | None =
                 continue
             result.rows.append(headroom_row(row, t))
     result.unmeasured = [f"{r.workload} ({r.source})" for r in on_hw if id(r) not in measured]
+    result.notes += _cache_notes(on_hw, device)
     return result
+
+
+def _cache_notes(rows: Sequence[ReportRow], device: dict) -> list[str]:
+    """A device whose L2 is larger than the spec's on-chip buffer: the cache-aware figures assumed
+    less on-chip storage than the chip has (the fused bound does not depend on it)."""
+    l2 = device.get("l2_bytes")
+    buffers = {r.onchip_buffer_bytes for r in rows if r.onchip_buffer_bytes}
+    if not isinstance(l2, int) or not buffers or l2 <= min(buffers):
+        return []
+    return [f"the measured device reports {l2 / 2**20:.3g} MiB of L2, more than the spec's on-chip buffer of "
+            f"{min(buffers) / 2**20:.3g} MiB: its cache-aware figures assume less on-chip storage than the chip has"]
 
 
 def headroom_row(row: ReportRow, t: dict) -> HeadroomRow:
@@ -241,7 +254,7 @@ def format_join(result: Join) -> str:
     if explained:
         out.append(f"{len(explained)} run(s) below a bound that is not a lower bound of every schedule (explained):")
         out += [f"  {r.workload}: {c}" for r, c in explained]
-    for title, items in (("not timed", result.skipped), ("no bounds row", result.unmatched),
+    for title, items in (("note", result.notes), ("not timed", result.skipped), ("no bounds row", result.unmatched),
                          ("no measurement", result.unmeasured)):
         if items:
             out.append(f"{title} ({len(items)}):")
