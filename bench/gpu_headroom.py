@@ -10,7 +10,7 @@
 ``solar analyze --json --hardware H200 --no-dagster`` once per level over the sample (``--limit N``:
 the first N of each level; ``--dagster`` to run through Dagster) and writes one document
 ``{"schema": "solar.gpu_headroom.bounds.v1", "hardware": "H200", "rows": [...], "failures": [...],
-"levels": {stem: level}}`` (``solar headroom`` and the runner read its ``rows``). ``measure`` needs
+"levels": {stem: level}}`` (``--jobs N``: N analyze processes at a time, each on part of a level) (``solar headroom`` and the runner read its ``rows``). ``measure`` needs
 only PyTorch: it loads ``gpu_runner.py`` from beside this script or from the checkout's
 ``solar_assets/measure/``, never solar itself, and times the sample files found under ``--kb``
 (``levelN/STEM.py``) round-robin across levels (1, 2, 3, 1, 2, 3 …) and backend-major, under a
@@ -185,33 +185,51 @@ def rows_of(text: str) -> tuple[list[dict], list[dict]]:
     return list(data), []
 
 
-def run_bounds(kb: Path, out: Path, levels: Sequence[int], limit: int | None, hardware: str, dagster: bool,
-               timeout_s: float | None) -> dict:
-    doc: dict = {"schema": BOUNDS_SCHEMA, "hardware": hardware, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ",
-                                                                                          time.gmtime()),
-                 "rows": [], "failures": [], "levels": {}, "seconds": {}}
+def _analyze(level: int, files: Sequence[Path], hardware: str, dagster: bool, timeout_s: float | None) -> dict:
+    """One ``solar analyze --json`` over ``files``: its rows, failures and seconds."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    with tempfile.TemporaryDirectory(prefix=f"gpu_headroom_l{level}_") as report_dir:
+        command = [sys.executable, "-m", "solar_assets", "analyze", "--json", "--hardware", hardware,
+                   "--no-progress", "--output", report_dir, *([] if dagster else ["--no-dagster"]),
+                   *([] if timeout_s is None else ["--timeout", str(timeout_s)]), *map(str, files)]
+        log.info("level %d: solar analyze over %d files", level, len(files))
+        started = time.perf_counter()
+        done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO)
+        seconds = time.perf_counter() - started
+    try:
+        rows, failures = rows_of(done.stdout)
+    except json.JSONDecodeError:
+        raise SystemExit(f"gpu_headroom: level {level}: solar analyze printed no JSON (rc {done.returncode}):\n"
+                         f"{done.stderr[-2000:]}") from None
+    if not failures:  # a bare list: the reasons are the error lines on stderr
+        failures = [{"reason": line.removeprefix("solar: error: ")} for line in done.stderr.splitlines()
+                    if line.startswith("solar: error: ")]
+    log.info("level %d: %d rows, %d failures, %.0f s", level, len(rows), len(failures), seconds)
+    return {"rows": rows, "failures": [{**f, "level": level} for f in failures], "seconds": seconds}
+
+
+def run_bounds(kb: Path, out: Path, levels: Sequence[int], limit: int | None, hardware: str, dagster: bool,
+               timeout_s: float | None, jobs: int = 1) -> dict:
+    """``solar analyze`` per level (``jobs`` > 1: each level split into ``jobs`` parts, that many
+    analyze processes at a time; not with ``dagster``, whose SQLite storage is one writer)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    doc: dict = {"schema": BOUNDS_SCHEMA, "hardware": hardware,
+                 "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                 "rows": [], "failures": [], "levels": {}, "seconds": {}}
+    jobs = 1 if dagster else max(1, jobs)
+    tasks = []
     for level, files in sample_files(kb, levels, limit).items():
-        with tempfile.TemporaryDirectory(prefix=f"gpu_headroom_l{level}_") as report_dir:
-            command = [sys.executable, "-m", "solar_assets", "analyze", "--json", "--hardware", hardware,
-                       "--no-progress", "--output", report_dir, *([] if dagster else ["--no-dagster"]),
-                       *([] if timeout_s is None else ["--timeout", str(timeout_s)]), *map(str, files)]
-            log.info("level %d: solar analyze over %d files", level, len(files))
-            started = time.perf_counter()
-            done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO)
-            doc["seconds"][str(level)] = round(time.perf_counter() - started, 1)
-        try:
-            rows, failures = rows_of(done.stdout)
-        except json.JSONDecodeError:
-            raise SystemExit(f"gpu_headroom: level {level}: solar analyze printed no JSON (rc {done.returncode}):\n"
-                             f"{done.stderr[-2000:]}") from None
-        if not failures:  # a bare list: the reasons are the error lines on stderr
-            failures = [{"reason": line.removeprefix("solar: error: ")} for line in done.stderr.splitlines()
-                        if line.startswith("solar: error: ")]
-        doc["rows"] += rows
-        doc["failures"] += [{**f, "level": level} for f in failures]
         doc["levels"].update({f.stem: level for f in files})
-        log.info("level %d: %d rows, %d failures, %.0f s", level, len(rows), len(failures), doc["seconds"][str(level)])
+        tasks += [(level, files[i::jobs]) for i in range(min(jobs, len(files)))]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        results = list(pool.map(lambda t: _analyze(t[0], t[1], hardware, dagster, timeout_s), tasks))
+    for (level, _), result in zip(tasks, results):
+        doc["rows"] += result["rows"]
+        doc["failures"] += result["failures"]
+        doc["seconds"][str(level)] = round(doc["seconds"].get(str(level), 0.0) + result["seconds"], 1)
+    order = {stem: i for i, stem in enumerate(doc["levels"])}  # the sample's order, whatever finished first
+    doc["rows"].sort(key=lambda r: order.get(r.get("workload"), len(order)))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     return doc
@@ -326,6 +344,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     b.add_argument("--hardware", default=HARDWARE)
     b.add_argument("--dagster", action="store_true", help="through Dagster (default: --no-dagster)")
     b.add_argument("--timeout", type=float, help="solar analyze --timeout per workload")
+    b.add_argument("--jobs", type=int, default=1, help="analyze processes at a time (each on part of a level)")
     k = phases.add_parser("kit", help="a folder with the runner, this script, bounds.json and the sample files")
     k.add_argument("kb", type=Path)
     k.add_argument("--bounds", type=Path, required=True)
@@ -358,7 +377,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             for est, stem in chosen:
                 sys.stdout.write(f"    {est * 1e3:8.3f} ms  {stem}\n")
     elif args.phase == "bounds":
-        doc = run_bounds(args.kb, args.out, args.levels, args.limit, args.hardware, args.dagster, args.timeout)
+        doc = run_bounds(args.kb, args.out, args.levels, args.limit, args.hardware, args.dagster, args.timeout,
+                         args.jobs)
         sys.stdout.write(f"{len(doc['rows'])} rows, {len(doc['failures'])} failures; wrote {args.out}\n")
     elif args.phase == "kit":
         copied = make_kit(args.kb, args.bounds, args.out, args.levels)

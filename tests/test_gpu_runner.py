@@ -123,6 +123,34 @@ def test_runner_on_cpu_writes_a_measurement_file(workload, tmp_path):
     assert t["p90_s"] == pytest.approx(ordered[3] + 0.6 * (ordered[4] - ordered[3]))
 
 
+TANH_JAX = textwrap.dedent('''\
+    import jax
+    import jax.numpy as jnp
+
+    batch_size = 8
+    dim = 32
+
+
+    def get_inputs():
+        return [jax.random.normal(jax.random.key(0), (batch_size, dim))]
+
+
+    def forward(x):
+        return jnp.tanh(x) * 2.0
+''')
+
+
+def test_runner_times_a_jax_workload_under_jit(tmp_path):
+    pytest.importorskip("jax")
+    path = tmp_path / "tanh_jax.py"
+    path.write_text(TANH_JAX)
+    doc = gpu_runner.measure([path], "cpu", ["torch_eager", "jax_jit"], fast())
+    (record,) = doc["workloads"]
+    assert record["framework"] == "jax" and record["dtypes"] == ["float32"]
+    (t,) = record["timings"]  # torch_eager does not apply to a JAX file
+    assert (t["backend"], t["status"], t["runs"], t["timer"]) == ("jax_jit", "ok", 5, "perf_counter_blocking_call")
+
+
 def test_quantiles_match_numpy():
     import numpy as np
 

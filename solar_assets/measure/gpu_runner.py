@@ -229,15 +229,16 @@ def synchronize(device) -> None:
         torch.cuda.synchronize(device)
 
 
-def nvidia_smi(index: int = 0) -> dict[str, str]:
-    """Clocks, driver and power state from ``nvidia-smi`` ({} where it is missing or fails)."""
+def nvidia_smi(index: int = 0, fields: Sequence[str] = NVIDIA_SMI_FIELDS) -> dict[str, str]:
+    """Clocks, driver and power state from ``nvidia-smi`` ({} where it is missing or fails). A
+    driver that refuses one of the fields refuses the whole query: then the first five again."""
     try:
-        out = subprocess.run(["nvidia-smi", f"--id={index}", f"--query-gpu={','.join(NVIDIA_SMI_FIELDS)}",
+        out = subprocess.run(["nvidia-smi", f"--id={index}", f"--query-gpu={','.join(fields)}",
                               "--format=csv,noheader"], capture_output=True, text=True, timeout=20, check=True)
     except (OSError, subprocess.SubprocessError):
-        return {}
+        return nvidia_smi(index, fields[:5]) if len(fields) > 5 else {}
     values = [v.strip() for v in out.stdout.strip().splitlines()[0].split(",")] if out.stdout.strip() else []
-    return dict(zip(NVIDIA_SMI_FIELDS, values))
+    return dict(zip(fields, values))
 
 
 # device-name words -> solar's spec name (hardware/NAME.yaml); checked in order, first match wins

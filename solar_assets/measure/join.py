@@ -191,6 +191,9 @@ def join(bounds: Sequence[ReportRow], measurements: dict, hardware: str | None =
             result.rows.append(headroom_row(row, t))
     result.unmeasured = [f"{r.workload} ({r.source})" for r in on_hw if id(r) not in measured]
     result.notes += _cache_notes(on_hw, device)
+    if device.get("kind") == "cpu" and hardware != "host":
+        result.notes.append(f"measured on a CPU ({device.get('name')}), bounds on {hardware}: the headroom compares "
+                            "two different machines")
     return result
 
 
