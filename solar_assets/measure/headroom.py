@@ -58,7 +58,7 @@ def audit(row: ReportRow, timings: Sequence[Timing]) -> tuple[bool, list[str]]:
         for mode, bound in (("unfused", row.sol_unfused_s), ("unfused whole-graph", row.sol_unfused_graph_s)):
             if t.min_s < bound:
                 intermediates = max(row.bytes_unfused - row.bytes_fused, 0)
-                onchip = f" ({row.onchip_buffer_bytes / 2**20:.3g} MiB of on-chip buffer on {row.hardware})" \
+                onchip = f" ({row.onchip_buffer_bytes / 2**20:.3g} MiB of cache on {row.hardware})" \
                     if row.onchip_buffer_bytes else ""
                 clauses.append(
                     f"explained: {t.label} fastest run {_fmt(t.min_s)} < {mode} bound {_fmt(bound)}: the unfused "
