@@ -116,3 +116,46 @@ def test_measure_on_cpu_then_report_per_level(bench, tmp_path, monkeypatch, caps
     assert "0 violation(s) of a true lower bound." in text
     lines = (tmp_path / "h.csv").read_text().splitlines()
     assert lines[0].startswith("level,workload") and len(lines) == 4
+
+
+BLOCKER = textwrap.dedent('''\
+    import importlib.abc, json, runpy, sys
+    BLOCKED = {"dagster", "pyomo", "pydantic", "pandas", "networkx", "ir_schemas", "solar_assets", "solar"}
+    class Block(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):
+            if name.split(".")[0] in BLOCKED:
+                raise ImportError("blocked by the isolation test: " + name)
+            return None
+    sys.meta_path.insert(0, Block())
+    sys.argv = ["gpu_headroom.py", *sys.argv[1:]]
+    code = 0
+    try:
+        runpy.run_path("gpu_headroom.py", run_name="__main__")
+    except SystemExit as e:
+        code = e.code
+    print("LEAKED=" + json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in BLOCKED)))
+    sys.exit(code)
+''')
+
+
+def test_the_measure_phase_runs_from_a_kit_with_only_torch(bench, tmp_path):
+    """What the GPU box runs: the kit's gpu_headroom.py loads the kit's gpu_runner.py, nothing of solar."""
+    import shutil
+    import subprocess
+    import sys
+
+    kit = tmp_path / "kit"
+    (kit / "level1").mkdir(parents=True)
+    shutil.copy(REPO / "bench" / "gpu_headroom.py", kit / "gpu_headroom.py")
+    shutil.copy(REPO / "solar_assets" / "measure" / "gpu_runner.py", kit / "gpu_runner.py")
+    stem = bench.SAMPLE[1][0]  # a sample name, our own tiny file under it
+    (kit / "level1" / f"{stem}.py").write_text(TINY.format(scale=2))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([sys.executable, "-c", BLOCKER, "measure", "--kb", ".", "--levels", "1", "--out",
+                           "meas.json", "--device", "cpu", "--backends", "torch_eager", "--runs", "2", "--warmup", "1",
+                           "--flush-bytes", str(1 << 20)], cwd=kit, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.split("LEAKED=")[1]) == []
+    doc = json.loads((kit / "meas.json").read_text())
+    assert [w["workload"] for w in doc["workloads"]] == [stem] and doc["workloads"][0]["timings"][0]["runs"] == 2

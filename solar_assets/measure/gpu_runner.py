@@ -444,7 +444,7 @@ def load_jax(path: Path, backend: str) -> Loaded:
 def time_limit(seconds: float | None, what: str) -> Iterator[None]:
     """Raise ``BudgetExceeded`` in this (main) thread after ``seconds`` (SIGALRM; a soft limit:
     it lands when the interpreter next runs Python code). No limit off the main thread."""
-    if not seconds or not hasattr(signal, "SIGALRM") or threading_main() is False:
+    if not seconds or not hasattr(signal, "SIGALRM") or not threading_main():
         yield
         return
 
