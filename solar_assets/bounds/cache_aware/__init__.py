@@ -11,7 +11,8 @@ against capacity sweep (``skislope``). Entry point: ``cache_aware_traffic``.
 """
 from solar_assets.bounds.cache_aware.errors import CacheAwareError
 from solar_assets.bounds.cache_aware.lower_bound import PebbleBound, ProvableLowerBound, provable_lower_bound
-from solar_assets.bounds.cache_aware.mapping import TILE_MODES, Dim, Einsum, Role, TensorUse, tile_candidates
+from solar_assets.bounds.cache_aware.mapping import TILE_MODES, Einsum, Role, TensorUse, tile_candidates
+from solar_assets.ir.expr import Dim  # re-exported: the subscript type the mapping tiles
 from solar_assets.bounds.cache_aware.outcome import (
     TILING_BOUND,
     CacheAwareOutcome,

@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from solar_assets.bounds.cache_aware.mapping import Dim, Einsum, TensorUse
+from solar_assets.bounds.cache_aware.mapping import Einsum, TensorUse
 from solar_assets.graph.einsum_graph import BYTES_PER_ELEMENT
 from solar_assets.graph.footprint import footprint_of, union_footprint
-from solar_assets.ir.expr import Access as IRAccess, Affine, Indirect, ParsedKernel
+from solar_assets.ir.expr import Access as IRAccess, Affine, Dim, Indirect, ParsedKernel
 
 if TYPE_CHECKING:
     from solar_assets.graph import EinsumGraph
@@ -146,8 +146,7 @@ def einsum_from_kernel(pk: ParsedKernel, shapes: Mapping[str, tuple[int, ...]], 
 
 
 def _dims(acc: IRAccess, extents: Mapping[str, int], shape: Sequence[int]) -> tuple[Dim, ...]:
-    return tuple(Dim(tuple((v, c) for v, c in a.coefs if c and extents[v] > 1), a.const, int(size))
-                 for a, size in zip(acc.index, shape))
+    return tuple(Dim.of(a, size, extents) for a, size in zip(acc.index, shape))
 
 
 def problem_from_kernels(kernels: Sequence[ParsedKernel], shapes: Mapping[str, tuple[int, ...]],
