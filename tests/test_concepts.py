@@ -83,3 +83,24 @@ def test_one_program_digest_shared_by_the_graph_and_the_verdict_cache():
     digests = {program_digest(_program(v)) for v in (0.0, float("inf"), float("-inf"), float("nan"))}
     assert len(digests) == 4  # pydantic's JSON writes inf and nan alike (null); the digest does not
     assert all(len(d) == 64 and int(d, 16) >= 0 for d in digests)
+
+
+def test_the_cache_aware_einsum_is_a_view_of_the_graph_node():
+    from solar_assets.bounds.cache_aware import problem_from_graph
+    from solar_assets.graph import build_einsum_graph
+
+    def t(name, shape, role, pos=0):
+        binding = {"input": f"input:{pos}"}.get(role)
+        return TensorDecl(name=name, shape=shape, dtype="float32", role=role, binding=binding)
+
+    mm = Kernel(name="mm", loops=(Loop(var="m", extent=4), Loop(var="u", extent=1), Loop(var="n", extent=6),
+                                  Loop(var="k", extent=5)),
+                out="C[m, n]", update="+=", expr="A[m, k] * B[k, n]")
+    program = Program(name="g", tensors=(t("A", (4, 5), "input"), t("B", (5, 6), "input", 1), t("C", (4, 6), "output")),
+                      inputs=("A", "B"), outputs=("C",), steps=(mm,))
+    graph = build_einsum_graph(program)
+    (e,) = problem_from_graph(graph).einsums
+    assert e.node is graph.node("mm")
+    assert (e.name, e.text, e.flops) == ("mm", graph.node("mm").text, 2 * 4 * 6 * 5)
+    assert e.ranks == (("m", 4), ("n", 6), ("k", 5))  # the extent-1 loop is no rank
+    assert [t.compulsory for t in e.reads] == [4 * 5, 5 * 6] and e.out.compulsory == 4 * 6

@@ -21,9 +21,8 @@ from solar_assets.bounds.cache_aware.outcome import (
 )
 from solar_assets.bounds.cache_aware.problem import (
     Problem,
-    einsum_from_kernel,
+    einsum_from_node,
     problem_from_graph,
-    problem_from_kernels,
 )
 from solar_assets.bounds.cache_aware.skislope import SkiSlope, SkiSlopeRow, capacity_sweep, ski_slope
 from solar_assets.bounds.cache_aware.solve import (
@@ -42,5 +41,5 @@ __all__ = [
     "CODE_VERSION", "TILING_BOUND", "CacheAwareError", "CacheAwareOutcome", "cache_aware_outcome", "outcome_time_s", "CacheAwareResult", "CacheAwareSolver", "Dim", "Einsum",
     "EinsumTraffic", "Options", "Problem", "Role", "SegmentTraffic", "SkiSlope", "SkiSlopeRow", "TILE_MODES",
     "TensorUse", "PebbleBound", "ProvableLowerBound", "provable_lower_bound", "cache_aware_bound", "cache_aware_traffic", "capacity_sweep", "default_solver",
-    "einsum_from_kernel", "problem_from_graph", "problem_from_kernels", "ski_slope", "tile_candidates",
+    "einsum_from_node", "problem_from_graph", "ski_slope", "tile_candidates",
 ]

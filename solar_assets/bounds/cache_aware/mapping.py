@@ -35,12 +35,16 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from solar_assets.graph.footprint import distinct_sums
 from solar_assets.graph.union_find import group_sharing
 from solar_assets.ir.expr import Dim
+
+if TYPE_CHECKING:
+    from solar_assets.graph.einsum_graph import EinsumNode
 
 TILE_MODES = ("union", "divisors", "pow2", "all")
 """Tile candidates per rank: divisors ∪ powers of two ∪ the extent (default), divisors and the
@@ -76,7 +80,9 @@ class TensorUse:
 
 @dataclass(frozen=True)
 class Einsum:
-    """A kernel as the mapping space sees it: ranks (extent > 1, loop order), reads and output."""
+    """A graph kernel node as the mapping space sees it: ranks (extent > 1, loop order), reads and
+    output as tiled accesses. Made only by ``problem.einsum_from_node``, which keeps the node
+    (``node``: the graph's exact costs and parsed kernel; the same after ``split_rank``)."""
 
     name: str
     ranks: tuple[tuple[str, int], ...]
@@ -86,6 +92,7 @@ class Einsum:
     flops: int = 0
     empty: bool = False  # a zero-trip loop: nothing runs, nothing moves
     text: str = field(default="", compare=False)
+    node: EinsumNode | None = field(default=None, compare=False, repr=False)
 
     @cached_property
     def extents(self) -> dict[str, int]:
