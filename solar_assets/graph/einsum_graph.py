@@ -59,7 +59,7 @@ from solar_assets.graph.footprint import Footprint, footprint_of, union_footprin
 from solar_assets.ir import check_program, format_kernel, parse_kernel
 from solar_assets.ir.digest import program_digest
 from solar_assets.ir.dtypes import BYTES_PER_ELEMENT, FLOAT_DTYPES  # each tensor at its own width
-from solar_assets.ir.printer import format_topk
+from solar_assets.ir.printer import format_reshape, format_topk
 from solar_assets.ir.expr import Access, Affine, ParsedKernel
 
 CODE_VERSION = "3"
@@ -288,7 +288,7 @@ def _build(program: Program, choice: dict[str, int | None]) -> EinsumGraph:
             continue
         if isinstance(step, Reshape):
             node = EinsumNode(
-                name=step.name, kind="reshape", text=f"{step.out} = reshape({step.src})", ranks={},
+                name=step.name, kind="reshape", text=format_reshape(step, tensors), ranks={},
                 macs=0, flops=0, reads={}, write=None, bytes=0, inputs=(step.src,), output=step.out,
                 repeats=tuple(r.name for r in enclosing), origin=step.origin,
             )
