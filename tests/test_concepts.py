@@ -10,7 +10,7 @@ from ir_schemas import Kernel, Loop, Program, TensorDecl
 from solar_assets.graph.footprint import distinct_sums, nested_sums
 from solar_assets.graph.union_find import DisjointSets, connected, group_sharing
 from solar_assets.ir import program_digest
-from solar_assets.ir.expr import Affine, Dim
+from solar_assets.ir.expr import Affine, Dim, row_major
 
 
 def _brute_sums(terms):
@@ -55,6 +55,20 @@ def test_dim_keeps_live_terms_and_is_an_affine():
     assert not d.in_range(ext)
     assert Dim.of(Affine((("p", 2), ("r", 1)), 0), 9, ext).in_range(ext)  # 0 .. 8
     assert str(d) == "p*2 + r - 1"
+
+
+def test_row_major_offset_is_the_flat_index_of_the_tuple():
+    ext = {"i": 3, "j": 4, "k": 2}
+    dims = (Dim((("i", 1),), 0, 3), Dim((("j", 1), ("k", 2)), 1, 7), Dim((("k", 1), ("i", -1)), 2, 5))
+    lin = row_major(dims)
+    assert lin.size == 3 * 7 * 5
+    for i, j, k in itertools.product(range(3), range(4), range(2)):
+        at = {"i": i, "j": j, "k": k}
+        idx = [d.const + sum(c * at[v] for v, c in d.coefs) for d in dims]
+        flat = (idx[0] * 7 + idx[1]) * 5 + idx[2]  # row-major by hand
+        assert lin.const + sum(c * at[v] for v, c in lin.coefs) == flat
+    assert all(d.in_range(ext) for d in dims)
+    assert row_major((Dim((("i", 1),), 0, 4), Dim((("i", -4),), 0, 4))).coefs == ()  # cancels
 
 
 def test_union_find_groups_and_connectivity():

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from solar_assets.graph.union_find import group_sharing
-from solar_assets.ir.expr import Access, Affine, Dim, Indirect
+from solar_assets.ir.expr import Access, Affine, Dim, Indirect, row_major
 
 ENUMERATION_LIMIT = 1 << 24
 """Most loop points enumerated with numpy for one component (int64 temporaries of this size)."""
@@ -398,14 +398,9 @@ def _linearized(comp: _Component) -> tuple[list[tuple[int, int]], int, int, list
     """The component's dims as one row-major index: (terms, const, size, local strides)."""
     sizes = [d.size for d in comp.dims]
     local = [math.prod(sizes[i + 1:]) for i in range(len(sizes))]
-    coefs: dict[str, int] = {}
-    const = 0
-    for d, s in zip(comp.dims, local):
-        const += s * d.const
-        for v, c in d.coefs:
-            coefs[v] = coefs.get(v, 0) + s * c
+    lin = row_major(comp.dims)
     ext = dict(comp.extents)
-    return [(c, ext[v]) for v, c in coefs.items()], const, math.prod(sizes), local
+    return [(c, ext[v]) for v, c in lin.coefs], lin.const, lin.size, local
 
 
 def _line_range(comp: _Component, var: str, fixed: Mapping[str, int]) -> tuple[int, int]:

@@ -11,7 +11,7 @@ kernel's reads, so dataflow, checks and costs see the index tensor like any othe
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
@@ -91,6 +91,21 @@ class Dim(Affine):
         """Whether every value over the loop box is a valid index ``0 <= i < size``."""
         lo, hi = self.range(extents)
         return lo >= 0 and hi < self.size
+
+
+def row_major(dims: Sequence[Dim]) -> Dim:
+    """The row-major offset ``Σ stride_d · dims[d]`` of a tuple of subscripts (``stride_d`` the product
+    of the later sizes) as one subscript of size ``Π sizes``: one-to-one on in-range tuples, so the
+    footprints, the mapping's tile counts and the segments' digit matching count it instead. Terms
+    run from the last dim to the first; a variable whose coefficients cancel is dropped."""
+    coefs: dict[str, int] = {}
+    const, stride = 0, 1
+    for d in reversed(dims):
+        const += d.const * stride
+        for v, c in d.coefs:
+            coefs[v] = coefs.get(v, 0) + c * stride
+        stride *= d.size
+    return Dim(tuple((v, c) for v, c in coefs.items() if c), const, stride)
 
 
 @dataclass(frozen=True)

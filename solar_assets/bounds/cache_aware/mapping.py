@@ -41,7 +41,7 @@ import numpy as np
 
 from solar_assets.graph.footprint import distinct_sums
 from solar_assets.graph.union_find import group_sharing
-from solar_assets.ir.expr import Dim
+from solar_assets.ir.expr import Dim, row_major
 
 if TYPE_CHECKING:
     from solar_assets.graph.einsum_graph import EinsumNode
@@ -286,13 +286,8 @@ def _enumerated(dims, extents, cands, ranks) -> ComponentTable:
 
 def _structural(dims, extents, cands, ranks) -> ComponentTable:
     """Every subscript stays in range: count distinct linear offsets by the nested rule."""
-    pos = {r: i for i, r in enumerate(ranks)}
-    coef = [0] * len(ranks)
-    stride = 1
-    for d in reversed(dims):  # row-major linearisation is one-to-one on in-range tuples
-        for r, c in d.coefs:
-            coef[pos[r]] += c * stride
-        stride *= d.size
+    lin = row_major(dims)  # one-to-one on in-range tuples
+    coef = [lin.coef(r) for r in ranks]
     F = np.zeros(math.prod(len(c) for c in cands), dtype=np.int64)
     S = np.zeros_like(F)
     exact = True

@@ -54,6 +54,7 @@ from solar_assets.bounds.cache_aware.mapping import (
 )
 from solar_assets.bounds.cache_aware.problem import Problem
 from solar_assets.graph.union_find import connected
+from solar_assets.ir.expr import row_major
 
 MAX_TAU = 1 << 12
 """Most shared-tile choices of one segment; beyond it the shared candidates are thinned."""
@@ -312,13 +313,8 @@ def _digits(acc: Access, used: tuple[tuple[str, int], ...]):
     extents = dict(used)
     if not all(d.in_range(extents) for d in acc):
         return None
-    lam: dict[str, int] = {}
-    const, stride = 0, 1
-    for d in reversed(acc):
-        const += d.const * stride
-        for r, c in d.coefs:
-            lam[r] = lam.get(r, 0) + c * stride
-        stride *= d.size
+    lin = row_major(acc)
+    lam, const = dict(lin.coefs), lin.const
     out = {}
     for r, c in lam.items():
         if c <= 0:
