@@ -29,8 +29,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from solar_assets.bounds.cache_aware.mapping import Einsum, TensorUse
-from solar_assets.graph.einsum_graph import BYTES_PER_ELEMENT
 from solar_assets.graph.footprint import footprint_of, union_footprint
+from solar_assets.ir.dtypes import BYTES_PER_ELEMENT
 from solar_assets.ir.expr import Access as IRAccess, Affine, Dim, Indirect
 
 if TYPE_CHECKING:
