@@ -99,7 +99,7 @@ def _tile_sets(dims, ranks, tiles, extents):
         touched = set()
         for point in itertools.product(*box):
             val = dict(zip(ranks, point))
-            idx = tuple(d.const + sum(c * val[r] for r, c in d.terms) for d in dims)
+            idx = tuple(d.const + sum(c * val[r] for r, c in d.coefs) for d in dims)
             if all(0 <= v < d.size for v, d in zip(idx, dims)):
                 touched.add(idx)
         out.append(touched)
@@ -110,7 +110,7 @@ def _counts(use, tiles, extents):
     """(F, S) by listing: the largest tile's elements, and the sum over tiles (≥ compulsory)."""
     F = S = 0
     for acc in use.accesses:
-        ranks = sorted({r for d in acc for r, _ in d.terms})
+        ranks = sorted({r for d in acc for r, _ in d.coefs})
         sets = _tile_sets(acc, ranks, tiles, extents)
         F, S = max(F, max(map(len, sets))), max(S, sum(map(len, sets)))
     return F, max(S, use.compulsory)

@@ -46,9 +46,7 @@ IR extension (see ``docs/interfaces.md``):
 """
 from __future__ import annotations
 
-import hashlib
 import itertools
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,8 +57,9 @@ import networkx as nx
 from ir_schemas import Cond, Kernel, Origin, Program, Repeat, Reshape, TopK
 from solar_assets.graph.footprint import Footprint, footprint_of, union_footprint
 from solar_assets.ir import check_program, format_kernel, parse_kernel
+from solar_assets.ir.digest import program_digest
 from solar_assets.ir.dtypes import BYTES_PER_ELEMENT, FLOAT_DTYPES  # each tensor at its own width
-from solar_assets.ir.printer import format_topk
+from solar_assets.ir.printer import format_reshape, format_topk
 from solar_assets.ir.expr import Access, Affine, ParsedKernel
 
 CODE_VERSION = "3"
@@ -230,12 +229,6 @@ class EinsumGraph:
         return path
 
 
-def program_digest(program: Program) -> str:
-    """sha256 of the program as canonical JSON (sorted keys, no spaces; inf and nan spelled out)."""
-    text = json.dumps(program.model_dump(), sort_keys=True, separators=(",", ":"), allow_nan=True)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def build_einsum_graph(program: Program, source: str = "<program>") -> EinsumGraph:
     """Check ``program`` and lift every step to an einsum node with exact costs (of a cond, the
     branch chosen by ``_choose_branches``)."""
@@ -295,7 +288,7 @@ def _build(program: Program, choice: dict[str, int | None]) -> EinsumGraph:
             continue
         if isinstance(step, Reshape):
             node = EinsumNode(
-                name=step.name, kind="reshape", text=f"{step.out} = reshape({step.src})", ranks={},
+                name=step.name, kind="reshape", text=format_reshape(step, tensors), ranks={},
                 macs=0, flops=0, reads={}, write=None, bytes=0, inputs=(step.src,), output=step.out,
                 repeats=tuple(r.name for r in enclosing), origin=step.origin,
             )

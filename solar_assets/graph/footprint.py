@@ -43,15 +43,13 @@ the most any indices can. Indirect accesses are never enumerated.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
 
 import numpy as np
 
-from solar_assets.ir.expr import Access
-
-T = TypeVar("T")
+from solar_assets.graph.union_find import group_sharing
+from solar_assets.ir.expr import Access, Affine, Dim, Indirect, row_major
 
 ENUMERATION_LIMIT = 1 << 24
 """Most loop points enumerated with numpy for one component (int64 temporaries of this size)."""
@@ -100,8 +98,6 @@ def indirect_footprint_upper(access: Access, extents: Mapping[str, int], shape: 
 def hold_indirect(access: Access) -> Access:
     """``access`` with every indirect subscript replaced by the constant 0 (one value, in range for
     any non-empty dim): what it touches is a projection of what the real access touches."""
-    from solar_assets.ir.expr import Affine, Indirect
-
     if not access.is_indirect:
         return access
     return Access(access.tensor, tuple(Affine((), 0) if isinstance(a, Indirect) else a for a in access.index))
@@ -188,16 +184,9 @@ def union_footprint(accesses: Sequence[tuple[Access, Mapping[str, int], tuple[in
 
 
 @dataclass(frozen=True)
-class _Dim:
-    terms: tuple[tuple[str, int], ...]  # (var, coef), variables of extent > 1 only
-    const: int
-    size: int
-    stride: int  # row-major stride of this dim in the whole tensor
-
-
-@dataclass(frozen=True)
 class _Component:
-    dims: tuple[_Dim, ...]
+    dims: tuple[Dim, ...]  # live terms only (variables of extent > 1)
+    strides: tuple[int, ...]  # each dim's row-major stride in the whole tensor
     extents: tuple[tuple[str, int], ...]  # the component's variables and their extents
 
     def count(self) -> Footprint:
@@ -210,13 +199,13 @@ class _Component:
         if len(self.dims) == 1:
             d = self.dims[0]
             vals = _values_1d(_coef_terms(d, self.extents), d.const, d.size)
-            return None if vals is None else vals * d.stride
+            return None if vals is None else vals * self.strides[0]
         return _offsets_multi(self)
 
 
-def _coef_terms(d: _Dim, extents: tuple[tuple[str, int], ...]) -> list[tuple[int, int]]:
+def _coef_terms(d: Dim, extents: tuple[tuple[str, int], ...]) -> list[tuple[int, int]]:
     ext = dict(extents)
-    return [(c, ext[v]) for v, c in d.terms]
+    return [(c, ext[v]) for v, c in d.coefs]
 
 
 def _components(access: Access, extents: Mapping[str, int], shape: tuple[int, ...]) -> list[_Component] | None:
@@ -228,16 +217,13 @@ def _components(access: Access, extents: Mapping[str, int], shape: tuple[int, ..
     strides = [1] * len(shape)
     for d in range(len(shape) - 2, -1, -1):
         strides[d] = strides[d + 1] * shape[d + 1]
-    dims = []
-    for aff, size, stride in zip(access.index, shape, strides):
-        terms = tuple((v, c) for v, c in aff.coefs if c != 0 and extents[v] > 1)
-        dims.append(_Dim(terms, aff.const, size, stride))
-    groups = group_sharing(dims, lambda d: (v for v, _ in d.terms))
+    dims = [Dim.of(aff, size, extents) for aff, size in zip(access.index, shape)]
+    groups = group_sharing(dims, lambda d: d.vars)
     comps = []
     for members in groups:
         cdims = tuple(dims[i] for i in members)
-        vars_ = sorted({v for d in cdims for v, _ in d.terms})
-        comps.append(_Component(cdims, tuple((v, extents[v]) for v in vars_)))
+        vars_ = sorted({v for d in cdims for v in d.vars})
+        comps.append(_Component(cdims, tuple(strides[i] for i in members), tuple((v, extents[v]) for v in vars_)))
     return comps
 
 
@@ -347,14 +333,28 @@ def _bitmap_sums(terms: list[tuple[int, int]], const: int, width: int) -> np.nda
     return const + np.flatnonzero(have).astype(np.int64)
 
 
-def _structural_count(terms: list[tuple[int, int]], const: int, size: int) -> Footprint:
-    """Count for value sets too wide to enumerate; exact for nested coefficient patterns.
+def distinct_sums(terms: Sequence[tuple[int, int]]) -> tuple[int, bool]:
+    """Distinct values of ``Σ c·t, t < n`` over ``(c, n)`` terms, and whether the count is exact
+    (``nested_sums``; a lower bound otherwise). The cache-aware mapping counts tiles with it."""
+    if any(n <= 0 for _, n in terms):
+        return 0, True
+    terms, _ = _normalize(terms, 0)
+    if not terms:
+        return 1, True
+    _, count, _, _, exact = nested_sums(terms)
+    return count, exact
 
-    Coefficients ascending; the set so far is {0..M} sampled on a structure with N distinct
-    values. A next coefficient c either extends a progression of step d (d | c, c <= M + d:
-    overlapping windows, the sliding window's (P-1)s + Q) or lies beyond M (disjoint copies,
-    N*n: a mixed-radix flattening or windows with gaps, P*Q). Any other variable is held at
-    t = 0: a subset of the true set, so its count is a lower bound.
+
+def nested_sums(terms: Sequence[tuple[int, int]]) -> tuple[int, int, int, int, bool]:
+    """The structure of ``{Σ c·t, t < n}`` for positive, merged, ascending ``(c, n)`` terms
+    (``_normalize``): ``(g, count, span, step, exact)``, the values being ``g·x`` for ``count``
+    distinct x in ``[0, span]``, a progression of ``step`` (0: not one). Exact for nested patterns.
+
+    Over the coefficients divided by their gcd g, the set so far is {0..span} sampled on a structure
+    with ``count`` distinct values. A next coefficient c either extends a progression of step d
+    (d | c, c <= span + d: overlapping windows, the sliding window's (P-1)s + Q) or lies beyond
+    span (disjoint copies, count*n: a mixed-radix flattening or windows with gaps, P*Q). Any other
+    variable is held at t = 0: a subset of the true set, so the count is a lower bound.
     """
     g = 0
     for c, _ in terms:
@@ -372,6 +372,12 @@ def _structural_count(terms: list[tuple[int, int]], const: int, size: int) -> Fo
             step = 0
         else:
             exact = False
+    return g, count, span, step, exact
+
+
+def _structural_count(terms: list[tuple[int, int]], const: int, size: int) -> Footprint:
+    """Count for value sets too wide to enumerate (``nested_sums``), clipped to ``[0, size)``."""
+    g, count, span, step, exact = nested_sums(terms)
     # values are const + g*x, x in the structure, 0 <= x <= span
     if step:
         t_lo, t_hi = _ap_range(g * step, count, const, size)
@@ -388,26 +394,13 @@ def _structural_count(terms: list[tuple[int, int]], const: int, size: int) -> Fo
 # several dims sharing variables
 
 
-def _in_range(d: _Dim, extents: Mapping[str, int]) -> bool:
-    lo = hi = d.const
-    for v, c in d.terms:
-        span = c * (extents[v] - 1)
-        lo, hi = lo + min(0, span), hi + max(0, span)
-    return lo >= 0 and hi < d.size
-
-
 def _linearized(comp: _Component) -> tuple[list[tuple[int, int]], int, int, list[int]]:
     """The component's dims as one row-major index: (terms, const, size, local strides)."""
     sizes = [d.size for d in comp.dims]
     local = [math.prod(sizes[i + 1:]) for i in range(len(sizes))]
-    coefs: dict[str, int] = {}
-    const = 0
-    for d, s in zip(comp.dims, local):
-        const += s * d.const
-        for v, c in d.terms:
-            coefs[v] = coefs.get(v, 0) + s * c
+    lin = row_major(comp.dims)
     ext = dict(comp.extents)
-    return [(c, ext[v]) for v, c in coefs.items()], const, math.prod(sizes), local
+    return [(c, ext[v]) for v, c in lin.coefs], lin.const, lin.size, local
 
 
 def _line_range(comp: _Component, var: str, fixed: Mapping[str, int]) -> tuple[int, int]:
@@ -418,8 +411,8 @@ def _line_range(comp: _Component, var: str, fixed: Mapping[str, int]) -> tuple[i
     n = dict(comp.extents)[var]
     lo, hi = 0, n - 1
     for d in comp.dims:
-        coefs = dict(d.terms)
-        const = d.const + sum(c * fixed[u] for u, c in d.terms if u != var)
+        coefs = dict(d.coefs)
+        const = d.const + sum(c * fixed[u] for u, c in d.coefs if u != var)
         c = coefs.get(var, 0)
         if c == 0:
             if not 0 <= const < d.size:
@@ -438,7 +431,7 @@ def _count_multi(comp: _Component) -> Footprint:
     if len(ext) == 1:  # one variable drives every dim (a diagonal): count its in-range values
         lo, hi = _line_range(comp, next(iter(ext)), {})
         return Footprint(max(0, hi - lo + 1))
-    if all(_in_range(d, ext) for d in comp.dims):
+    if all(d.in_range(ext) for d in comp.dims):
         terms, const, size, _ = _linearized(comp)
         fp = _count_1d(terms, const, size)
         if fp.exact:
@@ -468,7 +461,7 @@ def _in_range_sub_box(comp: _Component) -> _Component | None:
         fault = None
         for d in comp.dims:
             lo = hi = d.const
-            for v, c in d.terms:
+            for v, c in d.coefs:
                 a, b = c * box[v][0], c * box[v][1]
                 lo, hi = lo + min(a, b), hi + max(a, b)
             if lo < 0:
@@ -478,14 +471,14 @@ def _in_range_sub_box(comp: _Component) -> _Component | None:
                 fault = (d, hi - d.size + 1, -1)
                 break
         if fault is None:
-            dims = tuple(_Dim(tuple((v, c) for v, c in d.terms if box[v][1] > box[v][0]),
-                              d.const + sum(c * box[v][0] for v, c in d.terms), d.size, d.stride)
+            dims = tuple(Dim(tuple((v, c) for v, c in d.coefs if box[v][1] > box[v][0]),
+                             d.const + sum(c * box[v][0] for v, c in d.coefs), d.size)
                          for d in comp.dims)
             kept = tuple((v, b - a + 1) for v, (a, b) in box.items() if b > a)
-            return _Component(dims, kept)
+            return _Component(dims, comp.strides, kept)
         d, deficit, direction = fault  # raise the dim's minimum (1) or lower its maximum (-1)
         options = []
-        for v, c in d.terms:
+        for v, c in d.coefs:
             trim = -(-deficit // abs(c))
             width = box[v][1] - box[v][0] + 1
             if trim < width:
@@ -508,15 +501,16 @@ def _offsets_multi(comp: _Component) -> np.ndarray | None:
         if hi - lo + 1 > BITMAP_LIMIT:
             return None
         t = np.arange(lo, max(lo, hi + 1), dtype=np.int64)
-        return sum(((d.const + dict(d.terms)[var] * t) * d.stride for d in comp.dims), np.zeros_like(t))
-    if all(_in_range(d, ext) for d in comp.dims):
+        return sum(((d.const + dict(d.coefs)[var] * t) * s for d, s in zip(comp.dims, comp.strides)),
+                   np.zeros_like(t))
+    if all(d.in_range(ext) for d in comp.dims):
         terms, const, size, local = _linearized(comp)
         lin = _values_1d(terms, const, size)
         if lin is None:
             return None
         out = np.zeros_like(lin)
-        for d, s in zip(comp.dims, local):
-            out += ((lin // s) % d.size) * d.stride
+        for d, s, stride in zip(comp.dims, local, comp.strides):
+            out += ((lin // s) % d.size) * stride
         return out
     if math.prod(n for _, n in comp.extents) > ENUMERATION_LIMIT:
         return None
@@ -541,10 +535,10 @@ def _enumerate_joint(comp: _Component) -> tuple[np.ndarray, bool]:
         var_grid = dict(zip(names, grids))
         offset = np.zeros(1, dtype=np.int64)
         keep = np.ones(1, dtype=bool)
-        for d in comp.dims:
-            idx = d.const + sum((c * var_grid[v] for v, c in d.terms), np.zeros(1, dtype=np.int64))
+        for d, stride in zip(comp.dims, comp.strides):
+            idx = d.const + sum((c * var_grid[v] for v, c in d.coefs), np.zeros(1, dtype=np.int64))
             keep = keep & (idx >= 0) & (idx < d.size)
-            offset = offset + idx * d.stride
+            offset = offset + idx * stride
         offset, keep = np.broadcast_arrays(offset, keep)
         pieces.append(_unique(offset[keep]))
     vals = _unique(np.concatenate(pieces)) if pieces else np.zeros(0, dtype=np.int64)
@@ -558,27 +552,3 @@ def _centred_sub_box(extents: list[int], limit: int) -> list[tuple[int, int]]:
         i = max(range(len(sizes)), key=sizes.__getitem__)
         sizes[i] = max(1, sizes[i] // 2)
     return [((n - s) // 2, (n - s) // 2 + s) for n, s in zip(extents, sizes)]
-
-
-def group_sharing(items: Sequence[T], keys: Callable[[T], Iterable[Hashable]]) -> list[list[int]]:
-    """Indices of ``items`` grouped into connected components: two items are connected when they
-    share a key (union-find). Independent subscript dimensions of an access are counted apart."""
-    parent = list(range(len(items)))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    owner: dict[Hashable, int] = {}
-    for i, item in enumerate(items):
-        for key in keys(item):
-            if key in owner:
-                parent[find(i)] = find(owner[key])
-            else:
-                owner[key] = i
-    groups: dict[int, list[int]] = {}
-    for i in range(len(items)):
-        groups.setdefault(find(i), []).append(i)
-    return list(groups.values())

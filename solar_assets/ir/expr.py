@@ -11,8 +11,9 @@ kernel's reads, so dataflow, checks and costs see the index tensor like any othe
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from ir_schemas import Kernel
 from solar_assets.errors import IRError
@@ -67,6 +68,44 @@ class Affine:
             parts.append(("- " if self.const < 0 else "+ ") + str(abs(self.const)))
         text = " ".join(parts)
         return text[2:] if text.startswith("+ ") else "-" + text[2:]
+
+
+@dataclass(frozen=True)
+class Dim(Affine):
+    """An affine subscript of one tensor dim of extent ``size``, kept to its live terms (nonzero
+    coefficient, variable of extent > 1): what the graph's footprints count and the cache-aware
+    mapping tiles. ``Dim.of`` builds one from an IR subscript; it is an ``Affine`` throughout."""
+
+    size: int = 1
+
+    @classmethod
+    def of(cls, index: Affine, size: int, extents: Mapping[str, int]) -> Dim:
+        """``index`` on a dim of ``size``, without the terms that stay 0 over the loop box."""
+        return cls(tuple((v, c) for v, c in index.coefs if c and extents[v] > 1), index.const, int(size))
+
+    @cached_property
+    def vars(self) -> tuple[str, ...]:  # hot in the mapping search: computed once
+        return tuple(v for v, _ in self.coefs)
+
+    def in_range(self, extents: Mapping[str, int]) -> bool:
+        """Whether every value over the loop box is a valid index ``0 <= i < size``."""
+        lo, hi = self.range(extents)
+        return lo >= 0 and hi < self.size
+
+
+def row_major(dims: Sequence[Dim]) -> Dim:
+    """The row-major offset ``Σ stride_d · dims[d]`` of a tuple of subscripts (``stride_d`` the product
+    of the later sizes) as one subscript of size ``Π sizes``: one-to-one on in-range tuples, so the
+    footprints, the mapping's tile counts and the segments' digit matching count it instead. Terms
+    run from the last dim to the first; a variable whose coefficients cancel is dropped."""
+    coefs: dict[str, int] = {}
+    const, stride = 0, 1
+    for d in reversed(dims):
+        const += d.const * stride
+        for v, c in d.coefs:
+            coefs[v] = coefs.get(v, 0) + c * stride
+        stride *= d.size
+    return Dim(tuple((v, c) for v, c in coefs.items() if c), const, stride)
 
 
 @dataclass(frozen=True)

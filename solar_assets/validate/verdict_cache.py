@@ -9,22 +9,17 @@ milliseconds for this stage.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from solar_assets import cache_store
+from solar_assets.ir.digest import program_digest  # noqa: F401  (the key of a verdict's IR; callers import it here)
 
 # What a verdict depends on besides the program and the source: the golden run, the executor
 # (kernels, einsum path) and the comparison (tolerances).
 VERDICT_PACKAGES = ("solar_assets.execute", "solar_assets.validate", "solar_assets.golden", "solar_assets.workloads")
-
-
-def program_digest(program: Any) -> str:
-    """Content hash of an IR program (its JSON), for cache keys."""
-    return hashlib.sha256(program.model_dump_json().encode()).hexdigest()[:16]
 
 
 def load_verdict(path: Path | None) -> Any | None:

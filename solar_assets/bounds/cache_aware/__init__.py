@@ -11,7 +11,8 @@ against capacity sweep (``skislope``). Entry point: ``cache_aware_traffic``.
 """
 from solar_assets.bounds.cache_aware.errors import CacheAwareError
 from solar_assets.bounds.cache_aware.lower_bound import PebbleBound, ProvableLowerBound, provable_lower_bound
-from solar_assets.bounds.cache_aware.mapping import TILE_MODES, Dim, Einsum, Role, TensorUse, tile_candidates
+from solar_assets.bounds.cache_aware.mapping import TILE_MODES, Einsum, Role, TensorUse, tile_candidates
+from solar_assets.ir.expr import Dim  # re-exported: the subscript type the mapping tiles
 from solar_assets.bounds.cache_aware.outcome import (
     TILING_BOUND,
     CacheAwareOutcome,
@@ -20,9 +21,8 @@ from solar_assets.bounds.cache_aware.outcome import (
 )
 from solar_assets.bounds.cache_aware.problem import (
     Problem,
-    einsum_from_kernel,
+    einsum_from_node,
     problem_from_graph,
-    problem_from_kernels,
 )
 from solar_assets.bounds.cache_aware.skislope import SkiSlope, SkiSlopeRow, capacity_sweep, ski_slope
 from solar_assets.bounds.cache_aware.solve import (
@@ -41,5 +41,5 @@ __all__ = [
     "CODE_VERSION", "TILING_BOUND", "CacheAwareError", "CacheAwareOutcome", "cache_aware_outcome", "outcome_time_s", "CacheAwareResult", "CacheAwareSolver", "Dim", "Einsum",
     "EinsumTraffic", "Options", "Problem", "Role", "SegmentTraffic", "SkiSlope", "SkiSlopeRow", "TILE_MODES",
     "TensorUse", "PebbleBound", "ProvableLowerBound", "provable_lower_bound", "cache_aware_bound", "cache_aware_traffic", "capacity_sweep", "default_solver",
-    "einsum_from_kernel", "problem_from_graph", "problem_from_kernels", "ski_slope", "tile_candidates",
+    "einsum_from_node", "problem_from_graph", "ski_slope", "tile_candidates",
 ]

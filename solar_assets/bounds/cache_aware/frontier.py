@@ -107,8 +107,8 @@ def partition_ranks(e: Einsum, role: Role) -> set[str]:
     for r, _ in e.ranks:
         if r in role.fused:
             continue
-        if all(any(r in d.ranks() for d in acc) and all(d.terms == ((r, d.terms[0][1]),) and d.in_range(extents)
-                                                       for d in acc if r in d.ranks())
+        if all(any(r in d.vars for d in acc) and all(d.coefs == ((r, d.coefs[0][1]),) and d.in_range(extents)
+                                                       for d in acc if r in d.vars)
                for t in uses for acc in t.accesses):
             out.add(r)
     return out

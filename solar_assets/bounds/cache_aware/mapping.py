@@ -35,10 +35,16 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from solar_assets.graph.footprint import group_sharing
+from solar_assets.graph.footprint import distinct_sums
+from solar_assets.graph.union_find import group_sharing
+from solar_assets.ir.expr import Dim, row_major
+
+if TYPE_CHECKING:
+    from solar_assets.graph.einsum_graph import EinsumNode
 
 TILE_MODES = ("union", "divisors", "pow2", "all")
 """Tile candidates per rank: divisors ∪ powers of two ∪ the extent (default), divisors and the
@@ -50,34 +56,8 @@ ENUM_WORK = 1 << 23
 """Largest box × candidate-tuple product counted by enumeration; beyond it the closed forms."""
 
 
-@dataclass(frozen=True)
-class Dim:
-    """One subscript ``const + Σ coef·rank`` of a tensor dim of extent ``size``."""
-
-    terms: tuple[tuple[str, int], ...]  # (rank, coef), coef != 0, rank extent > 1
-    const: int
-    size: int
-
-    def bounds(self, extents: Mapping[str, int]) -> tuple[int, int]:
-        lo = hi = self.const
-        for r, c in self.terms:
-            span = c * (extents[r] - 1)
-            lo, hi = lo + min(0, span), hi + max(0, span)
-        return lo, hi
-
-    def in_range(self, extents: Mapping[str, int]) -> bool:
-        lo, hi = self.bounds(extents)
-        return lo >= 0 and hi < self.size
-
-    def ranks(self) -> tuple[str, ...]:
-        return self._ranks
-
-    @cached_property
-    def _ranks(self) -> tuple[str, ...]:
-        return tuple(r for r, _ in self.terms)
-
-
 Access = tuple[Dim, ...]
+"""One access as the mapping sees it: a ``Dim`` (the IR's affine subscript and its dim's size) per tensor dim."""
 
 
 @dataclass(frozen=True)
@@ -95,12 +75,14 @@ class TensorUse:
 
     @cached_property
     def _ranks(self) -> frozenset[str]:
-        return frozenset(r for acc in self.accesses for d in acc for r in d.ranks())
+        return frozenset(r for acc in self.accesses for d in acc for r in d.vars)
 
 
 @dataclass(frozen=True)
 class Einsum:
-    """A kernel as the mapping space sees it: ranks (extent > 1, loop order), reads and output."""
+    """A graph kernel node as the mapping space sees it: ranks (extent > 1, loop order), reads and
+    output as tiled accesses. Made only by ``problem.einsum_from_node``, which keeps the node
+    (``node``: the graph's exact costs and parsed kernel; the same after ``split_rank``)."""
 
     name: str
     ranks: tuple[tuple[str, int], ...]
@@ -110,6 +92,7 @@ class Einsum:
     flops: int = 0
     empty: bool = False  # a zero-trip loop: nothing runs, nothing moves
     text: str = field(default="", compare=False)
+    node: EinsumNode | None = field(default=None, compare=False, repr=False)
 
     @cached_property
     def extents(self) -> dict[str, int]:
@@ -164,7 +147,7 @@ class Einsum:
 
         def use_key(t: TensorUse) -> tuple:
             return (t.elem_bytes, t.compulsory, tuple(
-                tuple((tuple((pos[r], c) for r, c in d.terms), const(d), d.size) for d in acc)
+                tuple((tuple((pos[r], c) for r, c in d.coefs), const(d), d.size) for d in acc)
                 for acc in t.accesses))
 
         return (tuple(n for _, n in self.ranks), tuple(use_key(t) for t in self.reads),
@@ -235,13 +218,13 @@ def split_components(access: Access) -> tuple[tuple[Component, ...], bool]:
     live = True
     dims = []
     for d in access:
-        if d.terms:
+        if d.coefs:
             dims.append(d)
         elif not 0 <= d.const < d.size:
             live = False
-    groups = group_sharing(dims, lambda d: d.ranks())
+    groups = group_sharing(dims, lambda d: d.vars)
     comps = tuple(Component(tuple(dims[i] for i in members),
-                            tuple(sorted({r for i in members for r in dims[i].ranks()})))
+                            tuple(sorted({r for i in members for r in dims[i].vars})))
                   for members in groups)
     return comps, live
 
@@ -280,7 +263,7 @@ def _enumerated(dims, extents, cands, ranks) -> ComponentTable:
     key = np.zeros(grid.shape[1], dtype=np.int64)
     for d in dims:
         v = np.full(grid.shape[1], d.const, dtype=np.int64)
-        for r, c in d.terms:
+        for r, c in d.coefs:
             v += c * grid[pos[r]]
         mask &= (v >= 0) & (v < d.size)
         key = key * d.size + np.clip(v, 0, d.size - 1)
@@ -303,13 +286,8 @@ def _enumerated(dims, extents, cands, ranks) -> ComponentTable:
 
 def _structural(dims, extents, cands, ranks) -> ComponentTable:
     """Every subscript stays in range: count distinct linear offsets by the nested rule."""
-    pos = {r: i for i, r in enumerate(ranks)}
-    coef = [0] * len(ranks)
-    stride = 1
-    for d in reversed(dims):  # row-major linearisation is one-to-one on in-range tuples
-        for r, c in d.terms:
-            coef[pos[r]] += c * stride
-        stride *= d.size
+    lin = row_major(dims)  # one-to-one on in-range tuples
+    coef = [lin.coef(r) for r in ranks]
     F = np.zeros(math.prod(len(c) for c in cands), dtype=np.int64)
     S = np.zeros_like(F)
     exact = True
@@ -333,44 +311,13 @@ def _structural(dims, extents, cands, ranks) -> ComponentTable:
 def _lower_bound(dims, extents, cands, ranks) -> ComponentTable:
     """Padded and too large to enumerate: one element per tile, the in-range footprint in all."""
     from solar_assets.graph.footprint import footprint_of
-    from solar_assets.ir.expr import Access as IRAccess, Affine
+    from solar_assets.ir.expr import Access as IRAccess
 
-    acc = IRAccess("t", tuple(Affine(d.terms, d.const) for d in dims))
+    acc = IRAccess("t", dims)
     fp = footprint_of(acc, dict(zip(ranks, extents)), tuple(d.size for d in dims)).elements
     total = math.prod(len(c) for c in cands)
     return ComponentTable(np.full(total, min(fp, 1), dtype=np.int64),
                           np.full(total, fp, dtype=np.int64), False)
-
-
-def distinct_sums(terms: Sequence[tuple[int, int]]) -> tuple[int, bool]:
-    """Distinct values of ``Σ c·t, t < n`` (exact for nested coefficients, else a lower bound)."""
-    merged: dict[int, int] = {}
-    for c, n in terms:
-        if n <= 0:
-            return 0, True
-        if c == 0 or n == 1:
-            continue
-        c = abs(c)
-        merged[c] = merged.get(c, 1) + n - 1
-    if not merged:
-        return 1, True
-    g = 0
-    for c in merged:
-        g = math.gcd(g, c)
-    units = sorted((c // g, n) for c, n in merged.items())
-    (c0, n0), rest = units[0], units[1:]
-    count, span, step, exact = n0, c0 * (n0 - 1), c0, True
-    for c, n in rest:
-        if step and c % step == 0 and c <= span + step:
-            span += c * (n - 1)
-            count = span // step + 1
-        elif c > span:
-            count *= n
-            span += c * (n - 1)
-            step = 0
-        else:
-            exact = False  # this rank held at 0: a subset of the values
-    return count, exact
 
 
 # --------------------------------------------------------------------------------- one mapping
@@ -448,7 +395,7 @@ def split_rank(e: Einsum, rank: str, factors: Sequence[int]) -> Einsum:
 
     def dim(d: Dim) -> Dim:
         terms: list[tuple[str, int]] = []
-        for r, c in d.terms:
+        for r, c in d.coefs:
             terms.extend(zip(names, (c * s for s in scale)) if r == rank else [(r, c)])
         return Dim(tuple(terms), d.const, d.size)
 

@@ -1,8 +1,8 @@
 """The cache-aware view of a workload: its kernels as ``Einsum`` s in program order, and the dataflow.
 
-``problem_from_graph`` takes what ``solar_assets.graph.EinsumGraph`` provides (parsed kernels,
-storages behind reshape views, graph outputs); ``problem_from_kernels`` takes parsed kernels and
-a table of tensor shapes and dtypes, for callers without a graph. Reshape steps move no data and
+``problem_from_graph`` takes what ``solar_assets.graph.EinsumGraph`` provides (its kernel nodes,
+storages behind reshape views, graph outputs); ``einsum_from_node`` is the one place a graph node
+becomes the mapping space's ``Einsum`` (which keeps the node). Reshape steps move no data and
 are transparent: a read through a view is a read of the storage it views.
 
 IR extension (the bound must stay a lower bound; see ``solve.cache_aware_traffic``):
@@ -28,13 +28,13 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from solar_assets.bounds.cache_aware.mapping import Dim, Einsum, TensorUse
-from solar_assets.graph.einsum_graph import BYTES_PER_ELEMENT
+from solar_assets.bounds.cache_aware.mapping import Einsum, TensorUse
 from solar_assets.graph.footprint import footprint_of, union_footprint
-from solar_assets.ir.expr import Access as IRAccess, Affine, Indirect, ParsedKernel
+from solar_assets.ir.dtypes import BYTES_PER_ELEMENT
+from solar_assets.ir.expr import Access as IRAccess, Affine, Dim, Indirect
 
 if TYPE_CHECKING:
-    from solar_assets.graph import EinsumGraph
+    from solar_assets.graph import EinsumGraph, EinsumNode
 
 
 @dataclass(frozen=True)
@@ -108,23 +108,27 @@ def spread_indirect(acc: IRAccess, extents: Mapping[str, int],
     return IRAccess(acc.tensor + SPREAD, tuple(index)), tuple(sizes)
 
 
-def einsum_from_kernel(pk: ParsedKernel, shapes: Mapping[str, tuple[int, ...]], dtypes: Mapping[str, str],
-                       storage_of: Mapping[str, str] | None = None, flops: int = 0) -> Einsum:
-    """Lift a parsed kernel: reads grouped by storage (views resolved), compulsory counts exact
-    (indirect subscripts relaxed to a constant)."""
+def einsum_from_node(node: EinsumNode, graph: EinsumGraph) -> Einsum:
+    """The mapping space's view of one kernel node of ``graph`` (the only place an ``Einsum`` is
+    made): its ranks of extent > 1, reads grouped by storage (views resolved), compulsory counts
+    exact (indirect subscripts spread, see the module docstring); name, text and FLOPs are the node's."""
+    pk = node.parsed
+    if node.kind != "kernel" or pk is None:
+        raise ValueError(f"step {node.name!r} is a {node.kind}: only kernels are einsums of the mapping space")
     if pk.free:
-        raise ValueError(f"kernel {pk.kernel.name!r} is in a repeat body: the mapping model does not lift it")
-    storage_of = storage_of or {}
+        raise ValueError(f"kernel {node.name!r} is in a repeat body: the mapping model does not lift it")
+    tensors = graph.program.tensor_map()
+    storage_of = graph.storage_of
     extents = pk.extents
     ranks = tuple((v, n) for v, n in extents.items() if n > 1)
     empty = any(n == 0 for n in extents.values())
     keep = pk.kernel.init == "keep" and pk.kernel.update != "="
     groups: dict[str, list[tuple[IRAccess, tuple[int, ...], str]]] = {}
     for acc in pk.reads:
-        spread, shape = spread_indirect(acc, extents, shapes[acc.tensor])
+        spread, shape = spread_indirect(acc, extents, tensors[acc.tensor].shape)
         storage = storage_of.get(acc.tensor, acc.tensor) + (SPREAD if acc.is_indirect else "")
-        groups.setdefault(storage, []).append((spread, shape, dtypes[acc.tensor]))
-    out_acc, out_shape = spread_indirect(pk.out, extents, shapes[pk.out.tensor])
+        groups.setdefault(storage, []).append((spread, shape, tensors[acc.tensor].dtype))
+    out_acc, out_shape = spread_indirect(pk.out, extents, tensors[pk.out.tensor].shape)
     out_storage = storage_of.get(pk.out.tensor, pk.out.tensor) + (SPREAD if pk.out.is_indirect else "")
 
     def use(storage: str, accs: Sequence[tuple[IRAccess, tuple[int, ...], str]]) -> TensorUse:
@@ -137,38 +141,20 @@ def einsum_from_kernel(pk: ParsedKernel, shapes: Mapping[str, tuple[int, ...]], 
     reads = tuple(use(s, accs) for s, accs in groups.items())
     out_fp = footprint_of(out_acc, extents, out_shape) if not empty else None
     out = TensorUse(out_storage, (_dims(out_acc, extents, out_shape),),
-                    BYTES_PER_ELEMENT[dtypes[pk.out.tensor]], out_fp.elements if out_fp else 0,
+                    BYTES_PER_ELEMENT[tensors[pk.out.tensor].dtype], out_fp.elements if out_fp else 0,
                     out_fp.exact if out_fp else True)
-    from solar_assets.ir.printer import format_kernel
-
-    return Einsum(pk.kernel.name, ranks, reads, out, keep, flops or pk.iterations * pk.ops_per_iteration,
-                  empty, text=format_kernel(pk.kernel))
+    return Einsum(node.name, ranks, reads, out, keep, node.flops, empty, text=node.text, node=node)
 
 
 def _dims(acc: IRAccess, extents: Mapping[str, int], shape: Sequence[int]) -> tuple[Dim, ...]:
-    return tuple(Dim(tuple((v, c) for v, c in a.coefs if c and extents[v] > 1), a.const, int(size))
-                 for a, size in zip(acc.index, shape))
-
-
-def problem_from_kernels(kernels: Sequence[ParsedKernel], shapes: Mapping[str, tuple[int, ...]],
-                         dtypes: Mapping[str, str], outputs: Sequence[str] = (), name: str = "kernels",
-                         storage_of: Mapping[str, str] | None = None) -> Problem:
-    """A problem from parsed kernels in program order; ``outputs`` are the graph outputs."""
-    storage_of = dict(storage_of or {})
-    einsums = tuple(einsum_from_kernel(pk, shapes, dtypes, storage_of) for pk in kernels)
-    return _dataflow(name, einsums, {storage_of.get(o, o) for o in outputs})
+    return tuple(Dim.of(a, size, extents) for a, size in zip(acc.index, shape))
 
 
 def problem_from_graph(graph: EinsumGraph) -> Problem:
     """The kernel nodes of an einsum graph, with views resolved to their storages."""
-    program = graph.program
-    tensors = program.tensor_map()
-    shapes = {n: t.shape for n, t in tensors.items()}
-    dtypes = {n: t.dtype for n, t in tensors.items()}
-    einsums = tuple(einsum_from_kernel(n.parsed, shapes, dtypes, graph.storage_of, n.flops)
-                    for n in graph.nodes if n.kind == "kernel")
-    outputs = {graph.storage_of[o] for o in program.outputs}
-    return _dataflow(program.name, einsums, outputs)
+    einsums = tuple(einsum_from_node(n, graph) for n in graph.nodes if n.kind == "kernel")
+    outputs = {graph.storage_of[o] for o in graph.program.outputs}
+    return _dataflow(graph.program.name, einsums, outputs)
 
 
 def _dataflow(name: str, einsums: tuple[Einsum, ...], outputs: set[str]) -> Problem:

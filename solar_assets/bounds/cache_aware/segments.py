@@ -53,6 +53,8 @@ from solar_assets.bounds.cache_aware.mapping import (
     tile_candidates,
 )
 from solar_assets.bounds.cache_aware.problem import Problem
+from solar_assets.graph.union_find import connected
+from solar_assets.ir.expr import row_major
 
 MAX_TAU = 1 << 12
 """Most shared-tile choices of one segment; beyond it the shared candidates are thinned."""
@@ -192,7 +194,7 @@ def plan_variants(problem: Problem, members: Sequence[int], mode: str = "union",
     members = tuple(members)
     pos = {m: k for k, m in enumerate(members)}
     edges = _edges(problem, members)
-    if len(members) > 1 and not _connected(len(members), edges):
+    if len(members) > 1 and not connected(len(members), ((p, c) for p, c, _ in edges)):
         return ()
     es = list(split) if split is not None else split_for_fusion(problem, members)
     links = _links(es, edges, link_cache)
@@ -286,21 +288,8 @@ def _region_shape(e: Einsum, role: Role, storage: str) -> tuple:
     def term(r: str, c: int) -> tuple:
         return (("class", cls[r]) if r in cls else ("inner", ext[r]), c)
 
-    return tuple(sorted(tuple((tuple(sorted(term(r, c) for r, c in d.terms)), d.const, d.size) for d in acc)
+    return tuple(sorted(tuple((tuple(sorted(term(r, c) for r, c in d.coefs)), d.const, d.size) for d in acc)
                         for acc in e.read(storage).accesses))
-
-
-def _connected(n: int, edges) -> bool:
-    parent = list(range(n))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            i = parent[i]
-        return i
-
-    for p, c, _ in edges:
-        parent[find(p)] = find(c)
-    return len({find(i) for i in range(n)}) == 1
 
 
 def _consumer_accesses(e: Einsum, storage: str) -> list[Access]:
@@ -315,7 +304,7 @@ def digits(acc: Access, extents: dict[str, int]) -> tuple[dict[str, tuple[int, i
 
     None when a subscript can leave its range (padding: the index is not one storage offset).
     """
-    used = tuple(sorted({(r, extents[r]) for d in acc for r, _ in d.terms}))
+    used = tuple(sorted({(r, extents[r]) for d in acc for r, _ in d.coefs}))
     return _digits(acc, used)
 
 
@@ -324,13 +313,8 @@ def _digits(acc: Access, used: tuple[tuple[str, int], ...]):
     extents = dict(used)
     if not all(d.in_range(extents) for d in acc):
         return None
-    lam: dict[str, int] = {}
-    const, stride = 0, 1
-    for d in reversed(acc):
-        const += d.const * stride
-        for r, c in d.terms:
-            lam[r] = lam.get(r, 0) + c * stride
-        stride *= d.size
+    lin = row_major(acc)
+    lam, const = dict(lin.coefs), lin.const
     out = {}
     for r, c in lam.items():
         if c <= 0:
@@ -391,7 +375,7 @@ def _links(es: list[Einsum], edges, cache: dict | None = None) -> dict[tuple[int
 
 def _used(e: Einsum, acc: Access) -> tuple[tuple[str, int], ...]:
     ext = e.extents
-    return tuple(sorted({(r, ext[r]) for d in acc for r, _ in d.terms}))
+    return tuple(sorted({(r, ext[r]) for d in acc for r, _ in d.coefs}))
 
 
 @lru_cache(maxsize=65536)

@@ -539,7 +539,7 @@ def cache_aware_traffic(subject: EinsumGraph | Problem, capacity_bytes: int, *, 
     """The least DRAM bytes of a modelled schedule of ``subject`` with an on-chip buffer of
     ``capacity_bytes`` (achievable: an upper bound on the optimum over every schedule).
 
-    ``subject``: an ``EinsumGraph`` (or a ``Problem`` from ``problem_from_kernels``). The knobs
+    ``subject``: an ``EinsumGraph`` (or its ``Problem``, ``problem_from_graph``). The knobs
     are ``Options`` fields; a ``solver`` brings its own options (and memo) instead.
     Raises ``CacheAwareError`` when GLPK is missing, the model is infeasible (a buffer too small
     for any mapping) or the solver stops before proving optimality.
