@@ -4,7 +4,7 @@
 order (batch, lhs free, rhs free). A convolution reads its input at ``p·stride + k·rhs_dilation
 - pad_lo`` with a zero pad value, and splits the feature dims by ``feature_group_count``. An
 input dilation (``lhs_dilation``, a transposed convolution) writes the output directly, one kernel per
-output phase (``torch_lowering.transposed_conv``), where that counts exactly the real products;
+output phase (``core.transposed_conv``), where that counts exactly the real products;
 elsewhere it is a scatter of real products into a buffer covering every position they reach, the
 output being a window of that buffer (zero outside). No multiplication by the inserted zeros is
 counted either way.
@@ -14,8 +14,8 @@ from __future__ import annotations
 from solar_assets.translate.jax_lowering.context import JCtx, Lin, LoweringGap, SymTensor
 from solar_assets.translate.jax_lowering.registry import lowers
 from solar_assets.translate.jax_lowering.views import padded_whole
-from solar_assets.translate.torch_lowering.symbolic import view_dim
-from solar_assets.translate.torch_lowering.transposed_conv import emit_transposed, plan_transposed
+from solar_assets.translate.core.affine import view_dim
+from solar_assets.translate.core.transposed_conv import emit_transposed, plan_transposed
 
 
 @lowers("dot_general")

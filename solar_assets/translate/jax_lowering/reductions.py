@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from solar_assets.translate.jax_lowering.context import JCtx, Lin, LoweringGap, SymTensor, lins, loop_vars
 from solar_assets.translate.jax_lowering.registry import lowers
-from solar_assets.translate.torch_lowering.symbolic import view_dim
+from solar_assets.translate.core.affine import view_dim
 
 UPDATES = {"reduce_sum": "+=", "reduce_max": "max=", "reduce_min": "min=", "reduce_prod": "*=",
            "reduce_and": "min=", "reduce_or": "max="}

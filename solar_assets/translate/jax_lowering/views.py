@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from solar_assets.translate.jax_lowering.context import Counter, JCtx, Lin, LoweringGap, SymTensor, is_const, lins, loop_vars
 from solar_assets.translate.jax_lowering.registry import lowers
-from solar_assets.translate.torch_lowering.symbolic import view_dim
+from solar_assets.translate.core.affine import view_dim
 
 
 def padded_whole(c: JCtx, x: SymTensor, value: float, hint: str) -> SymTensor:

@@ -5,11 +5,11 @@ import itertools
 
 import torch
 
-from solar_assets.translate.torch_lowering.builder import lins, loop_vars
+from solar_assets.translate.core.builder import lins, loop_vars
 from solar_assets.translate.torch_lowering.context import Ctx, LoweringGap
 from solar_assets.translate.torch_lowering.registry import lowers
-from solar_assets.translate.torch_lowering.symbolic import Lin, SymTensor, view_dim
-from solar_assets.translate.torch_lowering.transposed_conv import emit_transposed, plan_transposed
+from solar_assets.translate.core.affine import Lin, SymTensor, view_dim
+from solar_assets.translate.core.transposed_conv import emit_transposed, plan_transposed
 
 aten = torch.ops.aten
 

@@ -5,10 +5,10 @@ import operator
 
 import torch
 
-from solar_assets.translate.torch_lowering.builder import lins, loop_vars
+from solar_assets.translate.core.builder import lins, loop_vars
 from solar_assets.translate.torch_lowering.context import Ctx, LoweringGap
 from solar_assets.translate.torch_lowering.registry import lowers
-from solar_assets.translate.torch_lowering.symbolic import Lin, SymTensor, view_dim
+from solar_assets.translate.core.affine import Lin, SymTensor, view_dim
 
 aten = torch.ops.aten
 

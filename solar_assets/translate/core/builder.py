@@ -7,7 +7,7 @@ from typing import Iterator, Sequence
 
 from ir_schemas import Cond, Kernel, Loop, Origin, Program, Repeat, Reshape, TensorDecl, TopK
 from solar_assets.ir.expr import parse_kernel
-from solar_assets.translate.torch_lowering.symbolic import Lin, SymTensor, split_reshape, view_dim
+from solar_assets.translate.core.affine import Lin, SymTensor, split_reshape, view_dim
 
 @dataclass
 class _Decl:
