@@ -9,17 +9,10 @@ from solar_assets.translate.core.builder import lins, loop_vars
 from solar_assets.translate.torch_lowering.context import Ctx, LoweringGap
 from solar_assets.translate.torch_lowering.registry import lowers
 from solar_assets.translate.core.affine import Lin, SymTensor, view_dim
+from solar_assets.translate.core.window import needs_pad, window_index, window_reduce
 from solar_assets.translate.core.transposed_conv import emit_transposed, plan_transposed
 
 aten = torch.ops.aten
-
-
-def _window(p: str, r: str, stride: int, dilation: int, pad: int) -> Lin:
-    return Lin.of(p, stride) + Lin.of(r, dilation) + Lin.constant(-pad)
-
-
-def _needs_pad(in_size: int, out_size: int, k: int, stride: int, dilation: int, pad: int) -> bool:
-    return pad > 0 or (out_size - 1) * stride + (k - 1) * dilation - pad >= in_size
 
 
 def _expand(v, n: int) -> list[int]:
@@ -39,7 +32,7 @@ def convolution_lowering(c: Ctx, x: SymTensor, w: SymTensor, bias, stride, paddi
     n_batch, kout, cin = x.shape[0], w.shape[0], x.shape[1]
     kg, cg = kout // groups, cin // groups
     pv, rv = loop_vars("p", nd), loop_vars("r", nd)
-    if any(_needs_pad(x.shape[2 + d], shape[2 + d], w.shape[2 + d], stride[d], dilation[d], padding[d])
+    if any(needs_pad(x.shape[2 + d], shape[2 + d], w.shape[2 + d], stride[d], dilation[d], padding[d])
            for d in range(nd)):
         x = c.b.padded(x, 0.0, c.name + "_in")
     out = c.new_output()
@@ -52,7 +45,7 @@ def convolution_lowering(c: Ctx, x: SymTensor, w: SymTensor, bias, stride, paddi
     cc = Lin.of("c") + (Lin.of("g", cg) if groups > 1 else Lin())
     loops = [("n", n_batch)] + ([("g", groups)] if groups > 1 else []) + [("k", kg)]
     loops += list(zip(pv, shape[2:])) + [("c", cg)] + list(zip(rv, w.shape[2:]))
-    x_idx = [Lin.of("n"), cc] + [_window(pv[d], rv[d], stride[d], dilation[d], padding[d]) for d in range(nd)]
+    x_idx = [Lin.of("n"), cc] + [window_index(pv[d], rv[d], stride[d], dilation[d], padding[d]) for d in range(nd)]
     w_idx = [kk, Lin.of("c")] + lins(rv)
     y_idx = [Lin.of("n"), kk] + lins(pv)
     c.b.kernel(c.name, loops, out.access(y_idx), "+=", f"{x.access(x_idx)} * {w.access(w_idx)}",
@@ -69,17 +62,12 @@ def _pool(c: Ctx, x: SymTensor, kernel, stride, padding, dilation, update: str, 
     padding, dilation = _expand(padding, nd), _expand(dilation, nd)
     shape = c.out_shape(0) if isinstance(c.meta(), (tuple, list)) else c.out_shape()
     lead = len(x.shape) - nd
-    if any(_needs_pad(x.shape[lead + d], shape[lead + d], kernel[d], stride[d], dilation[d], padding[d])
+    if any(needs_pad(x.shape[lead + d], shape[lead + d], kernel[d], stride[d], dilation[d], padding[d])
            for d in range(nd)):
         x = c.b.padded(x, pad_value, c.name + "_in")
     out = c.b.declare(c.name, shape, x.dtype)
-    lv, pv, rv = loop_vars("i", lead), loop_vars("p", nd), loop_vars("r", nd)
-    loops = list(zip(lv, shape[:lead])) + list(zip(pv, shape[lead:])) + list(zip(rv, kernel))
-    x_idx = lins(lv) + [_window(pv[d], rv[d], stride[d], dilation[d], padding[d]) for d in range(nd)]
-    read = x.access(x_idx)
-    c.b.kernel(c.name, loops, out.access(lins(lv) + lins(pv)), update,
-               read if scale is None else f"{read} * {scale!r}")
-    return out
+    return window_reduce(c.b, c.name, x, out, [1] * lead + kernel, [1] * lead + stride, [1] * lead + dilation,
+                         [0] * lead + padding, update, scale)
 
 
 @lowers(aten.max_pool2d_with_indices, aten.max_pool3d_with_indices)

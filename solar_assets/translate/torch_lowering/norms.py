@@ -4,39 +4,36 @@ from __future__ import annotations
 import torch
 
 from solar_assets.translate.core.builder import lins, loop_vars
+from solar_assets.translate.core.reduce import (
+    ReadExpr, arg_reduce, kept_shape, out_index, reduce_canonical, reduce_into, reduced_axes,
+)
 from solar_assets.translate.torch_lowering.context import Ctx
 from solar_assets.translate.torch_lowering.registry import lowers
-from solar_assets.translate.core.affine import Lin, SymTensor
+from solar_assets.translate.core.affine import SymTensor
 
 aten = torch.ops.aten
 
 
-def _split_axes(shape, dims) -> tuple[list[int], list[int]]:
-    dims = sorted(d % len(shape) for d in dims)
-    return [d for d in range(len(shape)) if d not in dims], dims
+def _row_stat(c: Ctx, x: SymTensor, dims, hint: str, update: str, expr: ReadExpr | None = None
+              ) -> tuple[SymTensor, list[int]]:
+    """A reduction of ``x`` over ``dims`` into a new tensor over the kept dims; returns it and the
+    reduced axes (for ``_at``)."""
+    axes = reduced_axes(len(x.shape), dims)
+    stat = c.b.declare(hint, kept_shape(x.shape, axes, False), x.dtype)
+    reduce_into(c.b, hint, x, axes, update, stat, expr=expr)
+    return stat, axes
 
 
-def _row_stat(c: Ctx, x: SymTensor, dims, hint: str, update: str, expr_of_read, extra=()) -> tuple[SymTensor, list[int]]:
-    """A reduction of ``x`` over ``dims`` into a tensor over the kept dims."""
-    keep, red = _split_axes(x.shape, dims)
-    stat = c.b.declare(hint, [x.shape[d] for d in keep], x.dtype)
-    v = loop_vars("i", len(x.shape))
-    idx = lins(v)
-    c.b.kernel(hint, list(zip(v, x.shape)), stat.access([idx[d] for d in keep]), update,
-               expr_of_read(x.access(idx), stat, idx, keep, *extra))
-    return stat, keep
-
-
-def _at(stat: SymTensor, idx, keep) -> str:
-    return stat.access([idx[d] for d in keep])
+def _at(stat: SymTensor, idx, axes) -> str:
+    """``stat`` read at operand position ``idx`` (its reduced axes dropped)."""
+    return stat.access(out_index(idx, axes, False))
 
 
 @lowers(aten._softmax, aten._log_softmax)
 def softmax_lowering(c: Ctx, x: SymTensor, dim: int, half_to_float: bool = False) -> SymTensor:
     log = c.node.target.overloadpacket is aten._log_softmax
-    mx, keep = _row_stat(c, x, [dim], c.name + "_max", "max=", lambda r, *_: r)
-    total, _ = _row_stat(c, x, [dim], c.name + "_sum", "+=",
-                         lambda r, s, idx, k: f"exp({r} - {_at(mx, idx, k)})")
+    mx, keep = _row_stat(c, x, [dim], c.name + "_max", "max=")
+    total, _ = _row_stat(c, x, [dim], c.name + "_sum", "+=", lambda r, idx: f"exp({r} - {_at(mx, idx, keep)})")
     out = c.new_output()
     v = loop_vars("i", len(x.shape))
     idx = lins(v)
@@ -78,24 +75,11 @@ def batch_norm_eval_lowering(c: Ctx, x: SymTensor, weight, bias, running_mean, r
 
 
 def _reduce(c: Ctx, x: SymTensor, dims, keepdim: bool, update: str, scale: float | None,
-            expr=None, hint: str | None = None, out_index=None) -> SymTensor:
+            expr: ReadExpr | None = None, hint: str | None = None, out_index=None) -> SymTensor:
     """``out[kept dims] (update)= expr(x[...])`` over every element of ``x``."""
-    if dims is None or len(dims) == 0:
-        dims = list(range(len(x.shape)))
-    keep, red = _split_axes(x.shape, dims)
-    if hint is None:
-        out = c.new_output(out_index)
-    else:
-        shape = [1 if d in red else s for d, s in enumerate(x.shape)] if keepdim else [x.shape[d] for d in keep]
-        out = c.b.declare(hint, shape, x.dtype)
-    v = loop_vars("i", len(x.shape))
-    idx = lins(v)
-    out_idx = [Lin.constant(0) if (d in red) else idx[d] for d in range(len(x.shape))] if keepdim \
-        else [idx[d] for d in keep]
-    read = x.access(idx) if expr is None else expr(x.access(idx), idx)
-    c.b.kernel(hint or c.name, list(zip(v, x.shape)), out.access(out_idx), update,
-               read if scale is None else f"{read} * {scale!r}")
-    return out
+    axes = reduced_axes(len(x.shape), dims)
+    out = c.new_output(out_index) if hint is None else c.b.declare(hint, kept_shape(x.shape, axes, keepdim), x.dtype)
+    return reduce_into(c.b, hint or c.name, x, axes, update, out, keepdim=keepdim, expr=expr, scale=scale)
 
 
 @lowers(aten.sum)
@@ -132,9 +116,9 @@ def _count(shape, dims) -> int:
 def _normalize(c: Ctx, x: SymTensor, dims, eps: float, affine_at, weight, bias, out: SymTensor):
     """(x - mean) * rsqrt(var + eps) [* w + b] over ``dims`` into ``out``; returns (out, mean, var)."""
     inv = 1.0 / _count(x.shape, dims)
-    mean, keep = _row_stat(c, x, dims, c.name + "_mean", "+=", lambda r, *_: f"{r} * {inv!r}")
+    mean, keep = _row_stat(c, x, dims, c.name + "_mean", "+=", lambda r, _idx: f"{r} * {inv!r}")
     var, _ = _row_stat(c, x, dims, c.name + "_var", "+=",
-                       lambda r, s, idx, k: f"({r} - {_at(mean, idx, k)}) ** 2 * {inv!r}")
+                       lambda r, idx: f"({r} - {_at(mean, idx, keep)}) ** 2 * {inv!r}")
     v = loop_vars("i", len(x.shape))
     idx = lins(v)
     expr = f"({x.access(idx)} - {_at(mean, idx, keep)}) * rsqrt({_at(var, idx, keep)} + {eps!r})"
@@ -175,7 +159,7 @@ def var_lowering(c: Ctx, x: SymTensor, dims=None, *, correction=1, keepdim: bool
     dims = list(range(len(x.shape))) if not dims else [d % len(x.shape) for d in dims]
     n = _count(x.shape, dims)
     inv = 1.0 / n
-    mean, keep = _row_stat(c, x, dims, c.name + "_mean", "+=", lambda r, *_: f"{r} * {inv!r}")
+    mean, keep = _row_stat(c, x, dims, c.name + "_mean", "+=", lambda r, _idx: f"{r} * {inv!r}")
     denominator = n - (1 if correction is None else correction)
     scale = 1.0 / denominator if denominator > 0 else float("inf")
     return _reduce(c, x, dims, keepdim, "+=", None,
@@ -200,22 +184,11 @@ def prod_lowering(c: Ctx, x: SymTensor, dim=None, keepdim: bool = False, **_) ->
 
 
 def _arg_reduce(c: Ctx, x: SymTensor, dim, keepdim: bool, update: str, out_index=None) -> SymTensor:
-    """First index of the max (min): the extreme, then the smallest position that attains it."""
+    """First index of the max (min); ``dim`` None: of the flattened tensor."""
     if dim is None:
-        flat = c.b.reshape(x, [_count(x.shape, range(len(x.shape)))], c.name + "_flat")
-        x, dim = flat, 0
-    dim %= len(x.shape)
-    best, keep = _row_stat(c, x, [dim], c.name + "_best", update, lambda r, *_: r)
-    shape = c.out_shape(out_index)
-    out = c.b.declare(c.name, shape, "int64")
-    v = loop_vars("i", len(x.shape))
-    idx = lins(v)
-    out_idx = [Lin.constant(0) if d == dim else idx[d] for d in range(len(x.shape))] if keepdim \
-        else [idx[d] for d in keep]
-    n = x.shape[dim]
-    c.b.kernel(c.name, list(zip(v, x.shape)), out.access(out_idx), "min=",
-               f"select({x.access(idx)} == {_at(best, idx, keep)}, {v[dim]}, {n})")
-    return out
+        x, dim = c.b.reshape(x, [_count(x.shape, range(len(x.shape)))], c.name + "_flat"), 0
+    out = c.b.declare(c.name, c.out_shape(out_index), "int64")
+    return arg_reduce(c.b, c.name, x, dim, update, out, keepdim=keepdim)
 
 
 @lowers(aten.argmax)
@@ -233,3 +206,11 @@ def max_dim_lowering(c: Ctx, x: SymTensor, dim: int, keepdim: bool = False):
     update = "max=" if c.node.target is aten.max.dim else "min="
     values = _reduce(c, x, [dim], keepdim, update, None, out_index=0)
     return (values, lambda: _arg_reduce(c, x, dim, keepdim, update, out_index=1))
+
+
+@lowers(aten.any, aten.all)
+def any_all_lowering(c: Ctx, x: SymTensor, dims=None, keepdim: bool = False) -> SymTensor:
+    """OR (AND) over ``dims`` (one dim, a list, or every dim): the ``max=`` (``min=``) of a bool."""
+    op = "any" if c.node.target.overloadpacket is aten.any else "all"
+    axes = reduced_axes(len(x.shape), dims)
+    return reduce_canonical(c.b, c.name, x, axes, op, c.new_output(), keepdim=keepdim)

@@ -173,3 +173,75 @@ def constant_pad_lowering(c: Ctx, x: SymTensor, pad, value: float = 0.0) -> SymT
 def assert_metadata_lowering(c: Ctx, *_, **__) -> None:
     """A trace-time dtype/shape assertion: no data, no cost."""
     return None
+
+
+@lowers(aten.unfold)
+def unfold_lowering(c: Ctx, x: SymTensor, dim: int, size: int, step: int) -> SymTensor:
+    """``Tensor.unfold``: windows of ``size`` every ``step`` along ``dim`` as a new last dim; a view,
+    ``out[..., p, ..., r] = x[..., p·step + r, ...]``."""
+    dim %= max(1, len(x.shape))
+    last = len(x.shape)  # the window dim, appended
+    old_of_new = [Lin.of(view_dim(d)) for d in range(len(x.shape))]
+    if x.shape:
+        old_of_new[dim] = Lin.of(view_dim(dim), step) + Lin.of(view_dim(last))
+    return x.reindex(c.out_shape(), old_of_new)
+
+
+def _contiguous_strides(shape) -> list[int]:
+    strides, acc = [], 1
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= s
+    return strides[::-1]
+
+
+def _strided_map(base_shape, size, stride, offset: int) -> list[Lin] | None:
+    """Base dims as affine forms of the as_strided view's dims, when every view dim with more than
+    one position steps along one base dim without carrying into the next; None otherwise."""
+    cs = _contiguous_strides(base_shape)
+    forms = [Lin() for _ in base_shape]
+    span = [0] * len(base_shape)
+    for j, (n, st) in enumerate(zip(base_shape, cs)):
+        forms[j] = Lin.constant(offset // st % n if j else offset // st)
+        span[j] = forms[j].const
+    for d, (n, st) in enumerate(zip(size, stride)):
+        if n == 1:
+            continue
+        cands = [j for j, (m, s) in enumerate(zip(base_shape, cs)) if m > 1 and st >= s and st % s == 0]
+        if not cands or st < 0:
+            return None
+        j = max(cands, key=lambda j: cs[j])
+        k = st // cs[j]
+        forms[j] = forms[j] + Lin.of(view_dim(d), k)
+        span[j] += (n - 1) * k
+    if any(sp >= m for sp, m in zip(span, base_shape)):
+        return None
+    return forms
+
+
+@lowers(aten.as_strided)
+def as_strided_lowering(c: Ctx, x: SymTensor, size, stride, storage_offset=None) -> SymTensor:
+    """``as_strided`` of a contiguous tensor: an index map over its storage (a view). Each view dim
+    steps one base dim where that needs no carry (the usual case: strides that only restate a
+    contiguous layout, windows); otherwise the storage is read flat, through a Reshape alias."""
+    offset = int(storage_offset or 0)
+    size, stride = [int(s) for s in size], [int(s) for s in stride]
+    val = c.node.args[0].meta.get("val")
+    if val is not None:
+        real = [st for n, st in zip(val.shape, val.stride()) if n != 1]
+        want = [st for n, st in zip(val.shape, _contiguous_strides(tuple(val.shape))) if n != 1]
+        if real != want or int(val.storage_offset()) != 0:
+            raise LoweringGap("as_strided of a non-contiguous tensor (its storage order is not its index order)")
+    if not x.is_whole(c.b.decls[x.base].shape):
+        x = c.b.materialize(x, c.name + "_src")
+    forms = _strided_map(x.shape, size, stride, offset)
+    if forms is not None:
+        return x.reindex(size, forms)
+    numel = 1
+    for s in x.shape:
+        numel *= s
+    flat = c.b.reshape(x, [numel], c.name + "_flat")
+    lin = Lin.constant(offset)
+    for d, st in enumerate(stride):
+        lin = lin + Lin.of(view_dim(d), st)
+    return flat.reindex(size, [lin])
