@@ -6,9 +6,10 @@ reversed view on both sides.
 """
 from __future__ import annotations
 
-from solar_assets.translate.core.affine import Lin, SymTensor, view_dim
+from solar_assets.translate.core.affine import Lin, SymTensor
 from solar_assets.translate.core.builder import ProgramBuilder, lins, loop_vars
 from solar_assets.translate.core.context import LoweringGap
+from solar_assets.translate.core.views import reversed_view
 
 # canonical scan -> (pad value that starts the recurrence, the step over {prev} and {x})
 SCANS = {
@@ -20,13 +21,6 @@ SCANS = {
 }
 
 
-def reversed_view(x: SymTensor, axis: int) -> SymTensor:
-    """``x`` read backwards along ``axis`` (a lazy view)."""
-    old_of_new = [Lin.of(view_dim(d)) for d in range(len(x.shape))]
-    old_of_new[axis] = Lin.constant(x.shape[axis] - 1) + Lin.of(view_dim(axis), -1)
-    return x.reindex(x.shape, old_of_new)
-
-
 def scan(b: ProgramBuilder, hint: str, x: SymTensor, axis: int, op: str, out: SymTensor,
          reverse: bool = False) -> SymTensor:
     """The scan ``op`` of ``SCANS`` along ``axis`` of ``x`` into ``out`` (a whole new tensor)."""
@@ -34,7 +28,7 @@ def scan(b: ProgramBuilder, hint: str, x: SymTensor, axis: int, op: str, out: Sy
     start, step = SCANS[op]
     if out.dtype.startswith(("int", "uint", "bool")) and op in ("cummax", "cummin", "cumlogsumexp"):
         raise LoweringGap(f"{op} on {out.dtype} (the start value is a float infinity)")
-    src = reversed_view(x, axis) if reverse else x
+    src = reversed_view(x, [axis]) if reverse else x
     b.decls[out.base].pad_value = start
     order = [d for d in range(len(x.shape)) if d != axis] + [axis]  # the scanned loop innermost
     v = loop_vars("i", len(x.shape))
@@ -45,4 +39,4 @@ def scan(b: ProgramBuilder, hint: str, x: SymTensor, axis: int, op: str, out: Sy
     if op == "cumlogsumexp":  # -inf - -inf is nan: start from the first element instead
         expr = f"select({v[axis]} == 0, {src.access(idx)}, {expr})"
     b.kernel(hint, [(v[d], x.shape[d]) for d in order], out.access(idx), "=", expr)
-    return reversed_view(out, axis) if reverse else out
+    return reversed_view(out, [axis]) if reverse else out

@@ -7,9 +7,8 @@ step back (a pad value supplies the start), its reverse form a reversed view on 
 """
 from __future__ import annotations
 
-from solar_assets.translate.jax_lowering.context import JCtx, Lin, LoweringGap, SymTensor, lins, loop_vars
+from solar_assets.translate.jax_lowering.context import JCtx, LoweringGap
 from solar_assets.translate.jax_lowering.registry import lowers
-from solar_assets.translate.core.affine import view_dim
 from solar_assets.translate.core.window import window_reduce
 from solar_assets.translate.core.scan import SCANS, scan
 from solar_assets.translate.core.reduce import UPDATES, arg_reduce, reduce_into

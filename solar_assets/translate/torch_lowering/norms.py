@@ -61,17 +61,27 @@ def layer_norm_lowering(c: Ctx, x: SymTensor, normalized_shape, weight, bias, ep
 
 @lowers(aten._native_batch_norm_legit_no_training)
 def batch_norm_eval_lowering(c: Ctx, x: SymTensor, weight, bias, running_mean, running_var, momentum, eps):
-    out = c.new_output(0)
+    def ch(idx):
+        return [idx[1]]
+
+    out = _normalized(c, x, lambda idx: running_mean.access(ch(idx)), lambda idx: running_var.access(ch(idx)),
+                      eps, ch, weight, bias, c.new_output(0))
+    return (out, None, None)
+
+
+def _normalized(c: Ctx, x: SymTensor, mean_at, var_at, eps: float, affine_at, weight, bias,
+                out: SymTensor) -> SymTensor:
+    """``out = (x - mean) * rsqrt(var + eps) [* w + b]``, the statistics and the affine parameters
+    read at operand position ``idx`` through ``mean_at``, ``var_at`` and ``affine_at``."""
     v = loop_vars("i", len(x.shape))
     idx = lins(v)
-    ch = [idx[1]]
-    expr = f"({x.access(idx)} - {running_mean.access(ch)}) * rsqrt({running_var.access(ch)} + {eps!r})"
+    expr = f"({x.access(idx)} - {mean_at(idx)}) * rsqrt({var_at(idx)} + {eps!r})"
     if weight is not None:
-        expr += f" * {weight.access(ch)}"
+        expr += f" * {weight.access(affine_at(idx))}"
     if bias is not None:
-        expr += f" + {bias.access(ch)}"
+        expr += f" + {bias.access(affine_at(idx))}"
     c.b.kernel(c.name, list(zip(v, x.shape)), out.access(idx), "=", expr)
-    return (out, None, None)
+    return out
 
 
 def _reduce(c: Ctx, x: SymTensor, dims, keepdim: bool, update: str, scale: float | None,
@@ -119,14 +129,8 @@ def _normalize(c: Ctx, x: SymTensor, dims, eps: float, affine_at, weight, bias, 
     mean, keep = _row_stat(c, x, dims, c.name + "_mean", "+=", lambda r, _idx: f"{r} * {inv!r}")
     var, _ = _row_stat(c, x, dims, c.name + "_var", "+=",
                        lambda r, idx: f"({r} - {_at(mean, idx, keep)}) ** 2 * {inv!r}")
-    v = loop_vars("i", len(x.shape))
-    idx = lins(v)
-    expr = f"({x.access(idx)} - {_at(mean, idx, keep)}) * rsqrt({_at(var, idx, keep)} + {eps!r})"
-    if weight is not None:
-        expr += f" * {weight.access(affine_at(idx))}"
-    if bias is not None:
-        expr += f" + {bias.access(affine_at(idx))}"
-    c.b.kernel(c.name, list(zip(v, x.shape)), out.access(idx), "=", expr)
+    _normalized(c, x, lambda idx: _at(mean, idx, keep), lambda idx: _at(var, idx, keep), eps, affine_at,
+                weight, bias, out)
     return out, mean, var
 
 

@@ -6,6 +6,7 @@ import operator
 import torch
 
 from solar_assets.translate.core.builder import lins, loop_vars
+from solar_assets.translate.core.views import concatenate, reversed_view, split_views, strided_view
 from solar_assets.translate.torch_lowering.context import Ctx, LoweringGap
 from solar_assets.translate.torch_lowering.registry import lowers
 from solar_assets.translate.core.affine import Lin, SymTensor, view_dim
@@ -68,9 +69,9 @@ def slice_lowering(c: Ctx, x: SymTensor, dim: int = 0, start=None, end=None, ste
     dim %= len(x.shape)
     start = 0 if start is None else (start + x.shape[dim] if start < 0 else start)
     start = max(0, min(start, x.shape[dim]))
-    old_of_new = [Lin.of(view_dim(d)) for d in range(len(x.shape))]
-    old_of_new[dim] = Lin.constant(start) + Lin.of(view_dim(dim), step)
-    return x.reindex(c.out_shape(), old_of_new)
+    starts, steps = [0] * len(x.shape), [1] * len(x.shape)
+    starts[dim], steps[dim] = start, step
+    return strided_view(x, c.out_shape(), starts, steps)
 
 
 @lowers(aten.select)
@@ -90,20 +91,9 @@ def select_lowering(c: Ctx, x: SymTensor, dim: int, index: int) -> SymTensor:
 
 @lowers(aten.cat)
 def cat_lowering(c: Ctx, xs, dim: int = 0) -> SymTensor:
-    shape = c.out_shape()
-    dim %= len(shape)
-    out = c.new_output()
-    offset = 0
-    for j, x in enumerate(xs):
-        if x.shape[dim] == 0:
-            continue
-        v = loop_vars("i", len(shape))
-        idx = lins(v)
-        dst = list(idx)
-        dst[dim] = idx[dim] + Lin.constant(offset)
-        c.b.kernel(f"{c.name}_part{j}", list(zip(v, x.shape)), out.access(dst), "=", x.access(idx))
-        offset += x.shape[dim]
-    return out
+    dim %= len(c.out_shape())
+    return concatenate(c.b, c.name, c.new_output(), [(x.shape, x) for x in xs], dim,
+                       lambda x, idx, shape: x.access(idx))
 
 
 @lowers(operator.getitem)
@@ -121,23 +111,12 @@ def split_lowering(c: Ctx, x: SymTensor, sizes, dim: int = 0):
     dim %= len(x.shape)
     if isinstance(sizes, int):
         sizes = [min(sizes, x.shape[dim] - s) for s in range(0, x.shape[dim], sizes)]
-    parts, start = [], 0
-    for size in sizes:
-        old_of_new = [Lin.of(view_dim(d)) for d in range(len(x.shape))]
-        old_of_new[dim] = Lin.constant(start) + Lin.of(view_dim(dim))
-        shape = list(x.shape)
-        shape[dim] = size
-        parts.append(x.reindex(shape, old_of_new))
-        start += size
-    return parts
+    return split_views(x, dim, sizes)
 
 
 @lowers(aten.flip)
 def flip_lowering(c: Ctx, x: SymTensor, dims) -> SymTensor:
-    flipped = {d % len(x.shape) for d in dims}
-    old_of_new = [Lin.constant(x.shape[d] - 1) + Lin.of(view_dim(d), -1) if d in flipped else Lin.of(view_dim(d))
-                  for d in range(len(x.shape))]
-    return x.reindex(x.shape, old_of_new)
+    return reversed_view(x, sorted({d % len(x.shape) for d in dims}))
 
 
 @lowers(aten.repeat)
