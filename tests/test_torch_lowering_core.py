@@ -58,7 +58,10 @@ def test_once_jax_only_ops_validate_for_pytorch(tmp_path):
                 y = torch.tan(x * 0.5) + torch.sinh(x) + torch.cosh(x) + torch.erfc(x) + torch.exp2(x)
                 y = y + torch.asinh(x) + torch.acosh(x.abs() + 1.0) + torch.atanh(x * 0.3)
                 y = y + torch.square(x) + torch.isfinite(x / (x - x)).float() + torch.trunc(x * 3.0)
-                return y + torch.round(x * 4.0) + torch.fmod(x * 5.0, 1.5)
+                y = y + torch.div(x * 3.0, 0.7, rounding_mode="floor") + torch.div(x * 3.0, 0.7, rounding_mode="trunc")
+                n = torch.arange(20).view(rows, cols) - 9
+                q = torch.div(n, 4, rounding_mode="trunc") + torch.div(n, 4, rounding_mode="floor") + n % 4
+                return y + torch.round(x * 4.0) + torch.fmod(x * 5.0, 1.5) + torch.remainder(x * 5.0, 1.5) + q
 
         rows = 4
         cols = 5

@@ -59,7 +59,9 @@ BINARY = {
     "ge": "{0} >= {1}",
     "and": "{0} and {1}", "or": "{0} or {1}", "xor": "{0} != {1}",
     "fmod": "fmod({0}, {1})",  # C fmod: the sign of the dividend (torch.fmod, lax.rem)
-    "int_div": trunc("({0} / {1})"),  # integer division toward zero (C, XLA)
+    "int_div": trunc("({0} / {1})"),  # division rounded toward zero (C and XLA integer division)
+    "floor_div": "floor({0} / {1})",  # Python's //
+    "remainder": "{0} - {1} * floor({0} / {1})",  # Python's %: the sign of the divisor
 }
 TERNARY = {
     "select": "select({0}, {1}, {2})",

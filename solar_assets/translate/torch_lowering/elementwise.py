@@ -19,12 +19,13 @@ ALIASES = {
     aten.acosh: "acosh", aten.atanh: "atanh", aten.sign: "sign", aten.silu: "silu", aten.floor: "floor",
     aten.ceil: "ceil", aten.trunc: "trunc", aten.square: "square", aten.isnan: "isnan", aten.isfinite: "is_finite",
     aten.logical_not: "not", aten.bitwise_not: "not",
-    aten.mul: "mul", aten.div: "div", aten.maximum: "max", aten.minimum: "min", aten.pow: "pow",
+    aten.mul: "mul", aten.maximum: "max", aten.minimum: "min", aten.pow: "pow",
     aten.eq: "eq", aten.ne: "ne", aten.lt: "lt", aten.le: "le", aten.gt: "gt", aten.ge: "ge",
     aten.logical_and: "and", aten.logical_or: "or", aten.logical_xor: "xor",
     aten.bitwise_and: "and", aten.bitwise_or: "or", aten.bitwise_xor: "xor",
-    aten.fmod: "fmod", aten.where: "select",
+    aten.fmod: "fmod", aten.remainder: "remainder", aten.floor_divide: "floor_div", aten.where: "select",
 }
+ROUNDING = {None: "div", "trunc": "int_div", "floor": "floor_div"}  # aten.div's rounding_mode
 BITWISE = {aten.bitwise_not, aten.bitwise_and, aten.bitwise_or, aten.bitwise_xor}
 
 
@@ -32,8 +33,6 @@ def _canonical(name: str, bitwise: bool):
     template = ELEMENTWISE[name]
 
     def lowering(c: Ctx, *args, **kwargs):
-        if kwargs.get("rounding_mode") is not None:
-            raise LoweringGap(f"div with rounding_mode={kwargs['rounding_mode']!r}")
         if bitwise and c.out_dtype() != "bool":
             raise LoweringGap(f"bitwise {name} on {c.out_dtype()} (only bool operands are supported)")
         return c.elementwise(template, *args[:ARITY[name]])
@@ -42,6 +41,13 @@ def _canonical(name: str, bitwise: bool):
 
 for _op, _name in ALIASES.items():
     lowers(_op)(_canonical(_name, _op in BITWISE))
+
+
+@lowers(aten.div)
+def div_lowering(c: Ctx, x, y, rounding_mode: str | None = None):
+    if rounding_mode not in ROUNDING:
+        raise LoweringGap(f"div with rounding_mode={rounding_mode!r}")
+    return c.elementwise(ELEMENTWISE[ROUNDING[rounding_mode]], x, y)
 
 
 @lowers(aten.round)
