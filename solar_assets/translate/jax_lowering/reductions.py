@@ -1,9 +1,5 @@
-"""Reductions, arg-reductions and cumulative scans.
-
-A reduction is one accumulating kernel over the operand's shape whose output subscript keeps
-the non-reduced dims; an arg-reduction is the extreme, then the smallest position attaining it
-(JAX returns the first); a cumulative op is a first-order recurrence reading its own output one
-step back (a pad value supplies the start), its reverse form a reversed view on both sides.
+"""Reductions, arg-reductions, cumulative scans and window reductions: JAX primitives mapped onto
+the lowering core (``core.reduce``, ``core.scan``, ``core.window``).
 """
 from __future__ import annotations
 

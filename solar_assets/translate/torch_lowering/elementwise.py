@@ -60,14 +60,14 @@ def round_lowering(c: Ctx, x, **kwargs):
 
 @lowers(aten.add)
 def add_lowering(c: Ctx, x, y, alpha=1):
-    return c.elementwise("{0} + {1}" if alpha == 1 else "{0} + {1} * {2}", x, y, alpha)
+    return c.elementwise(ELEMENTWISE["add"] if alpha == 1 else "{0} + {1} * {2}", x, y, alpha)
 
 
 @lowers(aten.sub, aten.rsub)
 def sub_lowering(c: Ctx, x, y, alpha=1):
     if c.node.target.overloadpacket is aten.rsub:
         x, y = y, x
-    return c.elementwise("{0} - {1}" if alpha == 1 else "{0} - {1} * {2}", x, y, alpha)
+    return c.elementwise(ELEMENTWISE["sub"] if alpha == 1 else "{0} - {1} * {2}", x, y, alpha)
 
 
 @lowers(aten.gelu)

@@ -1,4 +1,5 @@
-"""Softmax and normalisations as chains of reductions and pointwise kernels."""
+"""Softmax, normalisations and the ATen reductions (sums, extremes, any / all, arg-reductions) on
+the lowering core (``core.reduce``): chains of reductions and pointwise kernels."""
 from __future__ import annotations
 
 import torch
