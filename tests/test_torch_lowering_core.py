@@ -76,3 +76,39 @@ def test_once_jax_only_ops_validate_for_pytorch(tmp_path):
     translation = trace_torch(src)
     result = validate_program(translation.program, make_golden(src), source=src.path)
     assert result.ok, str(result)
+
+
+def test_padding_a_slice_reads_the_pad_value_not_its_neighbour(tmp_path):
+    """A zero-padded conv of ``x[:, :, 1:, 1:]``: the read just before the slice is padding, not
+    the base's row 0 (a slice is copied before it gets a pad value)."""
+    from solar_assets.golden import make_golden
+    from solar_assets.translate import trace_torch
+    from solar_assets.validate import validate_program
+    from solar_assets.workloads import read_workload_source
+
+    path = tmp_path / "slice_pad.py"
+    path.write_text(textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        class Model(nn.Module):
+            def __init__(self, channels):
+                super().__init__()
+                self.w = nn.Parameter(torch.randn(2, channels, 3, 3))
+
+            def forward(self, x):
+                return F.conv2d(x[:, :, 1:, 1:], self.w, padding=1) + F.pad(x[:, :, :4, 2:], (1, 1, 1, 1)).sum()
+
+        channels = 3
+        size = 6
+
+        def get_inputs():
+            return [torch.randn(1, channels, size, size)]
+
+        def get_init_inputs():
+            return [channels]
+    """))
+    src = read_workload_source(path)
+    result = validate_program(trace_torch(src).program, make_golden(src), source=src.path)
+    assert result.ok, str(result)

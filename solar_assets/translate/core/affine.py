@@ -52,17 +52,20 @@ class SymTensor:
             return f"{self.base}[()]"  # a rank-0 tensor
         return f"{self.base}[{', '.join(lin.subst(env).render() for lin in self.index)}]"
 
-    def per_dim_monotone(self) -> bool:
-        """Each base dim follows one view dim with coefficient +1 (or is constant): an
-        out-of-range view index is then out of range in the base too (needed for padding)."""
+    def per_dim_monotone(self, base_shape: Sequence[int]) -> bool:
+        """Each base dim is one view dim, unshifted, over the whole extent (or is constant): an
+        out-of-range view index is then out of range in the base too (needed for padding). A
+        slice is not: a read just before it is a real element of the base."""
         used: set[str] = set()
-        for lin in self.index:
-            if len(lin.coefs) > 1 or any(c != 1 for _, c in lin.coefs):
+        for lin, n in zip(self.index, base_shape):
+            if not lin.coefs:
+                continue
+            if len(lin.coefs) > 1 or lin.const != 0 or lin.coefs[0][1] != 1:
                 return False
-            for s, _ in lin.coefs:
-                if s in used:
-                    return False
-                used.add(s)
+            s = lin.coefs[0][0]
+            if s in used or self.shape[int(s[1:])] != n:
+                return False
+            used.add(s)
         return True
 
 
