@@ -32,7 +32,7 @@ from typing import Literal
 from ir_schemas import Program, TensorDecl
 from solar_assets.errors import SolarError
 from solar_assets.ir import Access, Affine, Indirect, ParsedKernel
-from solar_assets.ir.expr import _parse_access
+from solar_assets.ir.expr import BINARY_OPS, COMPARE_OPS, CONSTANT_NAMES, _parse_access
 
 Kind = Literal["f", "i", "b"]
 Form = Literal["assign", "local", "direct"]
@@ -44,10 +44,12 @@ IDENTITY: dict[Kind, dict[str, str]] = {
     "b": {"+=": "False", "*=": "True", "max=": "False", "min=": "True"},
 }
 _TRUE_FALSE: dict[Kind, tuple[str, str]] = {"f": ("1.0", "0.0"), "i": ("1", "0"), "b": ("True", "False")}
-_CONSTANTS = {"inf": "math.inf", "nan": "math.nan", "pi": "math.pi"}
-_BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
-_COMPARE = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
-# One-argument functions that use their argument once: a template over "{0}".
+# The IR's vocabulary (``ir.expr``: operators, constants, scalar functions) as Python source.
+_CONSTANTS = {name: f"math.{name}" for name in CONSTANT_NAMES}
+_BINARY = BINARY_OPS
+_COMPARE = COMPARE_OPS
+# One-argument functions that use their argument once: a template over "{0}"; the others
+# (``_SPECIAL``) are written by ``_Emitter.call``. Together: every name of SCALAR_FUNCTIONS.
 _UNARY = {
     "exp": "math.exp({0})", "log": "math.log({0})", "tanh": "math.tanh({0})", "erf": "math.erf({0})",
     "sqrt": "math.sqrt({0})", "rsqrt": "(1.0 / math.sqrt({0}))", "sigmoid": "(1.0 / (1.0 + math.exp(-{0})))",
@@ -55,6 +57,9 @@ _UNARY = {
     "floor": "np.floor({0})", "ceil": "np.ceil({0})", "log1p": "math.log1p({0})", "expm1": "math.expm1({0})",
     "sign": "np.sign({0})", "reciprocal": "(1.0 / {0})",
 }
+_SPECIAL = ("relu", "max", "min", "fmod", "pow", "select")
+IMPLEMENTED = frozenset(_UNARY) | frozenset(_SPECIAL)
+"""The scalar functions the code generator implements (a test checks: exactly SCALAR_FUNCTIONS)."""
 _SIMPLE = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_.]*|-?[0-9.e+-]+|\(-9223372036854775807 - 1\))$")
 
 # IEEE semantics (inf / NaN instead of Python exceptions; no 'nnan' / 'ninf' fast-math), but

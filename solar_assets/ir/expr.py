@@ -34,12 +34,43 @@ COMPARE_OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "
 class Affine:
     """``const + Σ coefs[v]·v`` over loop variables, integer coefficients."""
 
-    coefs: tuple[tuple[str, int], ...]
+    coefs: tuple[tuple[str, int], ...] = ()
     const: int = 0
 
     @property
     def vars(self) -> tuple[str, ...]:
         return tuple(v for v, _ in self.coefs)
+
+    # Building forms (the translators' symbolic index maps are this type too): terms keep
+    # the order they were added in, and a zero coefficient is dropped.
+    @staticmethod
+    def of(var: str, coef: int = 1) -> Affine:
+        """``coef·var`` (the zero form when ``coef`` is 0)."""
+        return Affine(((var, coef),), 0) if coef else Affine()
+
+    @staticmethod
+    def constant(c: int) -> Affine:
+        return Affine((), c)
+
+    def __add__(self, other: Affine) -> Affine:
+        acc = dict(self.coefs)
+        for v, c in other.coefs:
+            acc[v] = acc.get(v, 0) + c
+        return Affine(tuple((v, c) for v, c in acc.items() if c), self.const + other.const)
+
+    def scale(self, k: int) -> Affine:
+        return Affine(tuple((v, c * k) for v, c in self.coefs if c * k), self.const * k)
+
+    def subst(self, env: Mapping[str, Affine]) -> Affine:
+        """Each variable in ``env`` replaced by its form (the others kept)."""
+        out = Affine.constant(self.const)
+        for v, c in self.coefs:
+            out = out + (env[v].scale(c) if v in env else Affine.of(v, c))
+        return out
+
+    def render(self) -> str:
+        """The subscript text (``str``), as kernel statements write it."""
+        return str(self)
 
     def coef(self, var: str) -> int:
         return dict(self.coefs).get(var, 0)

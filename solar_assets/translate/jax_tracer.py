@@ -20,7 +20,7 @@ import numpy as np
 from solar_assets.errors import SolarError
 from solar_assets.translate.jax_lowering import PrimitiveError, run_jaxpr, walk
 from solar_assets.translate.jax_lowering.context import LoweringGap, ir_dtype
-from solar_assets.translate.torch_lowering.builder import OUTPUT_ORIGIN, ProgramBuilder
+from solar_assets.translate.core.builder import OUTPUT_ORIGIN, ProgramBuilder
 from solar_assets.translate.translation import Translation, TranslationError
 from solar_assets.workloads import WorkloadSource
 from solar_assets.workloads.jax_loader import JaxWorkload, load_jax_workload

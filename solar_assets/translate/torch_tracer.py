@@ -14,7 +14,7 @@ from typing import Any
 from ir_schemas import Origin
 from solar_assets.errors import SolarError
 from solar_assets.translate.torch_lowering import find_lowering
-from solar_assets.translate.torch_lowering.builder import OUTPUT_ORIGIN, ProgramBuilder
+from solar_assets.translate.core.builder import OUTPUT_ORIGIN, ProgramBuilder
 from solar_assets.translate.torch_lowering.context import Ctx, LoweringGap, ir_dtype
 from solar_assets.translate.translation import Translation, TranslationError
 from solar_assets.workloads import WorkloadSource, load_torch_workload
@@ -205,7 +205,7 @@ def lifted_constant(b: ProgramBuilder, node: Any, value: Any, target: str) -> An
     values (at most ``MAX_LIFTED_ELEMENTS``; its values are real even when tracing on fake tensors)."""
     from torch._subclasses.fake_tensor import FakeTensor
 
-    from solar_assets.translate.torch_lowering.builder import fmt_const
+    from solar_assets.translate.core.builder import fmt_const
 
     if value is None or isinstance(value, FakeTensor) or value.numel() > MAX_LIFTED_ELEMENTS:
         size = "unknown" if value is None else f"{value.numel()} elements"

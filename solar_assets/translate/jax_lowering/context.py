@@ -7,11 +7,11 @@ Python numbers (jaxpr literals, and rank-0 integer values the tracer folded, suc
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
-from solar_assets.translate.torch_lowering.builder import ProgramBuilder, fmt_const, lins, loop_vars
-from solar_assets.translate.torch_lowering.context import LoweringGap, ir_dtype
-from solar_assets.translate.torch_lowering.symbolic import Lin, SymTensor
+from solar_assets.translate.core.affine import Lin, SymTensor
+from solar_assets.translate.core.builder import ProgramBuilder, lins, loop_vars
+from solar_assets.translate.core.context import LoweringContext, LoweringGap, ir_dtype
 
 Value = Any  # SymTensor | int | float | bool
 
@@ -45,7 +45,7 @@ def is_const(x: Value) -> bool:
 
 
 @dataclass
-class JCtx:
+class JCtx(LoweringContext):
     b: ProgramBuilder
     eqn: Any  # jax.core.JaxprEqn
     name: str  # a hint for tensor and step names: the primitive and the output variable
@@ -54,36 +54,17 @@ class JCtx:
     def params(self) -> dict[str, Any]:
         return self.eqn.params
 
-    def aval(self, i: int = 0) -> Any:
-        return self.eqn.outvars[i].aval
+    def aval(self, i: int | None = 0) -> Any:
+        return self.eqn.outvars[i or 0].aval
 
-    def out_shape(self, i: int = 0) -> tuple[int, ...]:
+    def out_shape(self, i: int | None = 0) -> tuple[int, ...]:
         return tuple(int(s) for s in self.aval(i).shape)
 
-    def out_dtype(self, i: int = 0) -> str:
+    def out_dtype(self, i: int | None = 0) -> str:
         return ir_dtype(self.aval(i).dtype)
 
     def in_dtype(self, i: int) -> str:
         return ir_dtype(self.eqn.invars[i].aval.dtype)
-
-    def new_output(self, i: int = 0, hint: str | None = None) -> SymTensor:
-        return self.b.declare(hint or self.name, self.out_shape(i), self.out_dtype(i))
-
-    def elementwise(self, template: str, *operands: Value, i: int = 0) -> SymTensor:
-        """One '=' kernel over output ``i``'s shape; ``template`` formats the operands' reads."""
-        shape = self.out_shape(i)
-        out = self.new_output(i)
-        v = loop_vars("i", len(shape))
-        idx = lins(v)
-        parts = [self.read(x, idx, shape) for x in operands]
-        self.b.kernel(self.name, list(zip(v, shape)), out.access(idx), "=", template.format(*parts))
-        return out
-
-    def read(self, x: Value, idx: Sequence[Lin], shape: Sequence[int]) -> str:
-        if isinstance(x, SymTensor):
-            return self.b.broadcast_access(x, idx, shape)
-        text = fmt_const(x)
-        return f"({text})" if text.startswith("-") else text
 
     def fill(self, value: Value, i: int = 0) -> SymTensor:
         """A tensor of output ``i``'s shape holding ``value`` everywhere."""

@@ -20,7 +20,7 @@ from typing import Any
 from solar_assets.translate.jax_lowering.context import Counter, JCtx, Lin, LoweringGap, SymTensor, is_const, lins, loop_vars
 from solar_assets.translate.jax_lowering.registry import lowers
 from solar_assets.translate.jax_lowering.walk import run_closed, run_jaxpr
-from solar_assets.translate.torch_lowering.symbolic import view_dim
+from solar_assets.translate.core.affine import view_dim
 
 log = logging.getLogger(__name__)
 

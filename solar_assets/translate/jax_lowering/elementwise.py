@@ -1,83 +1,48 @@
-"""Elementwise primitives: one '=' kernel each (operands have the output's shape or are rank 0).
-
-Functions the IR has no scalar function for are written with the ones it has (``exp2(x)`` is
-``exp(x·ln 2)``, ``tan`` is ``sin/cos``); those it cannot express at all (``atan``, ``asin``,
-``lgamma``, bit operations) have no lowering, so the tracer names them.
+"""Elementwise primitives: aliases of the canonical elementwise ops (``core.elementwise``), one
+'=' kernel each (operands have the output's shape or are rank 0), and the primitives whose
+parameters pick the op (div on integers, round, integer_pow, select_n, convert_element_type).
+A primitive the IR cannot express (``atan``, ``asin``, ``lgamma``, bit operations) has no
+lowering, so the tracer names it.
 """
 from __future__ import annotations
 
+from solar_assets.translate.core.elementwise import ELEMENTWISE
 from solar_assets.translate.jax_lowering.context import JCtx, LoweringGap, SymTensor
 from solar_assets.translate.jax_lowering.registry import lowers
 
-LN2 = 0.6931471805599453
-
-UNARY = {
-    "neg": "-{0}", "sign": "sign({0})", "floor": "floor({0})", "ceil": "ceil({0})",
-    "exp": "exp({0})", "exp2": f"exp({{0}} * {LN2})", "log": "log({0})", "log1p": "log1p({0})",
-    "expm1": "expm1({0})", "tanh": "tanh({0})", "logistic": "sigmoid({0})", "sin": "sin({0})",
-    "cos": "cos({0})", "tan": "sin({0}) / cos({0})", "sqrt": "sqrt({0})", "rsqrt": "rsqrt({0})",
-    "cbrt": "sign({0}) * abs({0}) ** 0.3333333333333333", "abs": "abs({0})", "erf": "erf({0})",
-    "erfc": "1.0 - erf({0})", "square": "{0} * {0}",
-    "sinh": "(exp({0}) - exp(-{0})) * 0.5", "cosh": "(exp({0}) + exp(-{0})) * 0.5",
-    "asinh": "sign({0}) * log(abs({0}) + sqrt({0} * {0} + 1.0))",
-    "acosh": "log({0} + sqrt({0} * {0} - 1.0))", "atanh": "0.5 * log((1.0 + {0}) / (1.0 - {0}))",
-    "is_finite": "({0} == {0}) and (abs({0}) < inf)",
+# JAX primitive -> canonical elementwise op (``core.elementwise``)
+ALIASES = {
+    "neg": "neg", "sign": "sign", "floor": "floor", "ceil": "ceil", "exp": "exp", "exp2": "exp2", "log": "log",
+    "log1p": "log1p", "expm1": "expm1", "tanh": "tanh", "logistic": "sigmoid", "sin": "sin", "cos": "cos",
+    "tan": "tan", "sqrt": "sqrt", "rsqrt": "rsqrt", "cbrt": "cbrt", "abs": "abs", "erf": "erf", "erfc": "erfc",
+    "square": "square", "sinh": "sinh", "cosh": "cosh", "asinh": "asinh", "acosh": "acosh", "atanh": "atanh",
+    "is_finite": "is_finite",
+    "add": "add", "add_any": "add", "sub": "sub", "mul": "mul", "pow": "pow", "max": "max", "min": "min",
+    "eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge", "rem": "fmod",
 }
-BINARY = {
-    "add": "{0} + {1}", "add_any": "{0} + {1}", "sub": "{0} - {1}", "mul": "{0} * {1}",
-    "pow": "{0} ** {1}", "max": "max({0}, {1})", "min": "min({0}, {1})",
-    "eq": "{0} == {1}", "ne": "{0} != {1}", "lt": "{0} < {1}", "le": "{0} <= {1}", "gt": "{0} > {1}",
-    "ge": "{0} >= {1}",
-}
-BOOLEAN = {"and": "{0} and {1}", "or": "{0} or {1}", "xor": "{0} != {1}", "not": "not {0}"}
+BOOLEAN = {"and": "and", "or": "or", "xor": "xor", "not": "not"}  # bitwise on ints: not lowered
 
 
-def _unary(template: str):
-    def lowering(c: JCtx, x, **_):
-        return c.elementwise(template, x)
-    return lowering
+def _canonical(name: str, boolean: bool = False):
+    template = ELEMENTWISE[name]
 
-
-def _binary(template: str):
-    def lowering(c: JCtx, x, y, **_):
-        return c.elementwise(template, x, y)
-    return lowering
-
-
-for _name, _t in UNARY.items():
-    lowers(_name)(_unary(_t))
-for _name, _t in BINARY.items():
-    lowers(_name)(_binary(_t))
-
-
-def _boolean(name: str, template: str):
     def lowering(c: JCtx, *xs, **_):
-        if c.out_dtype() != "bool":
+        if boolean and c.out_dtype() != "bool":
             raise LoweringGap(f"bitwise {name} on {c.out_dtype()} (only bool operands are supported)")
         return c.elementwise(template, *xs)
     return lowering
 
 
-for _name, _t in BOOLEAN.items():
-    lowers(_name)(_boolean(_name, _t))
-
-
-def _trunc(v: str) -> str:
-    return f"select({v} >= 0, floor({v}), ceil({v}))"
+for _prim, _name in ALIASES.items():
+    lowers(_prim)(_canonical(_name))
+for _prim, _name in BOOLEAN.items():
+    lowers(_prim)(_canonical(_name, boolean=True))
 
 
 @lowers("div")
 def div_lowering(c: JCtx, x, y, **_):
     """Integer division rounds toward zero, as in C (and XLA)."""
-    if c.out_dtype().startswith(("int", "uint")):
-        return c.elementwise(_trunc("({0} / {1})"), x, y)
-    return c.elementwise("{0} / {1}", x, y)
-
-
-@lowers("rem")
-def rem_lowering(c: JCtx, x, y, **_):
-    """C fmod (the sign of the dividend), for floats and integers alike."""
-    return c.elementwise("{0} - {1} * " + _trunc("({0} / {1})"), x, y)
+    return c.elementwise(ELEMENTWISE["int_div" if c.out_dtype().startswith(("int", "uint")) else "div"], x, y)
 
 
 @lowers("integer_pow")
@@ -93,11 +58,8 @@ def integer_pow_lowering(c: JCtx, x, *, y: int):
 
 @lowers("round")
 def round_lowering(c: JCtx, x, *, rounding_method=0):
-    if int(rounding_method) == 0:  # away from zero
-        return c.elementwise("sign({0}) * floor(abs({0}) + 0.5)", x)
-    # to nearest even: floor(x + 0.5), one less at a tie that landed on an odd number
-    return c.elementwise("select((floor({0} + 0.5) - {0} == 0.5) and (floor({0} + 0.5) * 0.5 != "
-                         "floor(floor({0} + 0.5) * 0.5)), floor({0} + 0.5) - 1.0, floor({0} + 0.5))", x)
+    away = int(rounding_method) == 0
+    return c.elementwise(ELEMENTWISE["round_half_away" if away else "round_half_even"], x)
 
 
 @lowers("select_n")
@@ -114,7 +76,7 @@ def select_n_lowering(c: JCtx, which, *cases):
 
 @lowers("clamp")
 def clamp_lowering(c: JCtx, lo, x, hi):
-    return c.elementwise("min(max({1}, {0}), {2})", lo, x, hi)
+    return c.elementwise(ELEMENTWISE["clamp"], x, lo, hi)
 
 
 @lowers("convert_element_type")
@@ -123,9 +85,9 @@ def convert_lowering(c: JCtx, x, **_):
     if isinstance(x, SymTensor) and x.dtype == out:
         return x
     if out == "bool":
-        return c.elementwise("{0} != 0", x)
+        return c.elementwise(ELEMENTWISE["to_bool"], x)
     if out.startswith(("int", "uint")) and c.in_dtype(0).startswith(("float", "bfloat")):
-        return c.elementwise(_trunc("{0}"), x)  # toward zero, as C casts
+        return c.elementwise(ELEMENTWISE["trunc"], x)  # toward zero, as C casts
     return c.elementwise("{0}", x)
 
 

@@ -9,7 +9,8 @@ out-of-range index under ``mode=fill`` / ``drop`` is an execution error rather t
 """
 from __future__ import annotations
 
-from solar_assets.translate.jax_lowering.context import JCtx, Lin, SymTensor, lins, loop_vars
+from solar_assets.translate.core.gather import gather, scatter
+from solar_assets.translate.jax_lowering.context import JCtx, Lin, SymTensor
 from solar_assets.translate.jax_lowering.registry import lowers
 
 
@@ -36,18 +37,16 @@ def _operand_subscripts(x_rank: int, index: SymTensor, batch: list[Lin], start_i
 def gather_lowering(c: JCtx, x, indices, *, dimension_numbers, slice_sizes, **_):
     dn = dimension_numbers
     batching = dict(zip(getattr(dn, "operand_batching_dims", ()), getattr(dn, "start_indices_batching_dims", ())))
-    x = c.b.materialize(x, c.name + "_src")
     out_shape = c.out_shape()
-    out = c.new_output()
-    v = loop_vars("i", len(out_shape))
-    idx = lins(v)
     offset_dims = list(dn.offset_dims)
-    batch = [idx[d] for d in range(len(out_shape)) if d not in offset_dims]
     windowed = [d for d in range(len(x.shape)) if d not in dn.collapsed_slice_dims and d not in batching]
-    window = {d: idx[offset_dims[n]] for n, d in enumerate(windowed)}
-    subs = _operand_subscripts(len(x.shape), indices, batch, dn.start_index_map, window, batching)
-    c.b.kernel(c.name, list(zip(v, out_shape)), out.access(idx), "=", f"{x.base}[{', '.join(subs)}]")
-    return out
+
+    def subscripts(idx: list[Lin]) -> list[str]:
+        batch = [idx[d] for d in range(len(out_shape)) if d not in offset_dims]
+        window = {d: idx[offset_dims[n]] for n, d in enumerate(windowed)}
+        return _operand_subscripts(len(x.shape), indices, batch, dn.start_index_map, window, batching)
+
+    return gather(c.b, c.name, x, c.new_output(), subscripts)
 
 
 @lowers("scatter-add", "scatter_add")
@@ -55,13 +54,13 @@ def scatter_add_lowering(c: JCtx, x, indices, updates, *, dimension_numbers, **_
     dn = dimension_numbers
     batching = dict(zip(getattr(dn, "operand_batching_dims", ()), getattr(dn, "scatter_indices_batching_dims", ())))
     out = c.elementwise("{0}", x)  # the operand's values, then the updates added in place
-    v = loop_vars("u", len(updates.shape))
-    idx = lins(v)
     window_dims = list(dn.update_window_dims)
-    batch = [idx[d] for d in range(len(updates.shape)) if d not in window_dims]
     windowed = [d for d in range(len(out.shape)) if d not in dn.inserted_window_dims and d not in batching]
-    window = {d: idx[window_dims[n]] for n, d in enumerate(windowed)}
-    subs = _operand_subscripts(len(out.shape), indices, batch, dn.scatter_dims_to_operand_dims, window, batching)
-    c.b.kernel(c.name + "_add", list(zip(v, updates.shape)), f"{out.base}[{', '.join(subs)}]", "+=",
-               c.read(updates, idx, updates.shape), init="keep")
-    return out
+
+    def subscripts(idx: list[Lin]) -> list[str]:
+        batch = [idx[d] for d in range(len(updates.shape)) if d not in window_dims]
+        window = {d: idx[window_dims[n]] for n, d in enumerate(windowed)}
+        return _operand_subscripts(len(out.shape), indices, batch, dn.scatter_dims_to_operand_dims, window, batching)
+
+    return scatter(c.b, c.name + "_add", out, updates.shape, subscripts,
+                   lambda idx: c.read(updates, idx, updates.shape), "+=")

@@ -1,27 +1,10 @@
-"""The lowering table: JAX primitive name -> function that emits IR for one jaxpr equation.
-
-Keyed by the primitive's name (``eqn.primitive.name``: jaxprs name their primitives, and the
-name is what JAX prints); registering a name twice is a bug and raises. A lookup miss is
-reported by the tracer with the primitive's name and its source line, never costed as zero.
-"""
+"""The JAX lowering table (``core.registry``), keyed by the primitive's name
+(``eqn.primitive.name``: jaxprs name their primitives, and the name is what JAX prints)."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from solar_assets.translate.core.registry import LoweringTable
 
-Lowering = Callable[..., Any]
-LOWERINGS: dict[str, Lowering] = {}
-
-
-def lowers(*names: str) -> Callable[[Lowering], Lowering]:
-    def register(fn: Lowering) -> Lowering:
-        for name in names:
-            if name in LOWERINGS:
-                raise RuntimeError(f"two lowerings for JAX primitive {name}")
-            LOWERINGS[name] = fn
-        return fn
-
-    return register
-
-
-def find_lowering(name: str) -> Lowering | None:
-    return LOWERINGS.get(name)
+_TABLE: LoweringTable[str] = LoweringTable("JAX primitive")
+LOWERINGS = _TABLE.table
+lowers = _TABLE.lowers
+find_lowering = _TABLE.get

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from solar_assets.translate.jax_lowering.context import Counter, JCtx, Lin, LoweringGap, SymTensor, is_const, lins, loop_vars
 from solar_assets.translate.jax_lowering.registry import lowers
-from solar_assets.translate.torch_lowering.symbolic import view_dim
+from solar_assets.translate.core.affine import view_dim
+from solar_assets.translate.core.views import (
+    concatenate, copy_into, reversed_view, split_views, strided_view,
+)
 
 
 def padded_whole(c: JCtx, x: SymTensor, value: float, hint: str) -> SymTensor:
@@ -17,10 +20,6 @@ def padded_whole(c: JCtx, x: SymTensor, value: float, hint: str) -> SymTensor:
     tensor is copied first: out of the view's range is not out of its base's)."""
     x = c.b.materialize(x, hint)
     return c.b.padded(x, value, hint)
-
-
-def _identity_map(rank: int) -> list[Lin]:
-    return [Lin.of(view_dim(d)) for d in range(rank)]
 
 
 @lowers("broadcast_in_dim")
@@ -55,30 +54,17 @@ def transpose_lowering(c: JCtx, x, *, permutation):
 
 @lowers("rev")
 def rev_lowering(c: JCtx, x, *, dimensions):
-    old_of_new = _identity_map(len(x.shape))
-    for d in dimensions:
-        old_of_new[d] = Lin.constant(x.shape[d] - 1) + Lin.of(view_dim(d), -1)
-    return x.reindex(x.shape, old_of_new)
+    return reversed_view(x, dimensions)
 
 
 @lowers("slice")
 def slice_lowering(c: JCtx, x, *, start_indices, limit_indices, strides=None):
-    old_of_new = _identity_map(len(x.shape))
-    for d, start in enumerate(start_indices):
-        step = 1 if strides is None else int(strides[d])
-        old_of_new[d] = Lin.constant(int(start)) + Lin.of(view_dim(d), step)
-    return x.reindex(c.out_shape(), old_of_new)
+    return strided_view(x, c.out_shape(), start_indices, strides or [1] * len(x.shape))
 
 
 @lowers("split")
 def split_lowering(c: JCtx, x, *, sizes, axis):
-    outs, start = [], 0
-    for n, size in enumerate(sizes):
-        old_of_new = _identity_map(len(x.shape))
-        old_of_new[axis] = Lin.constant(start) + Lin.of(view_dim(axis))
-        outs.append(x.reindex(c.out_shape(n), old_of_new))
-        start += int(size)
-    return outs
+    return split_views(x, axis, sizes)
 
 
 def _static_starts(c: JCtx, x: SymTensor, starts, sizes) -> list[Lin]:
@@ -104,33 +90,23 @@ def dynamic_slice_lowering(c: JCtx, x, *starts, slice_sizes):
     return x.reindex(c.out_shape(), old_of_new)
 
 
-def _copy_into(c: JCtx, out: SymTensor, src, offsets, shape, hint: str) -> None:
-    v = loop_vars("i", len(shape))
-    idx = lins(v)
-    dst = [lin + (o if isinstance(o, Lin) else Lin.constant(o)) for lin, o in zip(idx, offsets)]
-    c.b.kernel(hint, list(zip(v, shape)), out.access(dst), "=", c.read(src, idx, shape))
-
-
 @lowers("dynamic_update_slice")
 def dynamic_update_slice_lowering(c: JCtx, x, update, *starts):
     starts = _static_starts(c, c.tensor(x, c.out_dtype()), starts, update.shape)
     out = c.elementwise("{0}", x)
-    _copy_into(c, out, update, starts, update.shape, c.name + "_update")
+    copy_into(c.b, c.name + "_update", out, update, update.shape, starts,
+              read=lambda idx: c.read(update, idx, update.shape))
     return out
 
 
 @lowers("concatenate")
 def concatenate_lowering(c: JCtx, *xs, dimension):
-    out = c.new_output()
-    offset = 0
-    for n, x in enumerate(xs):
+    parts = []
+    for x in xs:
         shape = list(c.out_shape())
         shape[dimension] = x.shape[dimension] if not is_const(x) else 1
-        offsets = [0] * len(shape)
-        offsets[dimension] = offset
-        _copy_into(c, out, x, offsets, shape, f"{c.name}_part{n}")
-        offset += shape[dimension]
-    return out
+        parts.append((shape, x))
+    return concatenate(c.b, c.name, c.new_output(), parts, dimension, c.read)
 
 
 @lowers("pad")

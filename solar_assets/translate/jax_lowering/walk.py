@@ -19,7 +19,7 @@ from ir_schemas import Origin
 from solar_assets.ir.expr import CONSTANT_NAMES, SCALAR_FUNCTIONS
 from solar_assets.translate.jax_lowering.context import Counter, JCtx, LoweringGap, Value, is_const
 from solar_assets.translate.jax_lowering.registry import find_lowering
-from solar_assets.translate.torch_lowering.builder import ProgramBuilder
+from solar_assets.translate.core.builder import ProgramBuilder
 
 log = logging.getLogger(__name__)
 

@@ -1,96 +1,78 @@
-"""Pointwise ops: one '=' kernel each, broadcasting by numpy rules."""
+"""Pointwise ATen ops: aliases of the canonical elementwise ops (``core.elementwise``), one '='
+kernel each, broadcasting by numpy rules; the ops with ATen-specific arguments below."""
 from __future__ import annotations
 
 import torch
 
+from solar_assets.translate.core.elementwise import ARITY, ELEMENTWISE
 from solar_assets.translate.torch_lowering.context import Ctx, LoweringGap
 from solar_assets.translate.torch_lowering.registry import lowers
 
 aten = torch.ops.aten
 
-SQRT_HALF = 0.7071067811865476
-SQRT_2_OVER_PI = 0.7978845608028654
-
-UNARY_TEMPLATES = {
-    aten.relu: "max({0}, 0.0)",
-    aten.exp: "exp({0})",
-    aten.log: "log({0})",
-    aten.tanh: "tanh({0})",
-    aten.sigmoid: "sigmoid({0})",
-    aten.sqrt: "sqrt({0})",
-    aten.rsqrt: "rsqrt({0})",
-    aten.abs: "abs({0})",
-    aten.neg: "-{0}",
-    aten.erf: "erf({0})",
-    aten.reciprocal: "1.0 / {0}",
-    aten.sin: "sin({0})",
-    aten.cos: "cos({0})",
-    aten.sign: "sign({0})",
-    aten.silu: "{0} * sigmoid({0})",
-    aten.log1p: "log1p({0})",
-    aten.expm1: "expm1({0})",
-    aten.floor: "floor({0})",
-    aten.ceil: "ceil({0})",
-    aten.isnan: "{0} != {0}",
-    aten.logical_not: "not {0}",
-    aten.bitwise_not: "not {0}",
+# ATen op -> canonical elementwise op (``core.elementwise``)
+ALIASES = {
+    aten.relu: "relu", aten.exp: "exp", aten.exp2: "exp2", aten.log: "log", aten.log1p: "log1p",
+    aten.expm1: "expm1", aten.tanh: "tanh", aten.sigmoid: "sigmoid", aten.sqrt: "sqrt", aten.rsqrt: "rsqrt",
+    aten.abs: "abs", aten.neg: "neg", aten.erf: "erf", aten.erfc: "erfc", aten.reciprocal: "reciprocal",
+    aten.sin: "sin", aten.cos: "cos", aten.tan: "tan", aten.sinh: "sinh", aten.cosh: "cosh", aten.asinh: "asinh",
+    aten.acosh: "acosh", aten.atanh: "atanh", aten.sign: "sign", aten.silu: "silu", aten.floor: "floor",
+    aten.ceil: "ceil", aten.trunc: "trunc", aten.square: "square", aten.isnan: "isnan", aten.isfinite: "is_finite",
+    aten.logical_not: "not", aten.bitwise_not: "not",
+    aten.mul: "mul", aten.maximum: "max", aten.minimum: "min", aten.pow: "pow",
+    aten.eq: "eq", aten.ne: "ne", aten.lt: "lt", aten.le: "le", aten.gt: "gt", aten.ge: "ge",
+    aten.logical_and: "and", aten.logical_or: "or", aten.logical_xor: "xor",
+    aten.bitwise_and: "and", aten.bitwise_or: "or", aten.bitwise_xor: "xor",
+    aten.fmod: "fmod", aten.remainder: "remainder", aten.floor_divide: "floor_div", aten.where: "select",
 }
-BINARY_TEMPLATES = {
-    aten.mul: "{0} * {1}",
-    aten.div: "{0} / {1}",
-    aten.maximum: "max({0}, {1})",
-    aten.minimum: "min({0}, {1})",
-    aten.pow: "{0} ** {1}",
-    aten.eq: "{0} == {1}",
-    aten.ne: "{0} != {1}",
-    aten.lt: "{0} < {1}",
-    aten.le: "{0} <= {1}",
-    aten.gt: "{0} > {1}",
-    aten.ge: "{0} >= {1}",
-    aten.logical_and: "{0} and {1}",
-    aten.logical_or: "{0} or {1}",
-    aten.bitwise_and: "{0} and {1}",
-    aten.bitwise_or: "{0} or {1}",
-}
+ROUNDING = {None: "div", "trunc": "int_div", "floor": "floor_div"}  # aten.div's rounding_mode
+BITWISE = {aten.bitwise_not, aten.bitwise_and, aten.bitwise_or, aten.bitwise_xor}
 
 
-def _unary(template: str):
-    def lowering(c: Ctx, x, *_, **__):
-        return c.elementwise(template, x)
+def _canonical(name: str, bitwise: bool):
+    template = ELEMENTWISE[name]
+
+    def lowering(c: Ctx, *args, **kwargs):
+        if bitwise and c.out_dtype() != "bool":
+            raise LoweringGap(f"bitwise {name} on {c.out_dtype()} (only bool operands are supported)")
+        return c.elementwise(template, *args[:ARITY[name]])
     return lowering
 
 
-def _binary(template: str):
-    def lowering(c: Ctx, x, y, **kwargs):
-        if kwargs.get("rounding_mode") is not None:
-            raise LoweringGap(f"div with rounding_mode={kwargs['rounding_mode']!r}")
-        return c.elementwise(template, x, y)
-    return lowering
+for _op, _name in ALIASES.items():
+    lowers(_op)(_canonical(_name, _op in BITWISE))
 
 
-for _op, _t in UNARY_TEMPLATES.items():
-    lowers(_op)(_unary(_t))
-for _op, _t in BINARY_TEMPLATES.items():
-    lowers(_op)(_binary(_t))
+@lowers(aten.div)
+def div_lowering(c: Ctx, x, y, rounding_mode: str | None = None):
+    if rounding_mode not in ROUNDING:
+        raise LoweringGap(f"div with rounding_mode={rounding_mode!r}")
+    return c.elementwise(ELEMENTWISE[ROUNDING[rounding_mode]], x, y)
+
+
+@lowers(aten.round)
+def round_lowering(c: Ctx, x, **kwargs):
+    """torch.round: half to even; ``decimals`` is not lowered."""
+    if kwargs.get("decimals"):
+        raise LoweringGap(f"round with decimals={kwargs['decimals']}")
+    return c.elementwise(ELEMENTWISE["round_half_even"], x)
 
 
 @lowers(aten.add)
 def add_lowering(c: Ctx, x, y, alpha=1):
-    return c.elementwise("{0} + {1}" if alpha == 1 else "{0} + {1} * {2}", x, y, alpha)
+    return c.elementwise(ELEMENTWISE["add"] if alpha == 1 else "{0} + {1} * {2}", x, y, alpha)
 
 
 @lowers(aten.sub, aten.rsub)
 def sub_lowering(c: Ctx, x, y, alpha=1):
     if c.node.target.overloadpacket is aten.rsub:
         x, y = y, x
-    return c.elementwise("{0} - {1}" if alpha == 1 else "{0} - {1} * {2}", x, y, alpha)
+    return c.elementwise(ELEMENTWISE["sub"] if alpha == 1 else "{0} - {1} * {2}", x, y, alpha)
 
 
 @lowers(aten.gelu)
 def gelu_lowering(c: Ctx, x, approximate: str = "none"):
-    if approximate == "tanh":
-        return c.elementwise(f"0.5 * {{0}} * (1.0 + tanh({SQRT_2_OVER_PI} * ({{0}} + 0.044715 * {{0}} ** 3)))", x)
-    return c.elementwise(f"0.5 * {{0}} * (1.0 + erf({{0}} * {SQRT_HALF}))", x)
+    return c.elementwise(ELEMENTWISE["gelu_tanh" if approximate == "tanh" else "gelu"], x)
 
 
 @lowers(aten.clamp, aten.hardtanh)
@@ -108,11 +90,6 @@ def clamp_lowering(c: Ctx, x, lo=None, hi=None):
 @lowers(aten.leaky_relu)
 def leaky_relu_lowering(c: Ctx, x, slope: float = 0.01):
     return c.elementwise("select({0} > 0.0, {0}, {0} * {1})", x, slope)
-
-
-@lowers(aten.where)
-def where_lowering(c: Ctx, cond, x, y):
-    return c.elementwise("select({0}, {1}, {2})", cond, x, y)
 
 
 @lowers(aten.elu)

@@ -12,16 +12,13 @@ from typing import Sequence
 
 import torch
 
-from solar_assets.translate.torch_lowering.builder import lins, loop_vars
+from solar_assets.translate.core.builder import lins, loop_vars
+from solar_assets.translate.core.gather import gather, scatter
 from solar_assets.translate.torch_lowering.context import Ctx, LoweringGap
 from solar_assets.translate.torch_lowering.registry import lowers
-from solar_assets.translate.torch_lowering.symbolic import Lin, SymTensor
+from solar_assets.translate.core.affine import Lin, SymTensor
 
 aten = torch.ops.aten
-
-
-def _whole(c: Ctx, x: SymTensor, hint: str) -> SymTensor:
-    return c.b.materialize(x, c.name + hint)
 
 
 def _render(lins_: Sequence[Lin]) -> list[str]:
@@ -41,41 +38,32 @@ def _normalised_index(c: Ctx, index: SymTensor, extent: int, hint: str) -> SymTe
 @lowers(aten.gather)
 def gather_lowering(c: Ctx, x: SymTensor, dim: int, index: SymTensor, sparse_grad: bool = False) -> SymTensor:
     dim %= max(1, len(x.shape))
-    x = _whole(c, x, "_src")
-    out = c.new_output()
-    v = loop_vars("i", len(index.shape))
-    idx = lins(v)
-    subs = _render(idx)
-    subs[dim] = index.access(idx)
-    c.b.kernel(c.name, list(zip(v, index.shape)), out.access(idx), "=", f"{x.base}[{', '.join(subs)}]")
-    return out
+
+    def subscripts(idx: list[Lin]) -> list[str]:
+        subs = _render(idx)
+        subs[dim] = index.access(idx)
+        return subs
+
+    return gather(c.b, c.name, x, c.new_output(), subscripts)
 
 
 @lowers(aten.index_select)
 def index_select_lowering(c: Ctx, x: SymTensor, dim: int, index: SymTensor) -> SymTensor:
     dim %= max(1, len(x.shape))
-    x = _whole(c, x, "_src")
-    out = c.new_output()
-    shape = c.out_shape()
-    v = loop_vars("i", len(shape))
-    idx = lins(v)
-    subs = _render(idx)
-    subs[dim] = index.access([idx[dim]]) if index.shape else index.access([])
-    c.b.kernel(c.name, list(zip(v, shape)), out.access(idx), "=", f"{x.base}[{', '.join(subs)}]")
-    return out
+
+    def subscripts(idx: list[Lin]) -> list[str]:
+        subs = _render(idx)
+        subs[dim] = index.access([idx[dim]]) if index.shape else index.access([])
+        return subs
+
+    return gather(c.b, c.name, x, c.new_output(), subscripts)
 
 
 @lowers(aten.embedding)
 def embedding_lowering(c: Ctx, weight: SymTensor, indices: SymTensor, padding_idx: int = -1,
                        scale_grad_by_freq: bool = False, sparse: bool = False) -> SymTensor:
-    weight = _whole(c, weight, "_table")
-    out = c.new_output()
-    shape = c.out_shape()
-    v = loop_vars("i", len(shape))
-    idx = lins(v)
-    row = indices.access(idx[:-1])
-    c.b.kernel(c.name, list(zip(v, shape)), out.access(idx), "=", f"{weight.base}[{row}, {v[-1]}]")
-    return out
+    return gather(c.b, c.name, weight, c.new_output(), lambda idx: [indices.access(idx[:-1]), idx[-1].render()],
+                  src_hint="_table")
 
 
 @lowers(aten.index.Tensor)
@@ -88,40 +76,38 @@ def index_lowering(c: Ctx, x: SymTensor, indices: Sequence[SymTensor | None]) ->
         return x
     if any(t.dtype == "bool" for t in indices if t is not None):
         raise LoweringGap("boolean-mask indexing has a data-dependent shape")
-    x = _whole(c, x, "_src")
-    out = c.new_output()
-    shape = c.out_shape()
     bshape = list(torch.broadcast_shapes(*[tuple(indices[d].shape) for d in present]))
     adjacent = present == list(range(present[0], present[-1] + 1))
     lead = present[0] if adjacent else 0  # where the broadcast index dims sit in the output
-    v = loop_vars("i", len(shape))
-    idx = lins(v)
-    bidx = idx[lead:lead + len(bshape)]
-    rest = iter(idx[:lead] + idx[lead + len(bshape):])
-    subs = []
-    for d, t in enumerate(indices):
-        if t is None:
-            subs.append(next(rest).render())
-            continue
-        norm = _normalised_index(c, SymTensor(t.base, t.shape, t.dtype, t.index), x.shape[d], f"_idx{d}")
-        subs.append(c.b.broadcast_access(norm, bidx, bshape))
-    c.b.kernel(c.name, list(zip(v, shape)), out.access(idx), "=", f"{x.base}[{', '.join(subs)}]")
-    return out
+
+    def subscripts(idx: list[Lin]) -> list[str]:
+        bidx = idx[lead:lead + len(bshape)]
+        rest = iter(idx[:lead] + idx[lead + len(bshape):])
+        subs = []
+        for d, t in enumerate(indices):
+            if t is None:
+                subs.append(next(rest).render())
+                continue
+            norm = _normalised_index(c, SymTensor(t.base, t.shape, t.dtype, t.index), x.shape[d], f"_idx{d}")
+            subs.append(c.b.broadcast_access(norm, bidx, bshape))
+        return subs
+
+    return gather(c.b, c.name, x, c.new_output(), subscripts)
 
 
 def _scatter(c: Ctx, x: SymTensor, dim: int, index: SymTensor, src: SymTensor | float | int, update: str) -> SymTensor:
+    """A copy of ``x``, then ``src`` written (added) at ``out[..., index[j], ...]``."""
     dim %= max(1, len(x.shape))
     out = c.new_output()
     v = loop_vars("i", len(x.shape))
     c.b.kernel(c.name + "_copy", list(zip(v, x.shape)), out.access(lins(v)), "=", x.access(lins(v)))
-    w = loop_vars("j", len(index.shape))
-    jdx = lins(w)
-    subs = _render(jdx)
-    subs[dim] = index.access(jdx)
-    value = c.read(src, jdx, index.shape) if isinstance(src, SymTensor) else c.read(src, jdx, index.shape)
-    c.b.kernel(c.name, list(zip(w, index.shape)), f"{out.base}[{', '.join(subs)}]", update, value,
-               init="keep" if update != "=" else "identity")
-    return out
+
+    def subscripts(idx: list[Lin]) -> list[str]:
+        subs = _render(idx)
+        subs[dim] = index.access(idx)
+        return subs
+
+    return scatter(c.b, c.name, out, index.shape, subscripts, lambda idx: c.read(src, idx, index.shape), update)
 
 
 @lowers(aten.scatter.value, aten.scatter.src)
@@ -148,8 +134,3 @@ def sort_lowering(c: Ctx, x: SymTensor, dim: int = -1, descending: bool = False)
     dim %= max(1, len(x.shape))
     values, indices = c.b.topk(c.name, x, dim, x.shape[dim], descending)
     return (values, indices)
-
-
-@lowers(aten.fmod)
-def fmod_lowering(c: Ctx, x, y) -> SymTensor:
-    return c.elementwise("fmod({0}, {1})", x, y)

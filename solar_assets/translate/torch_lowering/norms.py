@@ -1,42 +1,40 @@
-"""Softmax and normalisations as chains of reductions and pointwise kernels."""
+"""Softmax, normalisations and the ATen reductions (sums, extremes, any / all, arg-reductions) on
+the lowering core (``core.reduce``): chains of reductions and pointwise kernels."""
 from __future__ import annotations
 
 import torch
 
-from solar_assets.translate.torch_lowering.builder import lins, loop_vars
+from solar_assets.translate.core.builder import lins, loop_vars
+from solar_assets.translate.core.reduce import (
+    ReadExpr, arg_reduce, kept_shape, out_index, reduce_canonical, reduce_into, reduced_axes,
+)
 from solar_assets.translate.torch_lowering.context import Ctx
 from solar_assets.translate.torch_lowering.registry import lowers
-from solar_assets.translate.torch_lowering.symbolic import Lin, SymTensor
+from solar_assets.translate.core.affine import SymTensor
 
 aten = torch.ops.aten
 
 
-def _split_axes(shape, dims) -> tuple[list[int], list[int]]:
-    dims = sorted(d % len(shape) for d in dims)
-    return [d for d in range(len(shape)) if d not in dims], dims
+def _row_stat(c: Ctx, x: SymTensor, dims, hint: str, update: str, expr: ReadExpr | None = None
+              ) -> tuple[SymTensor, list[int]]:
+    """A reduction of ``x`` over ``dims`` into a new tensor over the kept dims; returns it and the
+    reduced axes (for ``_at``)."""
+    axes = reduced_axes(len(x.shape), dims)
+    stat = c.b.declare(hint, kept_shape(x.shape, axes, False), x.dtype)
+    reduce_into(c.b, hint, x, axes, update, stat, expr=expr)
+    return stat, axes
 
 
-def _row_stat(c: Ctx, x: SymTensor, dims, hint: str, update: str, expr_of_read, extra=()) -> tuple[SymTensor, list[int]]:
-    """A reduction of ``x`` over ``dims`` into a tensor over the kept dims."""
-    keep, red = _split_axes(x.shape, dims)
-    stat = c.b.declare(hint, [x.shape[d] for d in keep], x.dtype)
-    v = loop_vars("i", len(x.shape))
-    idx = lins(v)
-    c.b.kernel(hint, list(zip(v, x.shape)), stat.access([idx[d] for d in keep]), update,
-               expr_of_read(x.access(idx), stat, idx, keep, *extra))
-    return stat, keep
-
-
-def _at(stat: SymTensor, idx, keep) -> str:
-    return stat.access([idx[d] for d in keep])
+def _at(stat: SymTensor, idx, axes) -> str:
+    """``stat`` read at operand position ``idx`` (its reduced axes dropped)."""
+    return stat.access(out_index(idx, axes, False))
 
 
 @lowers(aten._softmax, aten._log_softmax)
 def softmax_lowering(c: Ctx, x: SymTensor, dim: int, half_to_float: bool = False) -> SymTensor:
     log = c.node.target.overloadpacket is aten._log_softmax
-    mx, keep = _row_stat(c, x, [dim], c.name + "_max", "max=", lambda r, *_: r)
-    total, _ = _row_stat(c, x, [dim], c.name + "_sum", "+=",
-                         lambda r, s, idx, k: f"exp({r} - {_at(mx, idx, k)})")
+    mx, keep = _row_stat(c, x, [dim], c.name + "_max", "max=")
+    total, _ = _row_stat(c, x, [dim], c.name + "_sum", "+=", lambda r, idx: f"exp({r} - {_at(mx, idx, keep)})")
     out = c.new_output()
     v = loop_vars("i", len(x.shape))
     idx = lins(v)
@@ -64,38 +62,35 @@ def layer_norm_lowering(c: Ctx, x: SymTensor, normalized_shape, weight, bias, ep
 
 @lowers(aten._native_batch_norm_legit_no_training)
 def batch_norm_eval_lowering(c: Ctx, x: SymTensor, weight, bias, running_mean, running_var, momentum, eps):
-    out = c.new_output(0)
-    v = loop_vars("i", len(x.shape))
-    idx = lins(v)
-    ch = [idx[1]]
-    expr = f"({x.access(idx)} - {running_mean.access(ch)}) * rsqrt({running_var.access(ch)} + {eps!r})"
-    if weight is not None:
-        expr += f" * {weight.access(ch)}"
-    if bias is not None:
-        expr += f" + {bias.access(ch)}"
-    c.b.kernel(c.name, list(zip(v, x.shape)), out.access(idx), "=", expr)
+    def ch(idx):
+        return [idx[1]]
+
+    out = _normalized(c, x, lambda idx: running_mean.access(ch(idx)), lambda idx: running_var.access(ch(idx)),
+                      eps, ch, weight, bias, c.new_output(0))
     return (out, None, None)
 
 
-def _reduce(c: Ctx, x: SymTensor, dims, keepdim: bool, update: str, scale: float | None,
-            expr=None, hint: str | None = None, out_index=None) -> SymTensor:
-    """``out[kept dims] (update)= expr(x[...])`` over every element of ``x``."""
-    if dims is None or len(dims) == 0:
-        dims = list(range(len(x.shape)))
-    keep, red = _split_axes(x.shape, dims)
-    if hint is None:
-        out = c.new_output(out_index)
-    else:
-        shape = [1 if d in red else s for d, s in enumerate(x.shape)] if keepdim else [x.shape[d] for d in keep]
-        out = c.b.declare(hint, shape, x.dtype)
+def _normalized(c: Ctx, x: SymTensor, mean_at, var_at, eps: float, affine_at, weight, bias,
+                out: SymTensor) -> SymTensor:
+    """``out = (x - mean) * rsqrt(var + eps) [* w + b]``, the statistics and the affine parameters
+    read at operand position ``idx`` through ``mean_at``, ``var_at`` and ``affine_at``."""
     v = loop_vars("i", len(x.shape))
     idx = lins(v)
-    out_idx = [Lin.constant(0) if (d in red) else idx[d] for d in range(len(x.shape))] if keepdim \
-        else [idx[d] for d in keep]
-    read = x.access(idx) if expr is None else expr(x.access(idx), idx)
-    c.b.kernel(hint or c.name, list(zip(v, x.shape)), out.access(out_idx), update,
-               read if scale is None else f"{read} * {scale!r}")
+    expr = f"({x.access(idx)} - {mean_at(idx)}) * rsqrt({var_at(idx)} + {eps!r})"
+    if weight is not None:
+        expr += f" * {weight.access(affine_at(idx))}"
+    if bias is not None:
+        expr += f" + {bias.access(affine_at(idx))}"
+    c.b.kernel(c.name, list(zip(v, x.shape)), out.access(idx), "=", expr)
     return out
+
+
+def _reduce(c: Ctx, x: SymTensor, dims, keepdim: bool, update: str, scale: float | None,
+            expr: ReadExpr | None = None, hint: str | None = None, out_index=None) -> SymTensor:
+    """``out[kept dims] (update)= expr(x[...])`` over every element of ``x``."""
+    axes = reduced_axes(len(x.shape), dims)
+    out = c.new_output(out_index) if hint is None else c.b.declare(hint, kept_shape(x.shape, axes, keepdim), x.dtype)
+    return reduce_into(c.b, hint or c.name, x, axes, update, out, keepdim=keepdim, expr=expr, scale=scale)
 
 
 @lowers(aten.sum)
@@ -132,17 +127,11 @@ def _count(shape, dims) -> int:
 def _normalize(c: Ctx, x: SymTensor, dims, eps: float, affine_at, weight, bias, out: SymTensor):
     """(x - mean) * rsqrt(var + eps) [* w + b] over ``dims`` into ``out``; returns (out, mean, var)."""
     inv = 1.0 / _count(x.shape, dims)
-    mean, keep = _row_stat(c, x, dims, c.name + "_mean", "+=", lambda r, *_: f"{r} * {inv!r}")
+    mean, keep = _row_stat(c, x, dims, c.name + "_mean", "+=", lambda r, _idx: f"{r} * {inv!r}")
     var, _ = _row_stat(c, x, dims, c.name + "_var", "+=",
-                       lambda r, s, idx, k: f"({r} - {_at(mean, idx, k)}) ** 2 * {inv!r}")
-    v = loop_vars("i", len(x.shape))
-    idx = lins(v)
-    expr = f"({x.access(idx)} - {_at(mean, idx, keep)}) * rsqrt({_at(var, idx, keep)} + {eps!r})"
-    if weight is not None:
-        expr += f" * {weight.access(affine_at(idx))}"
-    if bias is not None:
-        expr += f" + {bias.access(affine_at(idx))}"
-    c.b.kernel(c.name, list(zip(v, x.shape)), out.access(idx), "=", expr)
+                       lambda r, idx: f"({r} - {_at(mean, idx, keep)}) ** 2 * {inv!r}")
+    _normalized(c, x, lambda idx: _at(mean, idx, keep), lambda idx: _at(var, idx, keep), eps, affine_at,
+                weight, bias, out)
     return out, mean, var
 
 
@@ -175,7 +164,7 @@ def var_lowering(c: Ctx, x: SymTensor, dims=None, *, correction=1, keepdim: bool
     dims = list(range(len(x.shape))) if not dims else [d % len(x.shape) for d in dims]
     n = _count(x.shape, dims)
     inv = 1.0 / n
-    mean, keep = _row_stat(c, x, dims, c.name + "_mean", "+=", lambda r, *_: f"{r} * {inv!r}")
+    mean, keep = _row_stat(c, x, dims, c.name + "_mean", "+=", lambda r, _idx: f"{r} * {inv!r}")
     denominator = n - (1 if correction is None else correction)
     scale = 1.0 / denominator if denominator > 0 else float("inf")
     return _reduce(c, x, dims, keepdim, "+=", None,
@@ -200,22 +189,11 @@ def prod_lowering(c: Ctx, x: SymTensor, dim=None, keepdim: bool = False, **_) ->
 
 
 def _arg_reduce(c: Ctx, x: SymTensor, dim, keepdim: bool, update: str, out_index=None) -> SymTensor:
-    """First index of the max (min): the extreme, then the smallest position that attains it."""
+    """First index of the max (min); ``dim`` None: of the flattened tensor."""
     if dim is None:
-        flat = c.b.reshape(x, [_count(x.shape, range(len(x.shape)))], c.name + "_flat")
-        x, dim = flat, 0
-    dim %= len(x.shape)
-    best, keep = _row_stat(c, x, [dim], c.name + "_best", update, lambda r, *_: r)
-    shape = c.out_shape(out_index)
-    out = c.b.declare(c.name, shape, "int64")
-    v = loop_vars("i", len(x.shape))
-    idx = lins(v)
-    out_idx = [Lin.constant(0) if d == dim else idx[d] for d in range(len(x.shape))] if keepdim \
-        else [idx[d] for d in keep]
-    n = x.shape[dim]
-    c.b.kernel(c.name, list(zip(v, x.shape)), out.access(out_idx), "min=",
-               f"select({x.access(idx)} == {_at(best, idx, keep)}, {v[dim]}, {n})")
-    return out
+        x, dim = c.b.reshape(x, [_count(x.shape, range(len(x.shape)))], c.name + "_flat"), 0
+    out = c.b.declare(c.name, c.out_shape(out_index), "int64")
+    return arg_reduce(c.b, c.name, x, dim, update, out, keepdim=keepdim)
 
 
 @lowers(aten.argmax)
@@ -233,3 +211,11 @@ def max_dim_lowering(c: Ctx, x: SymTensor, dim: int, keepdim: bool = False):
     update = "max=" if c.node.target is aten.max.dim else "min="
     values = _reduce(c, x, [dim], keepdim, update, None, out_index=0)
     return (values, lambda: _arg_reduce(c, x, dim, keepdim, update, out_index=1))
+
+
+@lowers(aten.any, aten.all)
+def any_all_lowering(c: Ctx, x: SymTensor, dims=None, keepdim: bool = False) -> SymTensor:
+    """OR (AND) over ``dims`` (one dim, a list, or every dim): the ``max=`` (``min=``) of a bool."""
+    op = "any" if c.node.target.overloadpacket is aten.any else "all"
+    axes = reduced_axes(len(x.shape), dims)
+    return reduce_canonical(c.b, c.name, x, axes, op, c.new_output(), keepdim=keepdim)

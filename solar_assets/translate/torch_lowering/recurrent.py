@@ -17,7 +17,7 @@ import torch
 
 from solar_assets.translate.torch_lowering.context import Ctx, LoweringGap
 from solar_assets.translate.torch_lowering.registry import lowers
-from solar_assets.translate.torch_lowering.symbolic import Lin, SymTensor
+from solar_assets.translate.core.affine import Lin, SymTensor
 
 aten = torch.ops.aten
 GATES = {"lstm": 4, "gru": 3, "rnn_tanh": 1, "rnn_relu": 1}

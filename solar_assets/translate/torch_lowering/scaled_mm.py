@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import torch
 
-from solar_assets.translate.torch_lowering.builder import lins, loop_vars
+from solar_assets.translate.core.builder import lins, loop_vars
 from solar_assets.translate.torch_lowering.context import Ctx, LoweringGap
 from solar_assets.translate.torch_lowering.registry import lowers
-from solar_assets.translate.torch_lowering.symbolic import Lin, SymTensor
+from solar_assets.translate.core.affine import Lin, SymTensor
 
 aten = torch.ops.aten
 

@@ -1,39 +1,25 @@
-"""Scans as first-order recurrences: ``Y[..., i] = Y[..., i-1] (op) X[..., i]``.
-
-The kernel reads its own output one step back (a pad value supplies the start), so it runs
-in loop order; its FLOPs are one op per element, the cost of a real scan.
-"""
+"""Cumulative scans (``core.scan``): aten.cumsum, cumprod, cummax, cummin, logcumsumexp."""
 from __future__ import annotations
 
 import torch
 
-from solar_assets.translate.torch_lowering.builder import lins, loop_vars
+from solar_assets.translate.core.scan import scan
 from solar_assets.translate.torch_lowering.context import Ctx
 from solar_assets.translate.torch_lowering.registry import lowers
-from solar_assets.translate.torch_lowering.symbolic import Lin, SymTensor
+from solar_assets.translate.core.affine import SymTensor
 
 aten = torch.ops.aten
 
-
-def _scan(c: Ctx, x: SymTensor, dim: int, op: str, start: float) -> SymTensor:
-    dim %= len(x.shape)
-    out = c.new_output()
-    c.b.decls[out.base].pad_value = start
-    order = [d for d in range(len(x.shape)) if d != dim] + [dim]  # the scanned loop innermost
-    v = loop_vars("i", len(x.shape))
-    idx = lins(v)
-    prev = list(idx)
-    prev[dim] = idx[dim] + Lin.constant(-1)
-    c.b.kernel(c.name, [(v[d], x.shape[d]) for d in order], out.access(idx), "=",
-               f"{out.access(prev)} {op} {x.access(idx)}")
-    return out
+SCAN_ALIASES = {aten.cumsum: "cumsum", aten.cumprod: "cumprod", aten.logcumsumexp: "cumlogsumexp"}
 
 
-@lowers(aten.cumsum)
-def cumsum_lowering(c: Ctx, x: SymTensor, dim: int, **_) -> SymTensor:
-    return _scan(c, x, dim, "+", 0.0)
+@lowers(*SCAN_ALIASES)
+def scan_lowering(c: Ctx, x: SymTensor, dim: int, **_) -> SymTensor:
+    return scan(c.b, c.name, x, dim, SCAN_ALIASES[c.node.target.overloadpacket], c.new_output())
 
 
-@lowers(aten.cumprod)
-def cumprod_lowering(c: Ctx, x: SymTensor, dim: int, **_) -> SymTensor:
-    return _scan(c, x, dim, "*", 1.0)
+@lowers(aten.cummax, aten.cummin)
+def cum_extreme_lowering(c: Ctx, x: SymTensor, dim: int):
+    """The running max (min); the indices output is not lowered."""
+    op = "cummax" if c.node.target.overloadpacket is aten.cummax else "cummin"
+    return (scan(c.b, c.name, x, dim, op, c.new_output(0)), None)

@@ -5,10 +5,11 @@ import operator
 
 import torch
 
-from solar_assets.translate.torch_lowering.builder import lins, loop_vars
+from solar_assets.translate.core.builder import lins, loop_vars
+from solar_assets.translate.core.views import concatenate, reversed_view, split_views, strided_view
 from solar_assets.translate.torch_lowering.context import Ctx, LoweringGap
 from solar_assets.translate.torch_lowering.registry import lowers
-from solar_assets.translate.torch_lowering.symbolic import Lin, SymTensor, view_dim
+from solar_assets.translate.core.affine import Lin, SymTensor, view_dim
 
 aten = torch.ops.aten
 
@@ -68,9 +69,9 @@ def slice_lowering(c: Ctx, x: SymTensor, dim: int = 0, start=None, end=None, ste
     dim %= len(x.shape)
     start = 0 if start is None else (start + x.shape[dim] if start < 0 else start)
     start = max(0, min(start, x.shape[dim]))
-    old_of_new = [Lin.of(view_dim(d)) for d in range(len(x.shape))]
-    old_of_new[dim] = Lin.constant(start) + Lin.of(view_dim(dim), step)
-    return x.reindex(c.out_shape(), old_of_new)
+    starts, steps = [0] * len(x.shape), [1] * len(x.shape)
+    starts[dim], steps[dim] = start, step
+    return strided_view(x, c.out_shape(), starts, steps)
 
 
 @lowers(aten.select)
@@ -90,20 +91,9 @@ def select_lowering(c: Ctx, x: SymTensor, dim: int, index: int) -> SymTensor:
 
 @lowers(aten.cat)
 def cat_lowering(c: Ctx, xs, dim: int = 0) -> SymTensor:
-    shape = c.out_shape()
-    dim %= len(shape)
-    out = c.new_output()
-    offset = 0
-    for j, x in enumerate(xs):
-        if x.shape[dim] == 0:
-            continue
-        v = loop_vars("i", len(shape))
-        idx = lins(v)
-        dst = list(idx)
-        dst[dim] = idx[dim] + Lin.constant(offset)
-        c.b.kernel(f"{c.name}_part{j}", list(zip(v, x.shape)), out.access(dst), "=", x.access(idx))
-        offset += x.shape[dim]
-    return out
+    dim %= len(c.out_shape())
+    return concatenate(c.b, c.name, c.new_output(), [(x.shape, x) for x in xs], dim,
+                       lambda x, idx, shape: x.access(idx))
 
 
 @lowers(operator.getitem)
@@ -121,23 +111,12 @@ def split_lowering(c: Ctx, x: SymTensor, sizes, dim: int = 0):
     dim %= len(x.shape)
     if isinstance(sizes, int):
         sizes = [min(sizes, x.shape[dim] - s) for s in range(0, x.shape[dim], sizes)]
-    parts, start = [], 0
-    for size in sizes:
-        old_of_new = [Lin.of(view_dim(d)) for d in range(len(x.shape))]
-        old_of_new[dim] = Lin.constant(start) + Lin.of(view_dim(dim))
-        shape = list(x.shape)
-        shape[dim] = size
-        parts.append(x.reindex(shape, old_of_new))
-        start += size
-    return parts
+    return split_views(x, dim, sizes)
 
 
 @lowers(aten.flip)
 def flip_lowering(c: Ctx, x: SymTensor, dims) -> SymTensor:
-    flipped = {d % len(x.shape) for d in dims}
-    old_of_new = [Lin.constant(x.shape[d] - 1) + Lin.of(view_dim(d), -1) if d in flipped else Lin.of(view_dim(d))
-                  for d in range(len(x.shape))]
-    return x.reindex(x.shape, old_of_new)
+    return reversed_view(x, sorted({d % len(x.shape) for d in dims}))
 
 
 @lowers(aten.repeat)
@@ -173,3 +152,75 @@ def constant_pad_lowering(c: Ctx, x: SymTensor, pad, value: float = 0.0) -> SymT
 def assert_metadata_lowering(c: Ctx, *_, **__) -> None:
     """A trace-time dtype/shape assertion: no data, no cost."""
     return None
+
+
+@lowers(aten.unfold)
+def unfold_lowering(c: Ctx, x: SymTensor, dim: int, size: int, step: int) -> SymTensor:
+    """``Tensor.unfold``: windows of ``size`` every ``step`` along ``dim`` as a new last dim; a view,
+    ``out[..., p, ..., r] = x[..., p·step + r, ...]``."""
+    dim %= max(1, len(x.shape))
+    last = len(x.shape)  # the window dim, appended
+    old_of_new = [Lin.of(view_dim(d)) for d in range(len(x.shape))]
+    if x.shape:
+        old_of_new[dim] = Lin.of(view_dim(dim), step) + Lin.of(view_dim(last))
+    return x.reindex(c.out_shape(), old_of_new)
+
+
+def _contiguous_strides(shape) -> list[int]:
+    strides, acc = [], 1
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= s
+    return strides[::-1]
+
+
+def _strided_map(base_shape, size, stride, offset: int) -> list[Lin] | None:
+    """Base dims as affine forms of the as_strided view's dims, when every view dim with more than
+    one position steps along one base dim without carrying into the next; None otherwise."""
+    cs = _contiguous_strides(base_shape)
+    forms = [Lin() for _ in base_shape]
+    span = [0] * len(base_shape)
+    for j, (n, st) in enumerate(zip(base_shape, cs)):
+        forms[j] = Lin.constant(offset // st % n if j else offset // st)
+        span[j] = forms[j].const
+    for d, (n, st) in enumerate(zip(size, stride)):
+        if n == 1:
+            continue
+        cands = [j for j, (m, s) in enumerate(zip(base_shape, cs)) if m > 1 and st >= s and st % s == 0]
+        if not cands or st < 0:
+            return None
+        j = max(cands, key=lambda j: cs[j])
+        k = st // cs[j]
+        forms[j] = forms[j] + Lin.of(view_dim(d), k)
+        span[j] += (n - 1) * k
+    if any(sp >= m for sp, m in zip(span, base_shape)):
+        return None
+    return forms
+
+
+@lowers(aten.as_strided)
+def as_strided_lowering(c: Ctx, x: SymTensor, size, stride, storage_offset=None) -> SymTensor:
+    """``as_strided`` of a contiguous tensor: an index map over its storage (a view). Each view dim
+    steps one base dim where that needs no carry (the usual case: strides that only restate a
+    contiguous layout, windows); otherwise the storage is read flat, through a Reshape alias."""
+    offset = int(storage_offset or 0)
+    size, stride = [int(s) for s in size], [int(s) for s in stride]
+    val = c.node.args[0].meta.get("val")
+    if val is not None:
+        real = [st for n, st in zip(val.shape, val.stride()) if n != 1]
+        want = [st for n, st in zip(val.shape, _contiguous_strides(tuple(val.shape))) if n != 1]
+        if real != want or int(val.storage_offset()) != 0:
+            raise LoweringGap("as_strided of a non-contiguous tensor (its storage order is not its index order)")
+    if not x.is_whole(c.b.decls[x.base].shape):
+        x = c.b.materialize(x, c.name + "_src")
+    forms = _strided_map(x.shape, size, stride, offset)
+    if forms is not None:
+        return x.reindex(size, forms)
+    numel = 1
+    for s in x.shape:
+        numel *= s
+    flat = c.b.reshape(x, [numel], c.name + "_flat")
+    lin = Lin.constant(offset)
+    for d, st in enumerate(stride):
+        lin = lin + Lin.of(view_dim(d), st)
+    return flat.reindex(size, [lin])

@@ -7,7 +7,7 @@ from typing import Iterator, Sequence
 
 from ir_schemas import Cond, Kernel, Loop, Origin, Program, Repeat, Reshape, TensorDecl, TopK
 from solar_assets.ir.expr import parse_kernel
-from solar_assets.translate.torch_lowering.symbolic import Lin, SymTensor, split_reshape, view_dim
+from solar_assets.translate.core.affine import Lin, SymTensor, split_reshape, view_dim
 
 @dataclass
 class _Decl:
@@ -139,7 +139,7 @@ class ProgramBuilder:
     def padded(self, x: SymTensor, pad_value: float, hint: str) -> SymTensor:
         """``x`` on a base tensor whose out-of-range reads give ``pad_value``."""
         decl = self.decls[x.base]
-        if x.per_dim_monotone() and decl.pad_value in (None, pad_value):
+        if x.per_dim_monotone(decl.shape) and decl.pad_value in (None, pad_value):
             decl.pad_value = pad_value
             return x
         y = self.materialize(x, hint, force=True)

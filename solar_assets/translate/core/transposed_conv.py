@@ -30,7 +30,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from solar_assets.translate.torch_lowering.symbolic import Lin
+from solar_assets.translate.core.affine import Lin
 
 
 @dataclass(frozen=True)
