@@ -744,7 +744,7 @@ def ui(args: argparse.Namespace) -> int:
     home = _use_home(args.home)
     prepare_ui_instance(home)  # partitions registered and files observed before the UI opens
     dagster = Path(sys.executable).with_name("dagster")
-    workspace = pipeline.REPO_ROOT / "workspace.yaml"
+    workspace = workspace_file()  # the repo's, else the copy a wheel ships (a non-editable install)
     command = [str(dagster), "dev", "-w", str(workspace), "-h", "127.0.0.1", "-p", str(args.port)]
     env_tool = shutil.which("env")
     if env_tool:

@@ -11,10 +11,15 @@ as its digits (``67000000000000``), so the assets attach figures through these h
   MAC and FLOP counts) as numbers as well: counts as exact ints under their own name (``MACs``),
   times as floats in a unit fixed in the label (``SOL fused [µs]``), rounded to ``PLOT_DIGITS``
   significant digits (the model is not more precise than that, and no 17-digit float shows).
-* **Code and pictures** as Markdown that Dagster renders whole: the IR in a fenced block (Dagster
-  puts Markdown of 1000 characters or more behind a "[Show Markdown]" button; the block wraps its
-  long lines there, see ``code``), pictures as ``data:`` URIs (rendered in that view as well).
-* **Tables** (``MetadataValue.table``) for row-shaped data, with floats rounded the same way.
+* **Code and pictures** as Markdown, which Dagster renders whole: the IR in a fenced block, its
+  line breaks kept (``MetadataValue.text`` would run the lines together), lines longer than
+  ``CODE_WRAP_COLUMNS`` continued on the next line (``↪``) so that none is cut at the dialog's
+  edge; pictures as Markdown images with ``data:`` URIs (no file server needed). Dagster 1.13
+  shows Markdown of 1000 characters or more behind a "[Show Markdown]" link, in a dialog as wide
+  as its content (up to the window): there the IR and the pictures appear, uncut
+  (tests/test_browser_ui.py measures it). Shorter Markdown (the bounds table) is inline.
+* **Tables** (``MetadataValue.table``, rendered inline) for row-shaped data: the per-op breakdown
+  on ``sol_bounds``, the validation checks; floats rounded as for plots.
 """
 from __future__ import annotations
 
@@ -32,6 +37,9 @@ PLOT_DIGITS = 4
 """Significant digits of a figure kept as a number for Dagster's plots."""
 CODE_MAX_LINES = 400
 """Lines of code shown in one entry; the rest are counted, not shown (the event log keeps every entry)."""
+CODE_WRAP_COLUMNS = 160
+"""Longer code lines continue on the next: the dialog Dagster shows them in is as wide as the window
+(1600 px: about 185 monospace characters), and a line past its edge is cut."""
 PNG_EMBED_MAX_BYTES = 1 << 20
 """Larger pictures are named by path, not embedded in the event log."""
 
@@ -106,14 +114,33 @@ def plotted_times(times: Mapping[str, float | None]) -> dict[str, dg.MetadataVal
 
 # ---------------------------------------------------------------------------- code, pictures, tables
 def code(text: str, language: str = "") -> dg.MetadataValue:
-    """A fenced code block, at most ``CODE_MAX_LINES`` lines. Markdown, not ``MetadataValue.text``:
-    Dagster shows text inline with its line breaks collapsed, while it renders a fenced block as a
-    ``<pre>`` that keeps them (tests/test_browser_ui.py checks no line is cut)."""
-    lines = text.splitlines()
+    """A fenced code block, at most ``CODE_MAX_LINES`` lines, none wider than ``CODE_WRAP_COLUMNS``.
+    Markdown, not ``MetadataValue.text``: Dagster shows text with its line breaks collapsed, while
+    it renders a fenced block as a ``<pre>`` that keeps them (tests/test_browser_ui.py checks that
+    no line is cut)."""
+    lines = [part for line in text.splitlines() for part in wrap_line(line)]
     if len(lines) > CODE_MAX_LINES:
         lines = lines[:CODE_MAX_LINES] + [f"... ({len(lines) - CODE_MAX_LINES} more lines)"]
     fence = "````" if any(line.startswith("```") for line in lines) else "```"
     return dg.MetadataValue.md(f"{fence}{language}\n" + "\n".join(lines) + f"\n{fence}")
+
+
+def wrap_line(line: str, width: int = CODE_WRAP_COLUMNS) -> list[str]:
+    """``line`` as lines of at most ``width`` characters: the first as it is, each continuation
+    indented like it and marked ``↪`` (broken at a space where one is near the end)."""
+    if len(line) <= width:
+        return [line]
+    indent = " " * (len(line) - len(line.lstrip(" ")))
+    mark = indent + "  ↪ "
+    out, rest, room = [], line, width
+    while len(rest) > room:
+        cut = rest.rfind(" ", room // 2, room)
+        cut = cut if cut > 0 else room
+        out.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip(" ")
+        room = width - len(mark)
+    out.append(rest)
+    return [out[0], *(mark + part for part in out[1:])]
 
 
 def picture(path: Path, title: str) -> dg.MetadataValue:
@@ -135,7 +162,6 @@ PER_OP_COLUMNS = (
     ("time unfused", "string", "max(compute, bytes / bandwidth)"),
     ("share", "string", "of the sum of the ops' unfused times"),
     ("limiter", "string", "compute or memory"),
-    ("time unfused [µs]", "float", "the same time as a number, for sorting"),
 )
 PER_OP_UI_MAX_ROWS = 50
 """Ops shown on the bounds asset (largest shares first); every op is in the report's per_op.csv."""
@@ -149,7 +175,7 @@ def per_op_table(rows: Sequence[PerOpRow], top: int = PER_OP_UI_MAX_ROWS) -> dg.
     records = [dg.TableRecord({
         "rank": r.rank, "module": r.module or "-", "op": short_op(r.op) or r.node,
         "MACs": format_count(r.macs), "FLOPs": format_count(r.flops), "bytes": format_bytes(r.bytes),
-        "time unfused": format_seconds(r.time_s), "share": f"{100 * r.share:.1f} %", "limiter": r.limiter,
-        "time unfused [µs]": rounded(r.time_s * 1e6)}) for r in sorted(rows, key=lambda r: r.rank)[:top]]
+        "time unfused": format_seconds(r.time_s), "share": f"{100 * r.share:.1f} %", "limiter": r.limiter})
+        for r in sorted(rows, key=lambda r: r.rank)[:top]]
     schema = dg.TableSchema([dg.TableColumn(name, kind, description=why) for name, kind, why in PER_OP_COLUMNS])
     return dg.MetadataValue.table(records, schema=schema)

@@ -108,6 +108,7 @@ def _op_points(ax, ops: Sequence[PerOpRow], points: dict[int, tuple[float, float
     xs, ys = zip(*(p for _, p in placed))
     ax.plot(xs, ys, marker="^", ms=5, mfc="none", mec=color, ls="none", alpha=0.8)
     for op, (x, y) in sorted(placed, key=lambda e: e[0].rank)[:NAMED_OPS]:
-        name = op.module.rsplit(".", 1)[-1] + ":" if op.module else ""
-        ax.annotate(f"{name}{short_op(op.op) or op.node} {100 * op.share:.0f}%", (x, y), fontsize="x-small",
+        module = op.module if len(op.module) <= 24 else "…" + op.module[-23:]
+        ax.annotate(f"{module + ' ' if module else ''}{short_op(op.op) or op.node} {100 * op.share:.0f}%", (x, y),
+                    fontsize="x-small",
                     color=color, xytext=(4, -8), textcoords="offset points")
