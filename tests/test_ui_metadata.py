@@ -114,3 +114,47 @@ def test_hardware_partitions_come_from_every_spec_dir_the_cli_searches(tmp_path,
         shutil.copy(REPO / "hardware" / "A6000.yaml", own / "A6000.yaml")
         config = SolarConfig(home=str(home), workload_dir=str(tmp_path), hardware_dir=str(own))
         assert new_partitions(instance, config)[1] == ["A6000"]
+
+
+def test_solar_ui_runs_dagster_on_the_shipped_workspace_in_a_non_editable_install(tmp_path, monkeypatch):
+    """No ``workspace.yaml`` beside the sources (a wheel): ``solar ui`` uses the package-data copy."""
+    import argparse
+    import os
+    import signal
+    import subprocess
+
+    from solar_assets import cli, pipeline
+    from solar_assets.assets import runner
+
+    monkeypatch.setattr(pipeline, "REPO_ROOT", tmp_path / "site-packages")  # no workspace.yaml there
+    shipped = Path(cli.__file__).resolve().parent / "_shipped" / "workspace.yaml"
+    assert cli.workspace_file() == shipped
+    started: list[list[str]] = []
+
+    class Finished:  # dagster dev that exits at once
+        pid, returncode = 2**22 + 12345, 0
+
+        def __init__(self, command, **_kwargs):
+            started.append(command)
+
+        def poll(self):
+            return 0
+
+        def wait(self, timeout=None):
+            return 0
+
+    class Exited(Exception):
+        pass
+
+    def leave(code):
+        raise Exited(code)
+
+    monkeypatch.setattr(runner, "prepare_ui_instance", lambda home: None)
+    monkeypatch.setattr(subprocess, "Popen", Finished)
+    monkeypatch.setattr(os, "killpg", lambda pid, sig: None)
+    monkeypatch.setattr(os, "_exit", leave)
+    monkeypatch.setattr(signal, "signal", lambda signum, handler: None)
+    with pytest.raises(Exited):
+        cli.ui(argparse.Namespace(home=str(tmp_path / "home"), port=3999))
+    (command,) = started
+    assert command[command.index("-w") + 1] == str(shipped) and command[command.index("-p") + 1] == "3999"
