@@ -304,6 +304,8 @@ def test_units_the_per_op_table_the_ir_and_the_roofline_in_the_ui(ui_server, tmp
         bounds_url = f"{base}/assets/sol_bounds?partition={quote('H100_SXM|tiny_mlp')}&view=events"
         browser.open(bounds_url, "per-op")
         text = browser.js("document.body.innerText")
+        browser.js("[...document.querySelectorAll('td')].find(td => td.textContent.trim() === 'per-op')"
+                   "?.scrollIntoView({block: 'start'})")  # the screenshot shows the per-op table
         browser.screenshot(artifacts / "ui_sol_bounds.png")
         assert "TFLOP/s" in text and format_count(bandwidth, "B/s") in text, text[:3000]
         # a tiny MLP is memory-bound: each op's time is its bytes over the bandwidth, in ns
