@@ -1,6 +1,6 @@
 """One row of solar's report: a workload analysed on one hardware target.
 
-Field names are a stable interface (``solar analyze --json`` prints a list of these);
+Field names are a stable interface (the ``rows`` of the document ``solar analyze --json`` prints);
 later versions add fields and never rename one.
 """
 from __future__ import annotations

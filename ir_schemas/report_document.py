@@ -1,8 +1,8 @@
 """The report as one document: ``report.json`` of a ``solar analyze`` run.
 
 ``{"schema": "solar.report.v2", "solar_version": ..., "created": ..., "rows": [ReportRow...],
-"failures": [Failure...], "per_op": [PerOpRow...]}``: the rows are exactly what ``solar analyze
---json`` prints (``ir_schemas.report.ReportRow``); failures say which workloads got no row and
+"failures": [Failure...], "per_op": [PerOpRow...]}``, also what ``solar analyze --json`` prints:
+the rows are ``ir_schemas.report.ReportRow``; failures say which workloads got no row and
 why; per_op is the per-framework-op breakdown (``solar_assets.report.per_op``). Fields are added,
 never renamed; ``schema`` changes only when a reader would misread the document.
 """

@@ -142,7 +142,8 @@ def _parser() -> argparse.ArgumentParser:
                          help="fp32 contractions on the TF32 tensor cores or the IEEE fp32 path; auto (default): "
                               "the fastest the framework's defaults allow for each op (TF32 for PyTorch convolutions "
                               "and JAX, IEEE for PyTorch matmuls unless the file enables TF32)")
-    analyze.add_argument("--json", action="store_true", help="print only a JSON list of report rows on stdout")
+    analyze.add_argument("--json", action="store_true",
+                         help="print only the report document on stdout (report.json: rows, failures, per-op rows)")
     analyze.add_argument("--home", metavar="DIR", help="SOLAR_HOME (default $SOLAR_HOME or <repo>/data/solar_home)")
     analyze.add_argument("--no-dagster", action="store_true",
                          help="run the stages directly, without Dagster (same output; for debugging)")
@@ -385,14 +386,14 @@ def analyze(args: argparse.Namespace) -> int:
             results, rows = _analyze_plain(paths, hardware_names, args, measure, home, limits, progress, report_dir)
     progress.done()
     errors = input_errors + notes + [r.error for r in results if r.error]
-    per_op = _write_run_report(args, rows, results, [*input_errors, *notes], home, report_dir)
+    per_op, failures = _write_run_report(args, rows, results, [*input_errors, *notes], home, report_dir)
     for error in errors:
         if error not in notes:  # printed when it happened
             print(f"solar: error: {error}", file=sys.stderr)
-    if args.json:
-        from solar_assets.report.writers import rows_as_json
+    if args.json:  # the report document, as report.json holds it: rows, failures, per-op rows
+        from solar_assets.report.writers import document_as_json
 
-        sys.stdout.write(rows_as_json(rows))
+        sys.stdout.write(document_as_json(rows, failures, per_op))
     else:
         bounded = sum(1 for r in results if r.ok)
         print(_format_rows(args, rows) if rows else "no workload produced bounds")
@@ -515,7 +516,8 @@ def _add_output_options(analyze: argparse.ArgumentParser) -> None:
                               "or table headers in lower case with _ for spaces (sol_fused, fused_bytes, ...)")
     analyze.add_argument("--per-op", nargs="?", const="10", metavar="N|all",
                          help="print the per-op breakdown: the N ops with the largest share of the unfused time "
-                              "(default 10), or all; the report's per_op.csv always has every op")
+                              "(default 10), or all, and place them on the report's roofline; per_op.csv always "
+                              "has every op")
     analyze.add_argument("--output", metavar="DIR",
                          help="write the report into DIR (default: a new $SOLAR_HOME/reports/<timestamp>/, "
                               "with reports/latest pointing at it)")
@@ -597,19 +599,23 @@ def _per_op_of(results, home: Path) -> list:
 
 
 def _write_run_report(args: argparse.Namespace, rows, results, input_errors: Sequence[str], home: Path,
-                      report_dir: Path) -> list:
+                      report_dir: Path) -> tuple[list, list]:
     """The run's report files in ``report_dir`` (with failures and the per-op breakdown), then
-    ``reports/latest`` moved to it unless ``--output`` chose the place. Returns the per-op rows."""
+    ``reports/latest`` moved to it unless ``--output`` chose the place. Returns the per-op rows
+    and the failures (``--json`` prints them in the same document)."""
     from solar_assets.report import write_report
+    from solar_assets.report.per_op import PerOpTable
     from solar_assets.report.run_dir import point_latest
 
     per_op = _per_op_of(results, home)
     if not args.no_dagster:  # the ski_slope asset writes under reports/skislope: this run's, copied beside
         _copy_ski_slopes(pipeline.reports_dir(home) / "skislope", report_dir / "skislope", {r.workload for r in rows})
-    write_report(rows, report_dir, failures=_failures(results, input_errors), per_op=per_op)
+    failures = _failures(results, input_errors)
+    on_roofline = () if args.per_op is None else PerOpTable(per_op).top(_per_op_top(args.per_op)).rows
+    write_report(rows, report_dir, failures=failures, per_op=per_op, roofline_ops=on_roofline)
     if not args.output:
         point_latest(pipeline.reports_dir(home), report_dir)
-    return per_op
+    return per_op, failures
 
 
 def _copy_ski_slopes(source: Path, target: Path, workloads: set[str]) -> None:
@@ -746,7 +752,7 @@ def ui(args: argparse.Namespace) -> int:
     home = _use_home(args.home)
     prepare_ui_instance(home)  # partitions registered and files observed before the UI opens
     dagster = Path(sys.executable).with_name("dagster")
-    workspace = pipeline.REPO_ROOT / "workspace.yaml"
+    workspace = workspace_file()  # the repo's, else the copy a wheel ships (a non-editable install)
     command = [str(dagster), "dev", "-w", str(workspace), "-h", "127.0.0.1", "-p", str(args.port)]
     env_tool = shutil.which("env")
     if env_tool:

@@ -33,7 +33,7 @@ def solar(*args: str, home: Path) -> subprocess.CompletedProcess:
 def test_analyze_gemm_json(home):
     done = solar("analyze", GEMM, "--json", home=home)
     assert done.returncode == 0, done.stderr
-    (row,) = json.loads(done.stdout)  # stdout is only the JSON list
+    (row,) = json.loads(done.stdout)["rows"]  # stdout is only the JSON report document
     assert set(REQUIRED) <= set(row)
     assert (row["workload"], row["hardware"], row["translator"], row["validated"]) == ("gemm", "H100_SXM", "tracer", True)
     assert row["macs"] == 1024**3
@@ -50,8 +50,12 @@ def test_bad_file_and_good_file(home, tmp_path):
     assert done.returncode == 1
     errors = [line for line in done.stderr.splitlines() if line.startswith("solar: error:")]
     assert len(errors) == 1 and str(bad) in errors[0]
-    rows = json.loads(done.stdout)
+    document = json.loads(done.stdout)  # the report document, failures included (report.json's form)
+    rows = document["rows"]
     assert [r["workload"] for r in rows] == ["gemm"]
+    assert document["schema"] == "solar.report.v2" and document["solar_version"] and document["created"]
+    (failure,) = document["failures"]
+    assert (failure["workload"], failure["status"]) == ("bad_workload", "failed") and str(bad) in failure["reason"]
 
 
 def test_no_dagster_gives_the_same_rows(home, monkeypatch, capsys):
@@ -61,7 +65,7 @@ def test_no_dagster_gives_the_same_rows(home, monkeypatch, capsys):
     outputs = []
     for extra in ([], ["--no-dagster"]):
         assert main(["analyze", GEMM, "--json", "--no-progress", "--hardware", "H100_SXM", "B200", *extra]) == 0
-        outputs.append(json.loads(capsys.readouterr().out))
+        outputs.append(json.loads(capsys.readouterr().out)["rows"])
     assert outputs[0] == outputs[1] and [r["hardware"] for r in outputs[0]] == ["H100_SXM", "B200"]
 
 

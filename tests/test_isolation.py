@@ -118,7 +118,7 @@ def test_hang_crash_and_memory_cost_only_their_own_rows(home, tmp_path, capsys, 
                    *(() if dagster else ("--no-dagster",)))
     out, err = capsys.readouterr()
     assert code == 1
-    rows = json.loads(out)
+    rows = json.loads(out)["rows"]
     assert [r["workload"] for r in rows] == ["d_tiny"] and rows[0]["macs"] == TINY_LINEAR_RELU_MACS
     assert [r["workload"] for r in report_rows(home)] == ["d_tiny"]
     errors = errors_of(err)
@@ -148,7 +148,7 @@ def test_a_helper_module_edit_changes_the_result(home, tmp_path, capsys):
     for hidden in (16, 24):
         (folder / "lib" / "blocks.py").write_text(f"HIDDEN = {hidden}\n")
         assert analyze(str(workload), "--json", "--no-dagster") == 0
-        (row,) = json.loads(capsys.readouterr().out)
+        (row,) = json.loads(capsys.readouterr().out)["rows"]
         macs.append(row["macs"])
     assert macs == [8 * 32 * 16, 8 * 32 * 24]
 
@@ -165,13 +165,13 @@ def test_default_dtype_and_cwd_do_not_cross_files(home, tmp_path, capsys, monkey
         (folder / f"{name}.py").write_text(text)
     analyze(str(folder), "--json", "--no-dagster")
     out, err = capsys.readouterr()
-    rows = {r["workload"]: r for r in json.loads(out)}
+    rows = {r["workload"]: r for r in json.loads(out)["rows"]}
     assert rows["b_tiny"]["dtype"] == "float32" and rows["d_tiny"]["dtype"] == "float32", err
     assert rows["d_tiny"]["macs"] == 8 * 32 * 8
     # a file may break itself (c_chdir reads its own relative path again after moving), never the next
     assert all("a_float64.py" in e or "c_chdir.py" in e for e in errors_of(err)), err
     assert analyze(str(folder / "b_tiny.py"), "--json", "--no-dagster") == 0  # alone, from the same caches
-    (alone,) = json.loads(capsys.readouterr().out)
+    (alone,) = json.loads(capsys.readouterr().out)["rows"]
     assert alone["dtype"] == "float32" and alone["bytes_fused"] == 4 * (8 * 32 + 32 * 16 + 16 + 8 * 16)
 
 
@@ -205,7 +205,7 @@ def test_a_workload_that_prints_leaves_json_stdout_clean(home, tmp_path, capfd):
     workload.write_text(PRINTER)
     assert analyze(str(workload), "--json", "--no-dagster") == 0
     out, err = capfd.readouterr()
-    (row,) = json.loads(out)
+    (row,) = json.loads(out)["rows"]
     assert row["workload"] == "chatty" and row["macs"] == TINY_LINEAR_RELU_MACS
     assert "hello" not in out and "hello" not in err  # it goes to the log (shown with -v)
 
@@ -225,7 +225,7 @@ def test_a_corrupt_dagster_database_is_one_line_and_the_rows_still_land(home, tm
     (error,) = errors_of(err)
     assert str(runs_db) in error and "remove it" in error and "--no-dagster" in error
     assert len(err.strip().splitlines()) == 1, err  # no traceback
-    assert [r["workload"] for r in json.loads(out)] == ["tiny"]
+    assert [r["workload"] for r in json.loads(out)["rows"]] == ["tiny"]
     assert [r["workload"] for r in report_rows(home)] == ["tiny"]
     assert str(runs_db) in latest_report(home, "report.md")
 

@@ -108,7 +108,7 @@ def test_postgres_storage_matches_sqlite(tmp_path: Path, postgres_url: str, monk
                            "--home", str(sqlite_home), "--json", "--no-progress"],
                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert done.returncode == 0, done.stderr[-3000:]
-    sqlite_rows = json.loads(done.stdout)
+    sqlite_rows = json.loads(done.stdout)["rows"]
 
     pg_home = tmp_path / "pg"
     dagster_home = pg_home / "dagster"

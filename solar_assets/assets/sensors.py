@@ -20,8 +20,7 @@ from solar_assets.assets.partitions import (
     workload_partitions,
 )
 from solar_assets.assets.resources import SolarConfig
-from solar_assets.assets.sources import OBSERVE_JOBS, changed_files
-from solar_assets.hardware import list_hardware
+from solar_assets.assets.sources import OBSERVE_JOBS, changed_files, hardware_files
 from solar_assets.workloads import discover_workloads
 
 
@@ -30,7 +29,7 @@ def new_partitions(instance: dg.DagsterInstance, solar: SolarConfig) -> tuple[li
     known_w = set(instance.get_dynamic_partitions(WORKLOAD_PARTITIONS_NAME))
     known_h = set(instance.get_dynamic_partitions(HARDWARE_PARTITIONS_NAME))
     workloads = sorted({workload_key(p, solar.workload_dir) for p in discover_workloads(solar.workload_dir)} - known_w)
-    hardware = sorted(set(list_hardware(solar.hardware_dir)) - known_h)
+    hardware = sorted(set(hardware_files(solar)) - known_h)  # every dir of the CLI's search path
     return workloads, hardware
 
 

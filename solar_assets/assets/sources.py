@@ -37,9 +37,27 @@ def workload_file_versions(solar: SolarConfig, keys: list[str]) -> dict[str, str
     return {k: file_version(solar.workload_path(k)) for k in keys if solar.workload_path(k).is_file()}
 
 
+def hardware_files(solar: SolarConfig) -> dict[str, Path]:
+    """Every spec a hardware partition may name, by stem: those in ``solar.hardware_dir`` and, when
+    that is a directory of the CLI's search path (the default: ``$SOLAR_HARDWARE_DIR``,
+    ``$SOLAR_HOME/hardware``, the shipped specs), every directory on it, the first match winning as
+    in ``load_hardware`` (so ``host.yaml`` from ``solar hardware detect`` is found)."""
+    from solar_assets.hardware import hardware_dirs
+
+    own, search = Path(solar.hardware_dir), hardware_dirs()
+    on_path = own.resolve() in {d.resolve() for d in search}
+    found: dict[str, Path] = {}
+    for root in (dict.fromkeys([own, *search]) if on_path else [own]):
+        for path in sorted(root.glob("*.yaml")) if root.is_dir() else ():
+            if path.is_file():
+                found.setdefault(path.stem, path)
+    return found
+
+
 def hardware_file_versions(solar: SolarConfig, keys: list[str]) -> dict[str, str]:
     """``key -> file_version`` for the registered hardware keys whose YAML exists."""
-    return {k: file_version(p) for k in keys if (p := Path(solar.hardware_dir) / f"{k}.yaml").is_file()}
+    files = hardware_files(solar)
+    return {k: file_version(files[k]) for k in keys if k in files}
 
 
 def _versions_by_partition(versions: dict[str, str]) -> dg.DataVersionsByPartition:

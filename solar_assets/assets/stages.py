@@ -8,7 +8,6 @@ per-output error table.
 """
 # no `from __future__ import annotations`: Dagster reads the annotations at runtime
 
-import base64
 import contextlib
 import dataclasses
 import hashlib
@@ -24,6 +23,7 @@ import numpy as np
 
 from ir_schemas import ReportRow
 from solar_assets import pipeline
+from solar_assets.assets import metadata as md
 from solar_assets.assets.automation import REANALYSE, REPORT
 from solar_assets.assets.partitions import (
     BACKEND_KEYS,
@@ -37,8 +37,8 @@ from solar_assets.assets.sources import hardware_file, workload_file
 from solar_assets.errors import SolarError
 from solar_assets.pipeline import BoundsRow, ValidatedIR
 
-IR_TEXT_MAX_LINES = 400
-PNG_EMBED_MAX_BYTES = 1 << 20  # larger pictures are linked by path, not embedded in the event log
+IR_TEXT_MAX_LINES = md.CODE_MAX_LINES
+PNG_EMBED_MAX_BYTES = md.PNG_EMBED_MAX_BYTES  # larger pictures are linked by path, not embedded in the event log
 
 
 def _code_version(*packages: str) -> str:
@@ -74,18 +74,8 @@ def _user_errors() -> Iterator[None]:
         raise dg.Failure(description=pipeline.one_line(str(e)), allow_retries=False) from e
 
 
-def _code_md(text: str, language: str = "") -> dg.MetadataValue:
-    lines = text.splitlines()
-    if len(lines) > IR_TEXT_MAX_LINES:
-        lines = lines[:IR_TEXT_MAX_LINES] + [f"... ({len(lines) - IR_TEXT_MAX_LINES} more lines)"]
-    return dg.MetadataValue.md(f"```{language}\n" + "\n".join(lines) + "\n```")
-
-
-def _png_md(path: Path, title: str) -> dg.MetadataValue:
-    data = path.read_bytes()
-    if len(data) > PNG_EMBED_MAX_BYTES:
-        return dg.MetadataValue.md(f"{title}: {len(data) / 2**20:.1f} MiB, see `{path}`")
-    return dg.MetadataValue.md(f"![{title}](data:image/png;base64,{base64.b64encode(data).decode()})")
+_code_md = md.code  # the IR and the source as fenced blocks (solar_assets.assets.metadata)
+_png_md = md.picture  # a PNG inline as a data: URI
 
 
 def _unchanged(picture: Path, digest: str) -> bool:
@@ -133,7 +123,7 @@ def golden_outputs(workload_source: Any, solar: SolarConfig) -> dg.Output:
         "outputs": shapes(golden.outputs),
         "parameters": len(golden.params),
         "validation size": golden.size_label,
-        "seconds": round(golden.seconds, 4),
+        "seconds": md.seconds(golden.seconds),
     })
 
 
@@ -150,7 +140,7 @@ def ir_translation(workload_source: Any, solar: SolarConfig) -> dg.Output:
         "translator": translation.translator,
         "model": translation.model or "",
         "attempts": translation.attempts,
-        "seconds": round(translation.seconds, 4),
+        "seconds": md.seconds(translation.seconds),
         "kernels": kernels,
         "steps": len(program.steps),
         "tensors": len(program.tensors),
@@ -188,12 +178,13 @@ def _validation_metadata(result: Any) -> dict[str, Any]:
         ("tolerance_abs", "float"), ("message", "string"))]
     records = [dg.TableRecord({
         "output": c.name, "ok": bool(c.ok), "shape": str(c.shape), "golden_shape": str(c.golden_shape),
-        "dtype": str(c.dtype), "max_abs_error": float(c.max_abs_error), "max_rel_error": float(c.max_rel_error),
-        "tolerance_abs": float(c.tolerance_abs), "message": c.message or ""}) for c in result.checks]
+        "dtype": str(c.dtype), "max_abs_error": md.rounded(float(c.max_abs_error), 2),
+        "max_rel_error": md.rounded(float(c.max_rel_error), 2), "tolerance_abs": md.rounded(float(c.tolerance_abs), 2),
+        "message": c.message or ""}) for c in result.checks]
     return {
         "verdict": "pass" if result.ok else "FAIL",
-        "max_abs_error": float(result.max_abs_error),
-        "max_rel_error": float(result.max_rel_error),
+        "max_abs_error": md.error(result.max_abs_error),
+        "max_rel_error": md.error(result.max_rel_error),
         "checks": dg.MetadataValue.table(records, schema=dg.TableSchema(columns)),
     }
 
@@ -209,7 +200,7 @@ def ir_validation(workload_source: Any, ir_translation: Any, golden_outputs: Any
     result = validated.result
     version = _digest(ir_translation.program.model_dump_json(), "pass")
     return dg.Output(validated, data_version=dg.DataVersion(version),
-                     metadata={**_validation_metadata(result), "seconds": round(result.seconds, 4),
+                     metadata={**_validation_metadata(result), "seconds": md.seconds(result.seconds),
                                "validation size": validated.validated_size})
 
 
@@ -221,10 +212,11 @@ def einsum_graph(workload_source: Any, ir_validation: ValidatedIR, solar: SolarC
     with _user_errors():
         graph = pipeline.lift_graph(workload_source, ir_validation)
     metadata: dict[str, Any] = {
-        "MACs": int(graph.macs),
+        "MACs": int(graph.macs),  # exact counts as numbers: Dagster plots them
         "FLOPs": int(graph.flops),
-        "bytes unfused": int(graph.bytes_unfused),
-        "bytes fused (graph I/O)": int(graph.io_bytes),
+        "MACs / FLOPs": dg.MetadataValue.text(f"{md.count(graph.macs).text} / {md.count(graph.flops).text}"),
+        "bytes unfused": md.data_size(int(graph.bytes_unfused)),
+        "bytes fused (graph I/O)": md.data_size(int(graph.io_bytes)),
         "dtype": str(graph.dtype),
         "einsums": sum(1 for n in graph.nodes if n.kind != "reshape"),
     }
@@ -252,9 +244,9 @@ def hardware_spec(context: dg.AssetExecutionContext, solar: SolarConfig) -> dg.O
         spec = pipeline.load_spec(context.partition_key, solar.hardware_dir)
     return dg.Output(spec, data_version=dg.DataVersion(spec.digest()), metadata={
         "vendor": spec.vendor,
-        "peak FLOP/s": dg.MetadataValue.json({k: float(v) for k, v in spec.peak_flop_per_s.items()}),
-        "DRAM bytes/s": float(spec.dram_bytes_per_s),
-        "on-chip buffer bytes": int(spec.onchip_buffer_bytes),
+        "peak FLOP/s": md.peaks(spec.peak_flop_per_s.items()),
+        "DRAM bytes/s": md.byte_rate(float(spec.dram_bytes_per_s)),
+        "on-chip buffer bytes": md.data_size(int(spec.onchip_buffer_bytes)),
         "sources": dg.MetadataValue.md("\n".join(f"- {s}" for s in spec.sources)),
     })
 
@@ -286,30 +278,56 @@ def sol_bounds(workload_source: Any, ir_validation: ValidatedIR, einsum_graph: A
                        *(_bound_md(b) for b in (bounds.unfused, bounds.unfused_graph, bounds.fused)),
                        _cache_aware_md(row)])
     roofline = Path(solar.reports_dir) / "roofline" / f"{row.workload}@{row.hardware}.png"
+    per_op = _per_op(row.workload, einsum_graph, bounds, row.hardware)
     try:
         row_digest = _digest(row.model_dump_json(), _code_version("solar_assets.report"))
         if not _unchanged(roofline, row_digest):
-            plot_roofline([row], roofline)
+            plot_roofline([row], roofline, per_op=per_op if isinstance(per_op, list) else ())
             _drawn(roofline, row_digest)
         plot = _png_md(roofline, f"roofline of {row.workload} on {row.hardware}")
     except Exception as e:  # a picture is a nicety: record why it is missing, keep the bounds
         plot = dg.MetadataValue.text(f"no picture: {type(e).__name__}: {e}")
     return dg.Output(BoundsRow(bounds=bounds, row=row), data_version=dg.DataVersion(_digest(row.model_dump_json())),
                      metadata={
-                         "sol_unfused_s": row.sol_unfused_s,
-                         "sol_fused_s": row.sol_fused_s,
+                         "SOL unfused": md.sol(row.sol_unfused_s, row.bound_unfused),
+                         "SOL fused": md.sol(row.sol_fused_s, row.bound_fused),
+                         "SOL cache-aware lower bound": md.sol(row.sol_cache_aware_lb_s, row.bound_cache_aware_lb),
+                         "cache-aware, best modelled schedule": md.sol(row.sol_cache_aware_s, row.bound_cache_aware),
+                         **md.plotted_times({"SOL unfused": row.sol_unfused_s, "SOL fused": row.sol_fused_s,
+                                             "SOL cache-aware lower bound": row.sol_cache_aware_lb_s}),
                          "bound_unfused": row.bound_unfused,
                          "bound_fused": row.bound_fused,
                          "dtype": row.dtype,
-                         "peak FLOP/s": row.peak_flop_per_s,
-                         "DRAM bytes/s": row.dram_bytes_per_s,
-                         "sol_cache_aware_s": row.sol_cache_aware_s if row.sol_cache_aware_s is not None else
-                         dg.MetadataValue.text("none"),
+                         "peak FLOP/s": md.flop_rate(row.peak_flop_per_s),
+                         "DRAM bytes/s": md.byte_rate(row.dram_bytes_per_s),
                          "bound_cache_aware": row.bound_cache_aware or "none",
                          "cache-aware note": row.cache_aware_note or "none",
                          "bounds": dg.MetadataValue.md(table),
+                         **_per_op_metadata(per_op),
                          "roofline": plot,
                      })
+
+
+def _per_op(workload: str, graph: Any, bounds: Any, hardware: str) -> list[Any] | str:
+    """The per-op rows (``report.per_op``), or why there are none: a graph whose breakdown cannot
+    be made keeps its bounds (the breakdown is a view of them)."""
+    from solar_assets.report.per_op import per_op_rows
+
+    try:
+        return per_op_rows(workload, graph, bounds, hardware)
+    except Exception as e:  # record why it is missing, keep the bounds
+        return f"no per-op breakdown: {type(e).__name__}: {e}"
+
+
+def _per_op_metadata(rows: list[Any] | str) -> dict[str, Any]:
+    """The per-op breakdown on the bounds asset: a table in the UI (its largest shares) and the count."""
+    if isinstance(rows, str):
+        return {"per-op": dg.MetadataValue.text(rows)}
+    shown = min(len(rows), md.PER_OP_UI_MAX_ROWS)
+    return {"per-op": md.per_op_table(rows),
+            "ops": dg.MetadataValue.text(f"{len(rows)} framework ops" + (
+                f", the {shown} largest shares shown (every op: solar analyze --per-op all)" if shown < len(rows)
+                else ""))}
 
 
 def _cache_aware_md(row: ReportRow) -> str:
@@ -332,16 +350,17 @@ def cache_aware_bound(workload_source: Any, einsum_graph: Any, hardware_spec: An
     (Pyomo + GLPK ILP). A solver failure is recorded, not raised: the other modes stand."""
     outcome = pipeline.cache_aware_for(workload_source, einsum_graph, hardware_spec, solar.cache_dir)
     metadata: dict[str, Any] = {
-        "buffer bytes": int(outcome.capacity_bytes),
-        "bytes cache-aware (provable lower bound)": int(outcome.lb_bytes)
+        "buffer bytes": md.data_size(int(outcome.capacity_bytes)),
+        "bytes cache-aware (provable lower bound)": md.data_size(int(outcome.lb_bytes))
         if getattr(outcome, "lb_bytes", None) is not None else dg.MetadataValue.text("none"),
-        "best modelled schedule (achievable)": int(outcome.bytes) if outcome.ok else dg.MetadataValue.text("none"),
-        "bytes unfused-tiled": int(outcome.unfused_tiled_bytes) if outcome.unfused_tiled_bytes is not None else
-        dg.MetadataValue.text("some einsum does not fit alone"),
-        "bytes fused (graph I/O)": int(outcome.fused_bytes or 0),
+        "best modelled schedule (achievable)": md.data_size(int(outcome.bytes)) if outcome.ok else
+        dg.MetadataValue.text("none"),
+        "bytes unfused-tiled": md.data_size(int(outcome.unfused_tiled_bytes))
+        if outcome.unfused_tiled_bytes is not None else dg.MetadataValue.text("some einsum does not fit alone"),
+        "bytes fused (graph I/O)": md.data_size(int(outcome.fused_bytes or 0)),
         "proven optimal": bool(outcome.proven_optimal),
         "segments / einsums": f"{outcome.segments} / {outcome.einsums}",
-        "solve seconds": round(outcome.solve_seconds, 4),
+        "solve seconds": md.seconds(outcome.solve_seconds),
         "note": outcome.note() or "none",
     }
     return dg.Output(outcome, data_version=dg.DataVersion(_digest(outcome.to_json())), metadata=metadata)
@@ -389,13 +408,13 @@ def inverse_roofline(workload_source: Any, einsum_graph: Any, hardware_spec: Any
     if inverse is None:
         return dg.Output(None, data_version=dg.DataVersion("no-target"),
                          metadata={"note": "no target latency: set SolarConfig.target_latency_s"})
-    metadata: dict[str, Any] = {"target_latency_s": float(target)}
+    metadata: dict[str, Any] = {"target latency": md.seconds(float(target))}
     for mode in ("fused", "unfused_graph"):
         part = getattr(inverse, mode)
-        metadata[f"min FLOP/s ({mode})"] = float(part.min_flop_per_s)
-        metadata[f"min DRAM bytes/s ({mode})"] = float(part.min_bytes_per_s)
-        metadata[f"× peak ({mode})"] = float(part.compute_factor)
-        metadata[f"× bandwidth ({mode})"] = float(part.bandwidth_factor)
+        metadata[f"min FLOP/s ({mode})"] = md.flop_rate(float(part.min_flop_per_s))
+        metadata[f"min DRAM bytes/s ({mode})"] = md.byte_rate(float(part.min_bytes_per_s))
+        metadata[f"FLOP/s needed ({mode})"] = md.factor(float(part.compute_factor), "the peak")
+        metadata[f"bandwidth needed ({mode})"] = md.factor(float(part.bandwidth_factor), "the bandwidth")
     return dg.Output(inverse, data_version=dg.DataVersion(_digest(repr(inverse))), metadata=metadata)
 
 
@@ -452,10 +471,11 @@ def measured_runtime(context: dg.AssetExecutionContext, config: MeasureConfig, w
     version = _digest(json.dumps(list(timing.times_s)), host.digest())
     return dg.Output(MeasuredRuntime(measurement, host.digest()), data_version=dg.DataVersion(version), metadata={
         "backend": timing.label,
-        "median s": timing.median_s,
-        "fastest s": timing.min_s,
+        "median": md.seconds(timing.median_s),
+        "fastest": md.seconds(timing.min_s),
+        **md.plotted_times({"median": timing.median_s, "fastest": timing.min_s}),
         "runs": len(timing.times_s),
-        "first call s": timing.first_call_s,
+        "first call": md.seconds(timing.first_call_s),
         "threads": timing.extra.get("threads", ""),
         "host spec digest": host.digest(),
         "notes": "; ".join(measurement.notes) or "none",

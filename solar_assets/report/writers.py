@@ -1,8 +1,8 @@
 """Write the report into a directory: CSV, JSON, Markdown and the roofline PNG.
 
 The JSON file is the report document (``ir_schemas/report_document.py``): schema, solar version,
-time, the rows ``solar analyze --json`` prints (ReportRow dicts, ``report.v1.schema.json``), the
-failures and the per-op breakdown; the CSV has the rows' columns; the Markdown
+time, the rows (ReportRow dicts, ``report.v1.schema.json``), the failures and the per-op
+breakdown: ``solar analyze --json`` prints the same document; the CSV has the rows' columns; the Markdown
 states its assumptions and lists the workloads that failed, with why. JSON has no inf or NaN:
 a non-finite figure is written as null and named in the row's ``nonfinite_note``.
 """
@@ -106,18 +106,19 @@ def _fp32_policies(rows: Sequence[ReportRow]) -> str:
 
 def write_report(rows: Sequence[ReportRow], directory: str | Path, errors: Sequence[str] = (),
                  stem: str = REPORT_STEM, *, failures: Sequence[Failure] | None = None,
-                 per_op: Sequence[PerOpRow] | None = None) -> dict[str, Path]:
+                 per_op: Sequence[PerOpRow] | None = None,
+                 roofline_ops: Sequence[PerOpRow] = ()) -> dict[str, Path]:
     """Write ``<stem>.csv``, ``.json``, ``.md`` and ``<stem>_roofline.png`` (plus ``_headroom.png`` when
     rows are measured, ``_projection.png`` / ``_projection.csv`` for several hardware); return them by kind.
     ``<stem>.json`` is the report document (``ir_schemas.ReportDocument``: rows, failures, per-op rows).
     ``failures`` (structured; else made from ``errors``) and ``per_op`` also write ``failures.csv`` and
-    ``per_op.csv`` when given."""
+    ``per_op.csv`` when given; ``roofline_ops``: framework ops the roofline places as points too."""
     listed = list(failures) if failures is not None else [failure_from_error(e) for e in errors]
     if failures is not None:
         errors = [*errors, *(f"{f.reason} ({f.status} at {f.stage})" if f.stage else f.reason for f in failures)]
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    png = plot_roofline(rows, out / f"{stem}_roofline.png")
+    png = plot_roofline(rows, out / f"{stem}_roofline.png", per_op=roofline_ops)
     charts = _write_charts(rows, out, stem)
     written = {
         "csv": write_csv(rows, out / f"{stem}.csv"),
@@ -214,9 +215,15 @@ def report_document(rows: Sequence[ReportRow], failures: Sequence[Failure] = (),
     }
 
 
+def document_as_json(rows: Sequence[ReportRow], failures: Sequence[Failure] = (),
+                     per_op: Sequence[PerOpRow] = ()) -> str:
+    """The report document as ``report.json`` holds it (what ``solar analyze --json`` prints)."""
+    return json.dumps(report_document(rows, failures, per_op), indent=2) + "\n"
+
+
 def write_document(rows: Sequence[ReportRow], path: Path, failures: Sequence[Failure] = (),
                    per_op: Sequence[PerOpRow] = ()) -> Path:
-    path.write_text(json.dumps(report_document(rows, failures, per_op), indent=2) + "\n", encoding="utf-8")
+    path.write_text(document_as_json(rows, failures, per_op), encoding="utf-8")
     return path
 
 
