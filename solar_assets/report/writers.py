@@ -189,7 +189,7 @@ def report_pngs(directory: str | Path | None = None, stem: str = REPORT_STEM) ->
     """The report's pictures that exist in ``directory`` (default ``$SOLAR_HOME/reports``), by kind
     (``roofline``, ``headroom``, ``projection``): for the Dagster UI and anything else that shows them."""
     if directory is None:
-        from solar_assets.pipeline import reports_dir
+        from solar_assets.paths import reports_dir
 
         directory = reports_dir()
     out = Path(directory)

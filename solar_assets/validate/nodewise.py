@@ -396,31 +396,3 @@ def checker_result(program: Program, checker: _Checker, note: str, start: float)
                             max_abs_error=max((c.max_abs_error for c in checks), default=0.0),
                             max_rel_error=max((c.max_rel_error for c in checks), default=0.0),
                             seconds=time.perf_counter() - start, notes=[note])
-
-
-def validate_nodewise_stage(src: Any, translation: Any, size_error: Exception | None = None,
-                            cache_dir: Any = None) -> Any:
-    """The pipeline's validation when no scaled-down size worked: ``validate_nodewise`` as a
-    ``pipeline.ValidatedIR`` (``validated_size`` = ``LABEL``); ``ValidationFailed`` if a group
-    fails; ``ValidationSizeError`` naming the file and the sizes when even one forward pass is
-    too big. A passed verdict is cached in ``cache_dir`` by source, IR, budget and code."""
-    from solar_assets.golden import ValidationSizeError
-    from solar_assets.golden.capture import CaptureTooBig, capture_budget
-    from solar_assets.pipeline import ValidatedIR, ValidationFailed, _cache_path, _starting, validation_summary
-    from solar_assets.validate.verdict_cache import VERDICT_PACKAGES, load_verdict, program_digest, save_verdict
-
-    _starting(src.name, "validate node-wise")
-    verdict_path = _cache_path(cache_dir, "verdict", src, (*VERDICT_PACKAGES, "solar_assets.translate"), ".json",
-                               {"nodewise": POINTS, "bytes": capture_budget(),
-                                "program": program_digest(translation.program)})
-    result = load_verdict(verdict_path)
-    try:
-        result = result or validate_nodewise(src, translation)
-    except CaptureTooBig as e:
-        first = str(size_error).splitlines()[0] if size_error is not None else "no scaled-down size worked"
-        raise ValidationSizeError(f"{first}; and {str(e).removeprefix(f'{src.path}: ')}") from None
-    save_verdict(verdict_path, result)
-    if not result.ok:
-        raise ValidationFailed(f"{src.path}: the {translation.translator} IR failed node-wise validation: "
-                               + validation_summary(result), result)
-    return ValidatedIR(translation=translation, result=result, validated_size=LABEL)
