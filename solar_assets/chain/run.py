@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from solar_assets.chain import stages
-from solar_assets.chain.artifacts import WorkloadResult
+from solar_assets.chain.artifacts import SizeChoice, WorkloadResult
 from solar_assets.chain.config import RunConfig
 from solar_assets.errors import SolarError, with_path
 from solar_assets.validate.errors import ValidationFailed
@@ -30,6 +30,7 @@ from solar_assets.validate.validated import ValidatedIR
 
 if TYPE_CHECKING:
     from solar_assets.bounds import SolBounds
+    from solar_assets.golden import Golden
     from solar_assets.graph import EinsumGraph
     from solar_assets.measure import MeasureOptions
     from solar_assets.translate import Translation
@@ -76,22 +77,39 @@ class Kept:
 
 def validate_ir(src: WorkloadSource, translation: Translation, config: RunConfig, cache_dir: Path | None,
                 state: ChainState) -> ValidatedIR:
-    """The chain from the full-size IR to the verdict: the validation size, then the golden outputs,
-    the IR re-traced at that size and its validation, or node-wise validation at the file's own
-    size when no size fits. Raises the stage's ``SolarError``; ``state`` says which stage."""
+    """The chain from the full-size IR to the verdict: the validation size, then the golden outputs
+    (``golden_at``) and the validation (``validate_at``: the IR re-traced at that size, or
+    node-wise at the file's own size when no size fits). Raises the stage's ``SolarError``;
+    ``state`` says which stage."""
     with state.timing("size"):
         choice = stages.choose_size_or_nodewise(src, translation, config, cache_dir)
         state.validated_size = choice.label
-    if choice.size is None:
-        with state.timing("validate"):
-            validated = stages.validate_nodewise(src, translation, choice, config, cache_dir)
-            state.validated_size = validated.validated_size
-        return validated
-    with state.timing("golden"):
-        golden = stages.golden(src, choice.size, cache_dir)
+    if not choice.nodewise:
+        with state.timing("golden"):
+            golden = golden_at(src, choice, cache_dir)
+    else:
+        golden = None
     with state.timing("validate"):
-        scaled = stages.retrace(src, translation, golden.constants, cache_dir)
-        return stages.validate(src, translation, golden, scaled, cache_dir)
+        validated = validate_at(src, translation, choice, golden, config, cache_dir)
+        state.validated_size = validated.validated_size
+    return validated
+
+
+def golden_at(src: WorkloadSource, choice: SizeChoice, cache_dir: Path | None) -> Golden | None:
+    """The golden outputs at the chosen size; None for node-wise validation (which runs the
+    framework itself, node by node, at the file's own size)."""
+    return None if choice.size is None else stages.golden(src, choice.size, cache_dir)
+
+
+def validate_at(src: WorkloadSource, translation: Translation, choice: SizeChoice, golden: Golden | None,
+                config: RunConfig, cache_dir: Path | None) -> ValidatedIR:
+    """The verdict at the chosen size: node-wise when ``choice`` says so (``golden`` None), else
+    the IR re-traced at the golden outputs' size (``stages.retrace``) run on them. The one
+    validation step of the plain chain, ``solar coverage`` and the ``ir_validation`` asset."""
+    if choice.nodewise or golden is None:
+        return stages.validate_nodewise(src, translation, choice, config, cache_dir)
+    scaled = stages.retrace(src, translation, golden.constants, cache_dir)
+    return stages.validate(src, translation, golden, scaled, cache_dir)
 
 
 def analyze_workload(path: str | Path, hardware_names: Sequence[str] = DEFAULT_HARDWARE, *,

@@ -202,7 +202,7 @@ def report_document(rows: Sequence[ReportRow], failures: Sequence[Failure] = (),
                     per_op: Sequence[PerOpRow] = ()) -> dict:
     """``report.json`` as a dict: ``{"schema", "solar_version", "created", "rows", "failures", "per_op"}``.
     The rows are serialised as ``rows_as_json`` writes them (what ``--json`` prints)."""
-    from solar_assets import __version__
+    from solar_assets.version import __version__
 
     return {
         "schema": REPORT_SCHEMA,
