@@ -8,7 +8,7 @@ does with the latest partitions.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from solar_assets.bounds.cache_aware import CacheAwareOutcome
     from solar_assets.graph import EinsumGraph
     from solar_assets.hardware import HardwareSpec
+    from solar_assets.translate import Translation
+    from solar_assets.validate.compare import ValidationResult
     from solar_assets.validate.validated import ValidatedIR
     from solar_assets.workloads import WorkloadSource
 
@@ -42,8 +44,9 @@ def complete_row(row: ReportRow, *, inverse: InverseRoofline | None = None, targ
     return add_cache_aware(row, cache_aware) if cache_aware is not None else row
 
 
-def report_row(source: Any, translation: Any, validation: Any, graph: Any, bounds: Any, hardware: Any,
-               inverse: Any = None, target_latency_s: float | None = None, validated_size: str = "full") -> ReportRow:
+def report_row(source: WorkloadSource, translation: Translation, validation: ValidationResult, graph: EinsumGraph,
+               bounds: SolBounds, hardware: HardwareSpec, inverse: InverseRoofline | None = None,
+               target_latency_s: float | None = None, validated_size: str = "full") -> ReportRow:
     """One row: a validated workload's counts and its SOL bounds on one hardware.
 
     ``source`` a WorkloadSource, ``translation`` a Translation, ``validation`` a ValidationResult,
@@ -86,7 +89,7 @@ def report_row(source: Any, translation: Any, validation: Any, graph: Any, bound
     return add_inverse(row, inverse, target_latency_s) if inverse is not None else row
 
 
-def peak_fields(bounds: Any) -> dict[str, Any]:
+def peak_fields(bounds: SolBounds) -> dict[str, str | int | float | None]:
     """The row's per-unit peak columns and the per-kernel unfused figure, from a ``SolBounds``."""
     kernel = getattr(bounds, "unfused_kernel", None)
     return {
@@ -99,7 +102,7 @@ def peak_fields(bounds: Any) -> dict[str, Any]:
     }
 
 
-def add_inverse(row: ReportRow, inverse: Any, target_latency_s: float | None = None) -> ReportRow:
+def add_inverse(row: ReportRow, inverse: InverseRoofline | None, target_latency_s: float | None = None) -> ReportRow:
     """The row with the inverse-roofline columns filled from an ``InverseRoofline``."""
     if inverse is None:
         return row
@@ -115,7 +118,7 @@ def add_inverse(row: ReportRow, inverse: Any, target_latency_s: float | None = N
     })
 
 
-def add_cache_aware(row: ReportRow, outcome: Any) -> ReportRow:
+def add_cache_aware(row: ReportRow, outcome: CacheAwareOutcome | None) -> ReportRow:
     """The row with the cache-aware columns filled from a ``CacheAwareOutcome``: the provable lower
     bound and the best modelled schedule (achievable), each timed with the row's own peak and
     bandwidth, so they sit on the same roofline as the other modes."""

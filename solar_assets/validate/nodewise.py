@@ -23,7 +23,7 @@ import math
 import time
 import zlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -41,6 +41,10 @@ from solar_assets.validate.compare import (
     tolerance_for,
 )
 from solar_assets.validate.points import PointEvalError, PointEvaluator, step_io
+
+if TYPE_CHECKING:
+    from solar_assets.translate import Translation
+    from solar_assets.workloads import WorkloadSource
 
 log = logging.getLogger(__name__)
 
@@ -328,7 +332,7 @@ def _declared_bytes(program: Program, roles: tuple[str, ...]) -> int:
     return sum(math.prod(t.shape) * DTYPES[t.dtype].bytes for t in program.tensors if t.role in roles)
 
 
-def relower_with_values(src: Any) -> tuple[Any, list[Any], Program, dict[str, str]]:
+def relower_with_values(src: WorkloadSource) -> tuple[Any, list[Any], Program, dict[str, str]]:
     """The file exported on real tensors, its inputs, the tracer's program of that export and the
     value map (IR tensor -> fx node; program outputs -> the output node's arguments)."""
     from solar_assets.translate.torch_tracer import export_graph, lower_exported
@@ -344,7 +348,7 @@ def relower_with_values(src: Any) -> tuple[Any, list[Any], Program, dict[str, st
     return ep, list(w.inputs), program, values
 
 
-def validate_nodewise(src: Any, translation: Any, *, points: int = POINTS, budget_bytes: int | None = None) \
+def validate_nodewise(src: WorkloadSource, translation: Translation, *, points: int = POINTS, budget_bytes: int | None = None) \
         -> ValidationResult:
     """Check ``translation``'s IR op group by op group on one full-size forward pass of ``src``
     (module docstring). Raises ``CaptureTooBig`` (with the sizes) when that pass does not fit
