@@ -1,4 +1,4 @@
-"""The pipeline's assets: nouns for what is stored, each a thin call into ``solar_assets.pipeline``.
+"""The assets: nouns for what is stored, each a thin call into a stage function of ``solar_assets.chain``.
 
 Every asset returns ``dg.Output`` with a content-hash data version (so staleness follows the
 data, not the clock), a ``code_version`` (the stage's ``CODE_VERSION``, or the hash of its
