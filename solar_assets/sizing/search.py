@@ -34,7 +34,6 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ir_schemas import Program
 from solar_assets.errors import SolarError
