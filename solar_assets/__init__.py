@@ -8,17 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from solar_assets.version import __version__  # noqa: F401
 
-def _version() -> str:
-    from importlib import metadata
-
-    try:
-        return metadata.version("solar")
-    except metadata.PackageNotFoundError:  # a source checkout that is not installed
-        return "0.1.0+source"
-
-
-__version__ = _version()
 _API = ("analyze", "Analysis", "ValidationTable")
 
 

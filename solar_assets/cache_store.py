@@ -9,22 +9,26 @@ digest before decoding: an entry that is truncated, edited, left without its dig
 longer decodes is deleted, a warning names the file, and the caller recomputes it. Entries are
 content-addressed by their key, so two writers of one key write the same bytes.
 
-Used by the IR, validation-size, golden, verdict, agent, cache-aware and ski-slope caches;
-the generated kernel modules (``solar_assets.execute.cache``) are named by their content's hash
-and checked against it instead.
+Where an entry lives is decided here too (``source_entry`` for what depends on a workload
+file, ``digest_entry`` for what depends on an einsum graph), keyed by ``package_fingerprint``
+of the producing code: used by the IR, validation-size, golden, verdict, node-wise, agent,
+cache-aware and ski-slope caches. The generated kernel modules (``solar_assets.execute.cache``)
+are importable ``.py`` files named by their content's hash and checked against it instead.
 """
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
+import importlib.util
 import json
 import logging
 import os
 import tempfile
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 logger = logging.getLogger(__name__)
 
@@ -168,3 +172,94 @@ def _discard(path: Path, problem: str) -> None:
 def _first_line(e: BaseException) -> str:
     text = str(e).strip()
     return text.splitlines()[0][:200] if text else ""
+
+
+# ---------------------------------------------------------------------------- where an entry lives
+class KeyedSource(Protocol):
+    """What a cache key reads of a workload (``solar_assets.workloads.WorkloadSource``)."""
+
+    name: str
+    sha256: str
+    framework: str
+
+
+class KeyedGraph(Protocol):
+    """What a cache key reads of an einsum graph (``solar_assets.graph.EinsumGraph``)."""
+
+    def digest(self) -> str: ...
+
+
+@functools.lru_cache(maxsize=None)
+def package_fingerprint(package: str) -> str:
+    """Hash of a package's ``.py`` sources, without importing it: a code version that changes
+    exactly when the stage's code does (used for Dagster ``code_version`` and cache keys).
+
+    Taken once per process: a process keeps running the code it imported, so a source edited
+    while it runs must not give its results the new code's key."""
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):  # a parent that does not import, or a module without a spec
+        spec = None
+    if spec is None or not spec.submodule_search_locations:
+        origin = spec.origin if spec else None
+        files = [Path(origin)] if origin else []
+    else:
+        files = sorted(f for d in spec.submodule_search_locations for f in Path(d).rglob("*.py"))
+    digest = hashlib.sha256()
+    for f in files:
+        digest.update(f.name.encode())
+        digest.update(f.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def source_entry(cache_dir: Path | None, kind: str, src: KeyedSource, packages: tuple[str, ...],
+                 suffix: str, variant: Mapping[str, object] | None = None) -> Path | None:
+    """A cache file keyed by everything the result depends on: the source's hash, the local
+    modules it imports (``src.local_sha256``: a helper beside it, or on a path it adds), its
+    framework, the producing packages' sources, the framework's version and ``variant`` (the
+    rebound constants, translator options, or the budget). The process-wide state a file could
+    change (torch's default dtype, the working directory) is not in the key: ``solar analyze``
+    runs each file in a worker that restores it (``solar_assets.workers.state``)."""
+    if cache_dir is None:
+        return None
+    code = ":".join(package_fingerprint(p) for p in packages)
+    extra = json.dumps(dict(variant or {}), sort_keys=True)
+    versions = _jax_versions() if src.framework == "jax" else _torch_version()
+    local = getattr(src, "local_sha256", "")  # a WorkloadSource pickled before the field existed
+    key = hashlib.sha256(f"{src.sha256}:{local}:{src.framework}:{code}:{versions}:{extra}".encode()).hexdigest()
+    return Path(cache_dir) / kind / f"{file_safe(src.name)}-{key[:16]}{suffix}"
+
+
+def digest_entry(cache_dir: Path | None, kind: str, name: str, graph: KeyedGraph, packages: tuple[str, ...],
+                 variant: str) -> Path | None:
+    """A cache file keyed by an einsum graph's digest, the producing packages' sources and
+    ``variant`` (a capacity, "sweep"): hardware sharing a buffer size share the entry."""
+    if cache_dir is None:
+        return None
+    code = ":".join(package_fingerprint(p) for p in packages)
+    key = hashlib.sha256(f"{graph.digest()}:{code}:{variant}".encode()).hexdigest()
+    return Path(cache_dir) / kind / f"{file_safe(name)}-{key[:16]}.json"
+
+
+def file_safe(name: str) -> str:
+    """A workload name as a file-name part: path separators and backslashes replaced."""
+    return name.replace("/", "_").replace("\\", "_").replace(os.sep, "_")[:80]
+
+
+def _torch_version() -> str:
+    import torch
+
+    return torch.__version__
+
+
+def _jax_versions() -> str:
+    """jax, jaxlib and flax versions (from package metadata: nothing is imported)."""
+    from importlib import metadata
+
+    def version(name: str) -> str:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return "-"
+
+    return "jax" + ",".join(version(n) for n in ("jax", "jaxlib", "flax"))

@@ -15,8 +15,8 @@ from ir_schemas import Reshape, TopK
 from solar_assets.execute import execute_program
 from solar_assets.golden import ValidationBudget, ValidationSizeError
 from solar_assets.ir.expr import parse_kernel
-from solar_assets.pipeline import analyze_workload, read_source, translate_source
-from solar_assets.validate.nodewise import LABEL, POINTS, sample_points, validate_nodewise, validate_nodewise_stage
+from solar_assets.pipeline import analyze_workload, read_source, translate_source, validate_nodewise_stage
+from solar_assets.validate.nodewise import LABEL, POINTS, sample_points, validate_nodewise
 from solar_assets.validate.points import PointEvaluator
 
 CONV_STACK = textwrap.dedent('''

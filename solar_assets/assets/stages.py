@@ -1,4 +1,4 @@
-"""The pipeline's assets: nouns for what is stored, each a thin call into ``solar_assets.pipeline``.
+"""The assets: nouns for what is stored, each a thin call into a stage function of ``solar_assets.chain``.
 
 Every asset returns ``dg.Output`` with a content-hash data version (so staleness follows the
 data, not the clock), a ``code_version`` (the stage's ``CODE_VERSION``, or the hash of its
@@ -34,6 +34,8 @@ from solar_assets.assets.partitions import (
 )
 from solar_assets.assets.resources import SolarConfig
 from solar_assets.assets.sources import hardware_file, workload_file
+from solar_assets.chain import run as chain
+from solar_assets.chain import stages as chain_stages
 from solar_assets.errors import SolarError
 from solar_assets.pipeline import BoundsRow, ValidatedIR
 
@@ -98,7 +100,7 @@ def workload_source(context: dg.AssetExecutionContext, solar: SolarConfig) -> dg
     """The workload file (KernelBench convention), its content hash and framework."""
     path = solar.workload_path(context.partition_key)
     with _user_errors():
-        src = pipeline.read_source(path)
+        src = chain_stages.read_source(path, solar.run_config)
     return dg.Output(src, data_version=dg.DataVersion(src.version), metadata={
         "file": dg.MetadataValue.path(src.path),
         "sha256": src.sha256,
@@ -112,9 +114,16 @@ def workload_source(context: dg.AssetExecutionContext, solar: SolarConfig) -> dg
           group_name="workload", kinds={"pytorch", "numpy"})
 def golden_outputs(workload_source: Any, solar: SolarConfig) -> dg.Output:
     """The workload run by PyTorch on seeded inputs (float32 as written, and float64), at its
-    validation size (full, or its size constants scaled down: see ``solar_assets.golden.sizing``)."""
+    validation size (full, or its size constants scaled down: see ``solar_assets.sizing``).
+    None where no size fits: ``ir_validation`` then validates node-wise at the file's own size."""
     with _user_errors():
-        golden = pipeline.golden_for(workload_source, solar.cache_dir)
+        translation = chain_stages.translate(workload_source, solar.run_config, solar.cache_dir)
+        choice = chain_stages.choose_size_or_nodewise(workload_source, translation, solar.run_config, solar.cache_dir)
+        golden = chain.golden_at(workload_source, choice, solar.cache_dir)
+    if golden is None:
+        why = str(choice.error).splitlines()[0] if choice.error is not None else "no validation size fits"
+        return dg.Output(None, data_version=dg.DataVersion(_digest("node-wise", why)), metadata={
+            "validation size": "node-wise (no golden run at one size)", "note": why})
     arrays = [*golden.inputs, *golden.outputs, *(golden.outputs64 or [])]
     version = _digest(*(np.ascontiguousarray(a).tobytes() for a in arrays))
     shapes = lambda xs: ", ".join(f"{a.dtype}{list(a.shape)}" for a in xs)  # noqa: E731
@@ -133,7 +142,7 @@ def golden_outputs(workload_source: Any, solar: SolarConfig) -> dg.Output:
 def ir_translation(workload_source: Any, solar: SolarConfig) -> dg.Output:
     """Affine Loop IR of the workload, with its provenance (translator, model, attempts)."""
     with _user_errors():
-        translation = pipeline.translate_source(workload_source, solar.cache_dir)
+        translation = chain_stages.translate(workload_source, solar.run_config, solar.cache_dir)
     program = translation.program
     kernels = sum(1 for s in program.steps if s.kind == "kernel")
     return dg.Output(translation, data_version=dg.DataVersion(_digest(program.model_dump_json())), metadata={
@@ -194,9 +203,13 @@ def _validation_metadata(result: Any) -> dict[str, Any]:
           group_name="workload", kinds={"numba"})
 def ir_validation(workload_source: Any, ir_translation: Any, golden_outputs: Any, solar: SolarConfig) -> dg.Output:
     """The IR run on the golden inputs and compared per output; a failure stops everything downstream.
-    At a scaled-down validation size, the IR traced at that size runs (same structure, checked)."""
+    At a scaled-down validation size, the IR traced at that size runs (same structure, checked);
+    where no size fits (``golden_outputs`` None), the IR is validated node-wise at full size."""
     with _user_errors():
-        validated = pipeline.validate_translation(workload_source, ir_translation, golden_outputs, solar.cache_dir)
+        choice = chain_stages.choose_size_or_nodewise(workload_source, ir_translation, solar.run_config,
+                                                      solar.cache_dir)  # cached by golden_outputs
+        validated = chain.validate_at(workload_source, ir_translation, choice, golden_outputs, solar.run_config,
+                                      solar.cache_dir)
     result = validated.result
     version = _digest(ir_translation.program.model_dump_json(), "pass")
     return dg.Output(validated, data_version=dg.DataVersion(version),
@@ -210,7 +223,7 @@ def ir_validation(workload_source: Any, ir_translation: Any, golden_outputs: Any
 def einsum_graph(workload_source: Any, ir_validation: ValidatedIR, solar: SolarConfig) -> dg.Output:
     """Extended einsums with exact MACs, FLOPs and bytes per node."""
     with _user_errors():
-        graph = pipeline.lift_graph(workload_source, ir_validation)
+        graph = chain_stages.lift_graph(workload_source, ir_validation)
     metadata: dict[str, Any] = {
         "MACs": int(graph.macs),  # exact counts as numbers: Dagster plots them
         "FLOPs": int(graph.flops),
@@ -267,13 +280,12 @@ def sol_bounds(workload_source: Any, ir_validation: ValidatedIR, einsum_graph: A
                cache_aware_bound: Any, solar: SolarConfig) -> dg.Output:
     """Unfused, fused and cache-aware SOL bounds of the workload on the hardware, each naming its
     limiter, with this pair's roofline plot."""
-    from solar_assets.report import add_cache_aware, plot_roofline, report_row
+    from solar_assets.report import assemble_row, plot_roofline
 
     with _user_errors():
-        bounds = pipeline.bound_graph(workload_source, einsum_graph, hardware_spec)
-        row = report_row(workload_source, ir_validation.translation, ir_validation.result, einsum_graph,
-                         bounds, hardware_spec, validated_size=ir_validation.validated_size)
-    row = add_cache_aware(row, cache_aware_bound)
+        bounds = chain_stages.bound_graph(workload_source, einsum_graph, hardware_spec, solar.run_config)
+        row = assemble_row(workload_source, ir_validation, einsum_graph, bounds, hardware_spec,
+                           cache_aware=cache_aware_bound)
     table = "\n".join(["| mode | time | limiter | FLOPs | DRAM bytes | FLOP/byte |", "|---|---:|---|---:|---:|---:|",
                        *(_bound_md(b) for b in (bounds.unfused, bounds.unfused_graph, bounds.fused)),
                        _cache_aware_md(row)])
@@ -404,7 +416,9 @@ def inverse_roofline(workload_source: Any, einsum_graph: Any, hardware_spec: Any
     (None, with a note, when no target is configured)."""
     target = solar.target_latency_s
     with _user_errors():
-        inverse = pipeline.inverse_for(workload_source, einsum_graph, hardware_spec, target)
+        bounds = None if target is None else \
+            chain_stages.bound_graph(workload_source, einsum_graph, hardware_spec, solar.run_config)
+        inverse = None if bounds is None else chain_stages.inverse_for(workload_source, hardware_spec, target, bounds)
     if inverse is None:
         return dg.Output(None, data_version=dg.DataVersion("no-target"),
                          metadata={"note": "no target latency: set SolarConfig.target_latency_s"})
@@ -510,7 +524,7 @@ def headroom_report(context: dg.AssetExecutionContext, config: HeadroomConfig, s
     bracket and, on ``host``, the measured runtimes with headroom and the violation audit. Written
     as CSV / JSON / Markdown / roofline PNG under ``$SOLAR_HOME/reports``, with
     ``report_provenance.json``: the run and data version each row came from."""
-    from solar_assets.report import add_cache_aware, add_inverse, format_table, write_report
+    from solar_assets.report import complete_row, format_table, write_report
 
     # Dagster's filesystem IO manager hands over a dict by partition key, but the bare value when
     # exactly one workload × hardware partition exists, and None when none does.
@@ -528,12 +542,13 @@ def headroom_report(context: dg.AssetExecutionContext, config: HeadroomConfig, s
                 (config.hardware is not None and row.hardware not in order_h):
             continue
         inverse = inverse_roofline.get(key)
-        if inverse is not None and solar.target_latency_s is not None and \
-                float(inverse.target_latency_s) == float(solar.target_latency_s):
-            row = add_inverse(row, inverse, solar.target_latency_s)
+        if inverse is None or solar.target_latency_s is None or \
+                float(inverse.target_latency_s) != float(solar.target_latency_s):
+            inverse = None  # none, or one of an older target
         outcome = cache_aware_bound.get(key)
-        if outcome is not None and outcome.capacity_bytes == row.onchip_buffer_bytes:  # not one of an old spec
-            row = add_cache_aware(row, outcome)
+        if outcome is not None and outcome.capacity_bytes != row.onchip_buffer_bytes:
+            outcome = None  # one of an old spec
+        row = complete_row(row, inverse=inverse, target_latency_s=solar.target_latency_s, cache_aware=outcome)
         if row.hardware == HOST_SPEC and workload in measured:
             row = _with_measurement(row, measured[workload])
         rows.append(row)

@@ -1,7 +1,8 @@
 """One workload's coverage: did it translate, did its IR validate, at what size, how closely.
 
-``check_workload`` chains the plain pipeline stages (no Dagster, no graph, no bounds) with the
-pipeline's caches, and never raises for a bad workload: what stopped it is in the row.
+``check_workload`` runs the chain (``solar_assets.chain``) with its caches and stops after the
+verdict (no Dagster, no graph, no bounds), and never raises for a bad workload: what stopped
+it is in the row.
 """
 from __future__ import annotations
 
@@ -10,10 +11,17 @@ import re
 import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from solar_assets import pipeline
-from solar_assets.errors import SolarError
+from solar_assets.chain import stages
+from solar_assets.chain.config import RunConfig
+from solar_assets.chain.run import ChainState, validate_ir
+from solar_assets.errors import SolarError, with_path
+
+if TYPE_CHECKING:
+    from ir_schemas import Program
+    from solar_assets.sizing import ValidationBudget
+    from solar_assets.validate.compare import ValidationResult
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +97,7 @@ def unlowered_op(message: str) -> str | None:
     return match.group(1) if match else None
 
 
-def _framework_errors(result: Any) -> tuple[float | None, float | None]:
+def _framework_errors(result: ValidationResult | None) -> tuple[float | None, float | None]:
     """Largest abs / rel error of the float32 comparison with the framework's outputs (the report's
     figure; the float64 strong check is far tighter)."""
     if result is None or not result.checks:
@@ -98,51 +106,40 @@ def _framework_errors(result: Any) -> tuple[float | None, float | None]:
     return max(float(c.max_abs_error) for c in checks), max(float(c.max_rel_error) for c in checks)
 
 
-def check_workload(path: str | Path, cache_dir: str | Path | None = None, budget: Any = None) -> CoverageRow:
-    """Translate the workload at its own size, choose its validation size, run the golden model and
-    validate the IR; a failure at any stage is recorded, never raised. ``budget`` a
-    ``solar_assets.golden.ValidationBudget`` (None: the default)."""
+def check_workload(path: str | Path, cache_dir: str | Path | None = None, budget: ValidationBudget | None = None,
+                   config: RunConfig | None = None) -> CoverageRow:
+    """Translate the workload at its own size, then the chain up to the verdict
+    (``chain.run.validate_ir``: validation size, golden run, re-trace, validation, or node-wise);
+    a failure at any stage is recorded, never raised. ``budget`` (None: ``config``'s, else the
+    default) bounds the validation's cost; ``config`` None: ``RunConfig.from_env()``."""
     path = Path(path)
+    config = (config or RunConfig.from_env()).with_options(validation_budget=budget)
     cache = Path(cache_dir) if cache_dir is not None else None
     start = time.perf_counter()
-    stage, translated, size_label, result = "trace", False, None, None
+    state, translated, result = ChainState(), False, None
     try:
-        src = pipeline.read_source(path)
-        translation = pipeline.translate_source(src, cache)
+        src = stages.read_source(path, config)
+        translation = stages.translate(src, config, cache)
         translated = True
-        stage = "size"
-        size, too_big = pipeline.size_or_nodewise(src, translation, cache, budget)
-        if size is None:  # no scaled-down size: node-wise at the file's own size
-            stage = "validate"
-            from solar_assets.validate.nodewise import validate_nodewise_stage
-
-            validated = validate_nodewise_stage(src, translation, too_big, cache)
-            size_label = validated.validated_size
-        else:
-            size_label = size.label
-            stage = "golden"
-            golden = pipeline.golden_for(src, cache, size)
-            stage = "validate"
-            validated = pipeline.validate_translation(src, translation, golden, cache)
-        result = validated.result
+        result = validate_ir(src, translation, config, cache, state).result
     except SolarError as e:
-        message = pipeline.with_path(str(e), path)
+        message = with_path(str(e), path)
         abs_err, rel_err = _framework_errors(getattr(e, "result", None))
-        return CoverageRow(path.stem, str(path), translated, False, size_label, abs_err, rel_err,
-                           time.perf_counter() - start, stage, None if translated else unlowered_op(message),
+        return CoverageRow(path.stem, str(path), translated, False, state.validated_size, abs_err, rel_err,
+                           time.perf_counter() - start, state.stage, None if translated else unlowered_op(message),
                            message)
     except Exception as e:  # a stage bug: record it with where it happened, keep going
-        log.debug("%s: %s failed", path, stage, exc_info=True)
-        message = pipeline.with_path(f"{stage} failed unexpectedly: {type(e).__name__}: {e}", path)
-        return CoverageRow(path.stem, str(path), translated, False, size_label, None, None,
-                           time.perf_counter() - start, stage, None, message)
+        log.debug("%s: %s failed", path, state.stage, exc_info=True)
+        message = with_path(f"{state.stage} failed unexpectedly: {type(e).__name__}: {e}", path)
+        return CoverageRow(path.stem, str(path), translated, False, state.validated_size, None, None,
+                           time.perf_counter() - start, state.stage, None, message)
     abs_err, rel_err = _framework_errors(result)
     extra = _xla_comparison(path, translation.program) if src.framework == "jax" else {}
-    return CoverageRow(path.stem, str(path), True, True, size_label, abs_err, rel_err, time.perf_counter() - start,
-                       framework=src.framework, **extra)
+    return CoverageRow(path.stem, str(path), True, True, state.validated_size, abs_err, rel_err,
+                       time.perf_counter() - start, framework=src.framework, **extra)
 
 
-def _xla_comparison(path: Path, program: Any) -> dict[str, Any]:
+def _xla_comparison(path: Path, program: Program) -> dict[str, Any]:
     """solar's FLOPs / bytes of the full-size IR and XLA's cost analysis of the compiled function."""
     from solar_assets.coverage.xla_reference import xla_cost
     from solar_assets.graph import build_einsum_graph
@@ -169,4 +166,4 @@ def unfinished_row(path: str | Path, message: str, seconds: float, last_event: s
         stage = "size"  # tracing at a candidate validation size
     where = f" during {last_event}" if last_event else ""
     return CoverageRow(path.stem, str(path), translated, False, None, None, None, seconds, stage, None,
-                       pipeline.with_path(message + where, path))
+                       with_path(message + where, path))

@@ -1,6 +1,6 @@
 """Golden outputs: the workload run by its own framework on seeded inputs, at its validation size."""
 from solar_assets.golden.golden import Golden, load_golden, make_golden, save_golden
-from solar_assets.golden.sizing import (
+from solar_assets.sizing import (
     ValidationBudget,
     ValidationCost,
     ValidationSize,

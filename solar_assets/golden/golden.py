@@ -7,7 +7,7 @@ rounding. The float64 run respects the file's casts: arithmetic in float64, a ca
 dtype rounded to it (``golden.reference64``), from the same (already rounded) inputs and weights.
 bf16 and fp8 arrays are kept widened to float32, which holds each of their values exactly (npz
 has no bf16); the IR's declarations say which dtype a tensor has. Both run at the *validation size*: the file as
-written, or with its size constants rebound (``constants``, chosen by ``golden.sizing``).
+written, or with its size constants rebound (``constants``, chosen by ``solar_assets.sizing``).
 """
 from __future__ import annotations
 

@@ -195,7 +195,7 @@ class EinsumGraph:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
 
-        from solar_assets.report.table import format_bytes, format_count
+        from solar_assets.formatting import format_bytes, format_count
 
         path = Path(path)
         g = self.nx

@@ -27,7 +27,7 @@ HOST = "host"
 
 
 def _fmt(t: float) -> str:
-    from solar_assets.report.table import format_seconds
+    from solar_assets.formatting import format_seconds
 
     return format_seconds(t)
 

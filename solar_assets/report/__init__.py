@@ -6,7 +6,7 @@ asset all go through them, so every place shows the same numbers.
 from solar_assets.report.headroom import audit_lines, format_headroom_table, plot_headroom
 from solar_assets.report.projection import format_projection, plot_projection, projection_frame
 from solar_assets.report.roofline import plot_roofline
-from solar_assets.report.rows import add_cache_aware, add_inverse, report_row, rows_to_frame
+from solar_assets.report.rows import add_cache_aware, add_inverse, assemble_row, complete_row, report_row, rows_to_frame
 from solar_assets.report.table import format_bytes, format_count, format_seconds, format_table
 from solar_assets.report.writers import (
     REPORT_STEM,
@@ -20,7 +20,7 @@ from solar_assets.report.writers import (
 __all__ = [
     "audit_lines", "format_headroom_table", "format_projection", "plot_headroom", "plot_projection",
     "projection_frame", "report_pngs",
-    "REPORT_STEM", "add_cache_aware", "add_inverse", "format_bytes", "format_count", "format_seconds", "format_table",
+    "REPORT_STEM", "add_cache_aware", "add_inverse", "assemble_row", "complete_row", "format_bytes", "format_count", "format_seconds", "format_table",
     "plot_roofline", "report_row", "rows_to_frame", "write_csv", "write_json", "write_markdown",
     "write_report",
 ]

@@ -1,17 +1,52 @@
-"""Build report rows from the stages' results, and turn rows into a DataFrame."""
+"""Build report rows from the stages' results, and turn rows into a DataFrame.
+
+``assemble_row`` is the one place a row is made, for the plain chain (``solar_assets.chain``)
+and the Dagster ``sol_bounds`` asset alike; ``complete_row`` adds what is computed apart
+(the inverse roofline, the cache-aware bracket) to a row made before, as ``headroom_report``
+does with the latest partitions.
+"""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from ir_schemas import ReportRow
 from solar_assets.report.capacity import dram_capacity_note
 
+if TYPE_CHECKING:
+    from solar_assets.bounds import InverseRoofline, SolBounds
+    from solar_assets.bounds.cache_aware import CacheAwareOutcome
+    from solar_assets.graph import EinsumGraph
+    from solar_assets.hardware import HardwareSpec
+    from solar_assets.translate import Translation
+    from solar_assets.validate.compare import ValidationResult
+    from solar_assets.validate.validated import ValidatedIR
+    from solar_assets.workloads import WorkloadSource
 
-def report_row(source: Any, translation: Any, validation: Any, graph: Any, bounds: Any, hardware: Any,
-               inverse: Any = None, target_latency_s: float | None = None, validated_size: str = "full") -> ReportRow:
+
+def assemble_row(source: WorkloadSource, validated: ValidatedIR, graph: EinsumGraph, bounds: SolBounds,
+                 hardware: HardwareSpec, *, inverse: InverseRoofline | None = None,
+                 target_latency_s: float | None = None, cache_aware: CacheAwareOutcome | None = None) -> ReportRow:
+    """The report row of a validated workload on one hardware: its counts and SOL bounds, and the
+    inverse roofline and cache-aware columns where given (``complete_row``)."""
+    row = report_row(source, validated.translation, validated.result, graph, bounds, hardware,
+                     validated_size=validated.validated_size)
+    return complete_row(row, inverse=inverse, target_latency_s=target_latency_s, cache_aware=cache_aware)
+
+
+def complete_row(row: ReportRow, *, inverse: InverseRoofline | None = None, target_latency_s: float | None = None,
+                 cache_aware: CacheAwareOutcome | None = None) -> ReportRow:
+    """``row`` with the inverse-roofline columns (``inverse`` at ``target_latency_s``) and the
+    cache-aware columns (``cache_aware``) filled where given."""
+    row = add_inverse(row, inverse, target_latency_s) if inverse is not None else row
+    return add_cache_aware(row, cache_aware) if cache_aware is not None else row
+
+
+def report_row(source: WorkloadSource, translation: Translation, validation: ValidationResult, graph: EinsumGraph,
+               bounds: SolBounds, hardware: HardwareSpec, inverse: InverseRoofline | None = None,
+               target_latency_s: float | None = None, validated_size: str = "full") -> ReportRow:
     """One row: a validated workload's counts and its SOL bounds on one hardware.
 
     ``source`` a WorkloadSource, ``translation`` a Translation, ``validation`` a ValidationResult,
@@ -54,7 +89,7 @@ def report_row(source: Any, translation: Any, validation: Any, graph: Any, bound
     return add_inverse(row, inverse, target_latency_s) if inverse is not None else row
 
 
-def peak_fields(bounds: Any) -> dict[str, Any]:
+def peak_fields(bounds: SolBounds) -> dict[str, str | int | float | None]:
     """The row's per-unit peak columns and the per-kernel unfused figure, from a ``SolBounds``."""
     kernel = getattr(bounds, "unfused_kernel", None)
     return {
@@ -67,7 +102,7 @@ def peak_fields(bounds: Any) -> dict[str, Any]:
     }
 
 
-def add_inverse(row: ReportRow, inverse: Any, target_latency_s: float | None = None) -> ReportRow:
+def add_inverse(row: ReportRow, inverse: InverseRoofline | None, target_latency_s: float | None = None) -> ReportRow:
     """The row with the inverse-roofline columns filled from an ``InverseRoofline``."""
     if inverse is None:
         return row
@@ -83,7 +118,7 @@ def add_inverse(row: ReportRow, inverse: Any, target_latency_s: float | None = N
     })
 
 
-def add_cache_aware(row: ReportRow, outcome: Any) -> ReportRow:
+def add_cache_aware(row: ReportRow, outcome: CacheAwareOutcome | None) -> ReportRow:
     """The row with the cache-aware columns filled from a ``CacheAwareOutcome``: the provable lower
     bound and the best modelled schedule (achievable), each timed with the row's own peak and
     bandwidth, so they sit on the same roofline as the other modes."""

@@ -190,7 +190,7 @@ def report_pngs(directory: str | Path | None = None, stem: str = REPORT_STEM) ->
     """The report's pictures that exist in ``directory`` (default ``$SOLAR_HOME/reports``), by kind
     (``roofline``, ``headroom``, ``projection``): for the Dagster UI and anything else that shows them."""
     if directory is None:
-        from solar_assets.pipeline import reports_dir
+        from solar_assets.paths import reports_dir
 
         directory = reports_dir()
     out = Path(directory)
@@ -203,7 +203,7 @@ def report_document(rows: Sequence[ReportRow], failures: Sequence[Failure] = (),
                     per_op: Sequence[PerOpRow] = ()) -> dict:
     """``report.json`` as a dict: ``{"schema", "solar_version", "created", "rows", "failures", "per_op"}``.
     The rows are serialised as ``rows_as_json`` writes them (what ``--json`` prints)."""
-    from solar_assets import __version__
+    from solar_assets.version import __version__
 
     return {
         "schema": REPORT_SCHEMA,

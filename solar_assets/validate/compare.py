@@ -268,7 +268,7 @@ def narrow_tolerance(program: Program, dtypes: Sequence[str]) -> tuple[float, fl
     None when it stores none."""
     if not dtypes:
         return None
-    from solar_assets.golden.sizing import reduction_lengths
+    from solar_assets.sizing import reduction_lengths
 
     rtol, atol_scale = tolerance_for(*dtypes)
     scale = max(1.0, math.sqrt(max(reduction_lengths(program), default=1) / REDUCTION_SCALE_FROM))

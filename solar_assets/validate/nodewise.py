@@ -23,7 +23,7 @@ import math
 import time
 import zlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -41,6 +41,10 @@ from solar_assets.validate.compare import (
     tolerance_for,
 )
 from solar_assets.validate.points import PointEvalError, PointEvaluator, step_io
+
+if TYPE_CHECKING:
+    from solar_assets.translate import Translation
+    from solar_assets.workloads import WorkloadSource
 
 log = logging.getLogger(__name__)
 
@@ -328,7 +332,7 @@ def _declared_bytes(program: Program, roles: tuple[str, ...]) -> int:
     return sum(math.prod(t.shape) * DTYPES[t.dtype].bytes for t in program.tensors if t.role in roles)
 
 
-def relower_with_values(src: Any) -> tuple[Any, list[Any], Program, dict[str, str]]:
+def relower_with_values(src: WorkloadSource) -> tuple[Any, list[Any], Program, dict[str, str]]:
     """The file exported on real tensors, its inputs, the tracer's program of that export and the
     value map (IR tensor -> fx node; program outputs -> the output node's arguments)."""
     from solar_assets.translate.torch_tracer import export_graph, lower_exported
@@ -344,7 +348,7 @@ def relower_with_values(src: Any) -> tuple[Any, list[Any], Program, dict[str, st
     return ep, list(w.inputs), program, values
 
 
-def validate_nodewise(src: Any, translation: Any, *, points: int = POINTS, budget_bytes: int | None = None) \
+def validate_nodewise(src: WorkloadSource, translation: Translation, *, points: int = POINTS, budget_bytes: int | None = None) \
         -> ValidationResult:
     """Check ``translation``'s IR op group by op group on one full-size forward pass of ``src``
     (module docstring). Raises ``CaptureTooBig`` (with the sizes) when that pass does not fit
@@ -396,31 +400,3 @@ def checker_result(program: Program, checker: _Checker, note: str, start: float)
                             max_abs_error=max((c.max_abs_error for c in checks), default=0.0),
                             max_rel_error=max((c.max_rel_error for c in checks), default=0.0),
                             seconds=time.perf_counter() - start, notes=[note])
-
-
-def validate_nodewise_stage(src: Any, translation: Any, size_error: Exception | None = None,
-                            cache_dir: Any = None) -> Any:
-    """The pipeline's validation when no scaled-down size worked: ``validate_nodewise`` as a
-    ``pipeline.ValidatedIR`` (``validated_size`` = ``LABEL``); ``ValidationFailed`` if a group
-    fails; ``ValidationSizeError`` naming the file and the sizes when even one forward pass is
-    too big. A passed verdict is cached in ``cache_dir`` by source, IR, budget and code."""
-    from solar_assets.golden import ValidationSizeError
-    from solar_assets.golden.capture import CaptureTooBig, capture_budget
-    from solar_assets.pipeline import ValidatedIR, ValidationFailed, _cache_path, _starting, validation_summary
-    from solar_assets.validate.verdict_cache import VERDICT_PACKAGES, load_verdict, program_digest, save_verdict
-
-    _starting(src.name, "validate node-wise")
-    verdict_path = _cache_path(cache_dir, "verdict", src, (*VERDICT_PACKAGES, "solar_assets.translate"), ".json",
-                               {"nodewise": POINTS, "bytes": capture_budget(),
-                                "program": program_digest(translation.program)})
-    result = load_verdict(verdict_path)
-    try:
-        result = result or validate_nodewise(src, translation)
-    except CaptureTooBig as e:
-        first = str(size_error).splitlines()[0] if size_error is not None else "no scaled-down size worked"
-        raise ValidationSizeError(f"{first}; and {str(e).removeprefix(f'{src.path}: ')}") from None
-    save_verdict(verdict_path, result)
-    if not result.ok:
-        raise ValidationFailed(f"{src.path}: the {translation.translator} IR failed node-wise validation: "
-                               + validation_summary(result), result)
-    return ValidatedIR(translation=translation, result=result, validated_size=LABEL)

@@ -90,7 +90,7 @@ def _serve(conn: Any, task: Task, cache_dir: str | None, task_arg: Any, threads:
 
     import solar_assets.execute  # noqa: F401
     import solar_assets.translate  # noqa: F401
-    from solar_assets import pipeline
+    from solar_assets.progress import progress_listener
     from solar_assets.workers import state
 
     if threads:
@@ -100,7 +100,7 @@ def _serve(conn: Any, task: Task, cache_dir: str | None, task_arg: Any, threads:
     except Exception:  # the warm-up is an optimisation: the first file pays it instead
         log.debug("tracer warm-up failed", exc_info=True)
         send(("ready", 0.0))
-    with pipeline.progress_listener(lambda workload, stage: send(("stage", (workload, stage)))):
+    with progress_listener(lambda workload, stage: send(("stage", (workload, stage)))):
         while True:
             try:
                 path = conn.recv()

@@ -373,7 +373,7 @@ def layered_structure_difference(full: Any, small: Any, path: str | Path, consta
     validated IR's layers, one copy per layer or per pair of layers (gpt-neo alternates global
     and local attention) — and tensors and steps agree on the count. None when it holds, else
     the difference."""
-    from solar_assets.golden.sizing import structure_of
+    from solar_assets.ir.structure import structure_of
 
     n_small = int(constants[LAYERS_KEY])
     (ft, fs), (st, ss) = structure_of(full), structure_of(small)

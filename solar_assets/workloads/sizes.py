@@ -11,7 +11,7 @@ A constant whose expression uses no other name (``16``, ``2048 * 2``) is *free* 
 rebound); one computed from other constants (``HIDDEN = 4 * DIM``, ``(out_channels, 1, 1)[0]``)
 is *derived* and follows its inputs when the file is re-executed with ``rebind_constants``.
 Which constants are sizes at all (not a reduction axis ``dim = 1``, a kernel size, a group
-count) is decided by the sizing search (``solar_assets.golden.sizing``), not here.
+count) is decided by the sizing search (``solar_assets.sizing``), not here.
 
 A file may declare the size it wants to be validated at, which wins over any automatic choice:
 

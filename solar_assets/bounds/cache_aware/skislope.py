@@ -51,7 +51,7 @@ class SkiSlope:
         from matplotlib.figure import Figure
         from matplotlib.ticker import FuncFormatter, NullFormatter
 
-        from solar_assets.report.table import format_bytes
+        from solar_assets.formatting import format_bytes
 
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)

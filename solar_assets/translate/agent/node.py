@@ -166,7 +166,7 @@ class NodeVerifier:
         import torch
 
         from solar_assets.execute import execute_program
-        from solar_assets.golden import ValidationBudget, program_cost
+        from solar_assets.sizing import ValidationBudget, program_cost
         from solar_assets.translate.torch_lowering.symbolic import SymTensor
         from solar_assets.validate import compare_outputs
 

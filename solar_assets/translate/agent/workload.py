@@ -64,14 +64,14 @@ class WorkloadVerifier:
 
     def __init__(self, src: WorkloadSource, bindings: Bindings | None, golden: Callable[[], Any] | None,
                  budget: Any = None, cost: Callable[[Program], list[str]] | None = None):
-        from solar_assets.golden import ValidationBudget
+        from solar_assets.sizing import ValidationBudget
 
         self.src, self.bindings, self.golden, self.cost = src, bindings, golden, cost
         self.budget = budget or ValidationBudget()
         self.notes: list[str] = []
 
     def __call__(self, program: Program) -> list[str]:
-        from solar_assets.golden import program_cost
+        from solar_assets.sizing import program_cost
         from solar_assets.ir import check_program
 
         try:

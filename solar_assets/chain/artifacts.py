@@ -1,0 +1,68 @@
+"""The typed values that cross stages of the chain (frozen: a stage never edits its input).
+
+Source → ``WorkloadSource`` (workloads) → ``Translation`` (translate) → ``SizeChoice`` →
+``Golden`` (golden) and the re-traced ``Translation`` at that size → ``ValidatedIR`` (validate)
+→ ``EinsumGraph`` (graph) → ``SolBounds`` / ``CacheAwareOutcome`` (bounds) → ``ReportRow``
+(report). Each is defined by the stage that makes it; the chain's own are here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ir_schemas import PerOpRow, ReportRow
+from solar_assets.validate.validated import ValidatedIR
+
+if TYPE_CHECKING:
+    from solar_assets.bounds import SolBounds
+    from solar_assets.sizing import ValidationSize, ValidationSizeError
+
+__all__ = ["BoundsRow", "SizeChoice", "ValidatedIR", "WorkloadResult"]
+
+
+@dataclass(frozen=True)
+class SizeChoice:
+    """Where the IR is validated: at ``size`` (full, or constants scaled down), or, for a tracer
+    IR no size fits (``size`` None), node-wise at the file's own size, ``error`` saying why."""
+
+    size: ValidationSize | None
+    error: ValidationSizeError | None = None
+
+    @property
+    def nodewise(self) -> bool:
+        return self.size is None
+
+    @property
+    def label(self) -> str | None:
+        return self.size.label if self.size is not None else None
+
+
+@dataclass(frozen=True)
+class BoundsRow:
+    """The bounds of one workload on one hardware and the report row made from them."""
+
+    bounds: SolBounds
+    row: ReportRow
+
+
+@dataclass
+class WorkloadResult:
+    """What one workload gave: a row per hardware, or the error that stopped it (the chain's
+    output, filled in as it runs; not handed between stages)."""
+
+    workload: str
+    path: str
+    rows: list[ReportRow] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)  # by stage (analyze_workload: STAGES)
+    error: str | None = None
+    failed_stage: str | None = None
+    validated_size: str | None = None  # "full" or "BATCH=3,..." once the size is chosen
+    per_op: list[PerOpRow] = field(default_factory=list)  # one per framework op and hardware
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def total_s(self) -> float:
+        return sum(self.seconds.values())

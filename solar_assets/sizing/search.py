@@ -1,0 +1,442 @@
+"""The validation size: the file's own size where validating it is cheap, a smaller one where not.
+
+Analysis (tracing, einsum graph, bounds) always happens at the file's own size. Validation needs
+real tensors twice over (the golden run in PyTorch, then the IR executed in float64), and files
+with production sizes (a 4096³ GEMM, 16 images of 512²) do not fit that comfortably. So:
+
+1. A file that declares ``SOLAR_VALIDATION_SIZES = {"BATCH": 3, ...}`` is validated at that size.
+2. Otherwise the full-size IR's cost is estimated (``program_cost``): bytes of every tensor it
+   declares (inputs, weights, intermediates, outputs; 8 bytes an element, as the executor runs
+   in float64) and the iterations of all its kernels. Within ``ValidationBudget`` (1 GiB,
+   2e9 iterations) it is validated at full size.
+3. Otherwise its integer module constants are scaled down (``scaling_tiers``, ``scale_constants``),
+   in every spelling ``solar_assets.workloads.sizes`` reads (``batch_size = 16``, ``N = 2048 * 2``,
+   ``M = K = N = 8192``, the element ``input_shape[0]`` of ``input_shape = (32768,)``):
+   first the batch, then every size except reduction lengths (so accumulation is exercised at
+   full length), then all of them; by 1/8 to odd values ≥ 3 (odd sizes make swapped dimensions
+   stand out), keeping divisibility between constants (``DIM % HEADS``), or by plain division
+   where odd values break the model; by 1/16, 1/32, … while over budget, by 1/4 and 1/2 where 1/8
+   is too small for the model (a 224² AlexNet input cut to 27² pools down to nothing). Each
+   candidate is traced, and the first whose IR is within the budget and has the full-size IR's
+   structure (``structure_difference``) is the one; at most ``MAX_ATTEMPTS`` traces.
+
+The IR at the validation size must have the same structure as the full-size one — the same
+steps, kernel statements, tensor names, roles and dtypes, with every number normalised away —
+otherwise validating it would say nothing about the IR whose bounds are reported.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import math
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ir_schemas import Program
+from solar_assets.errors import SolarError
+from solar_assets.ir.structure import structure_of
+from solar_assets.workloads.sizes import (
+    SIZE_DECLARATION,
+    SizeConstant,
+    declared_validation_sizes,
+    size_constants,
+    size_label,
+)
+
+log = logging.getLogger(__name__)
+
+ELEMENT_BYTES = 8  # the executor runs in float64 (integers in int64)
+SCALE_FACTORS = (8, 16, 32, 64, 128, 256, 512, 1024, 4096, 16384)
+MIN_SCALED_SIZE = 3  # scaled sizes stay ≥ 3: a size of 1 or 2 can change what torch.export traces
+MIN_SCALABLE_SIZE = 8  # constants below this are left alone (kernel sizes, strides, small counts)
+MAX_ATTEMPTS = 8  # candidate sizes traced before giving up
+STALLED = 0.75  # a smaller factor that leaves ≥ 75 % of the cost: the tier's fixed sizes dominate it
+# Counts of layers / blocks / steps change the program's structure, not its sizes (but
+# ``layer_sizes = [400, 800]`` are widths); kernel sizes, strides, paddings, dilations and group counts
+# are the operator's parameters, and scale factors, clamp bounds and the like are values the program
+# computes with. Matched in any case, on the constant's name (``num_layers``, ``KERNEL_SIZE``,
+# ``pool_kernel_size``, ``stride[1]``): ``not_a_size``.
+_COUNT = re.compile(r"(^|_)(DEPTH|LAYERS?|N_LAYERS?|NUM_LAYERS|BLOCKS|NUM_BLOCKS|STAGES|REPEATS?|ITERS?|"
+                    r"ITERATIONS|STEPS|SEED)($|_|\[)", re.IGNORECASE)
+_WIDTH = re.compile(r"(^|_)(SIZES?|WIDTHS?|DIMS?|FEATURES|CHANNELS|UNITS)($|\[)", re.IGNORECASE)
+_PARAMETER = re.compile(r"(^|_)(KERNEL|KERNELS|STRIDES?|PAD|PADDING|PADDINGS|DILATIONS?|GROUPS?|AXIS|AXES|"
+                        r"SCALE|SCALING|FACTOR|DIVISOR|CLAMP|EPS|SLOPE|ALPHA|BETA|MOMENTUM|DROPOUT)($|_|\[)",
+                        re.IGNORECASE)
+
+
+def not_a_size(name: str) -> bool:
+    """Named as a count (not a list of widths: ``layer_sizes``) or as an operator parameter / value."""
+    return bool(_PARAMETER.search(name)) or (bool(_COUNT.search(name)) and not _WIDTH.search(name))
+
+
+
+
+class ValidationSizeError(SolarError):
+    """No usable validation size, or one whose IR differs in structure; the message names the file."""
+
+
+@dataclass(frozen=True)
+class ValidationBudget:
+    """The most a validation may cost: tensor bytes (float64) and kernel iterations of the IR."""
+
+    tensor_bytes: int = 1 << 30
+    iterations: int = 2_000_000_000
+
+    def __str__(self) -> str:
+        return f"{_bytes(self.tensor_bytes)} of tensors and {self.iterations:.3g} iterations"
+
+
+@dataclass(frozen=True)
+class ValidationCost:
+    """What validating an IR costs: its tensors' bytes in float64 and its kernels' iterations."""
+
+    tensor_bytes: int
+    iterations: int
+
+    def within(self, budget: ValidationBudget) -> bool:
+        return self.tensor_bytes <= budget.tensor_bytes and self.iterations <= budget.iterations
+
+    def load(self, budget: ValidationBudget) -> float:
+        """How far over (> 1) or under the budget, on its tighter dimension."""
+        return max(self.tensor_bytes / budget.tensor_bytes, self.iterations / budget.iterations)
+
+    def __str__(self) -> str:
+        return f"{_bytes(self.tensor_bytes)} of tensors, {self.iterations:.3g} iterations"
+
+
+@dataclass(frozen=True)
+class ValidationSize:
+    """The size a workload is validated at: rebound constants ({} = the file's own size) and why."""
+
+    constants: dict[str, int] = field(default_factory=dict)
+    reason: str = ""
+
+    @property
+    def label(self) -> str:
+        return size_label(self.constants)
+
+    @property
+    def full(self) -> bool:
+        return not self.constants
+
+    def to_json(self) -> str:
+        return json.dumps({"constants": self.constants, "reason": self.reason})
+
+    @classmethod
+    def from_json(cls, text: str) -> ValidationSize:
+        data = json.loads(text)
+        return cls(constants=dict(data["constants"]), reason=data["reason"])
+
+
+def _bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.3g} {unit}"
+        n /= 1024
+    return f"{n:.3g} TiB"
+
+
+# ---------------------------------------------------------------------------- cost
+def program_cost(program: Program) -> ValidationCost:
+    """Bytes of every tensor the IR declares (reshape results are views and not counted) at 8 bytes
+    an element, and the iterations of every kernel (product of its loop extents, times the extents
+    of the repeats around it; a topk counts the elements of its source)."""
+    steps = program.walk_steps()
+    views = {s.out for s, _ in steps if s.kind == "reshape"}
+    tensor_bytes = sum(math.prod(t.shape) * ELEMENT_BYTES for t in program.tensors if t.name not in views)
+    tensors = program.tensor_map()
+    iterations = 0
+    for s, enclosing in steps:
+        times = math.prod(r.extent for r in enclosing)
+        if s.kind == "kernel":
+            iterations += times * math.prod(lp.extent for lp in s.loops)
+        elif s.kind == "topk":
+            iterations += times * math.prod(tensors[s.src].shape)
+    return ValidationCost(int(tensor_bytes), int(iterations))
+
+
+# ---------------------------------------------------------------------------- structure
+def structure_difference(full: Program, small: Program) -> str | None:
+    """None when the two programs have the same structure, else the first difference, readable."""
+    (full_tensors, full_steps), (small_tensors, small_steps) = structure_of(full), structure_of(small)
+    for what, a, b in (("tensor", full_tensors, small_tensors), ("step", full_steps, small_steps)):
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x != y:
+                return f"{what} {i}: full size has `{x}`, the validation size `{y}`"
+        if len(a) != len(b):
+            longer, n = ("full size", len(a)) if len(a) > len(b) else ("the validation size", len(b))
+            first_extra = (a if len(a) > len(b) else b)[min(len(a), len(b))]
+            return (f"{len(a)} {what}s at full size, {len(b)} at the validation size; {longer} also has "
+                    f"{what} {min(len(a), len(b))} of {n}: `{first_extra}`")
+    return None
+
+
+def check_same_structure(path: str, full: Program, small: Program, constants: Mapping[str, int]) -> None:
+    diff = structure_difference(full, small)
+    if diff is not None and "hf_layers" in constants:  # the same model with fewer layers (hf_offline)
+        from solar_assets.workloads.hf_offline import layered_structure_difference
+
+        diff = layered_structure_difference(full, small, path, constants)
+    if diff is not None:
+        raise ValidationSizeError(f"{path}: the IR at validation size {size_label(constants)} does not have the "
+                                  f"structure of the full-size IR, so validating it would not vouch for the "
+                                  f"analysed one: {diff}")
+
+
+# ---------------------------------------------------------------------------- candidates
+def _loop_vars(access: str) -> set[str]:
+    return set(re.findall(r"[A-Za-z_]\w*", access.split("[", 1)[1])) if "[" in access else set()
+
+
+def reduction_lengths(program: Program) -> set[int]:
+    """Extents of reduction loops: loops of an accumulating kernel whose variable the output omits."""
+    found: set[int] = set()
+    for s, _ in program.walk_steps():
+        if s.kind != "kernel" or s.update == "=":
+            continue
+        written = _loop_vars(s.out)
+        found.update(lp.extent for lp in s.loops if lp.var not in written)
+    return found
+
+
+def program_sizes(program: Program) -> set[int]:
+    """Every tensor extent and loop extent of the program."""
+    sizes = {d for t in program.tensors for d in t.shape}
+    steps = [s for s, _ in program.walk_steps()]
+    sizes.update(lp.extent for s in steps for lp in (getattr(s, "loops", None) or ()))
+    sizes.update(s.extent for s in steps if s.kind == "repeat")
+    return sizes
+
+
+@dataclass(frozen=True)
+class ScalingTier:
+    """Which constants one tier of the search scales."""
+
+    name: str  # "batch", "all but reduction lengths", "all"
+    names: tuple[str, ...]
+
+
+def scaling_tiers(constants: Mapping[str, SizeConstant], program: Program) -> list[ScalingTier]:
+    """The constants to scale, least disruptive first: the batch (the leading size of an input, not
+    a reduction length), then every size except reduction lengths (so accumulation runs at full
+    length), then all.
+
+    A constant (or tuple / list element) can be scaled when it is assigned a literal expression, is
+    ≥ 8, is not named like a count of layers / blocks / steps or an operator parameter (``not_a_size``,
+    any case: ``kernel_size``, ``stride[1]``, ``num_groups``), and its value is an extent somewhere in
+    the full-size IR; it is a
+    reduction length when its value is the extent of a loop an accumulating kernel reduces over."""
+    sizes, reductions = program_sizes(program), reduction_lengths(program)
+    scalable = [c.name for c in constants.values()
+                if c.free and c.value >= MIN_SCALABLE_SIZE and not not_a_size(c.name) and c.value in sizes]
+    leading = {t.shape[0] for t in program.tensors if t.role == "input" and t.shape}
+    rows = [n for n in scalable if constants[n].value not in reductions]
+    batch = [n for n in rows if constants[n].value in leading]
+    tiers: list[ScalingTier] = []
+    for name, names in (("batch", batch), ("all but reduction lengths", rows), ("all", scalable)):
+        if names and all(set(names) != set(t.names) for t in tiers):
+            tiers.append(ScalingTier(name, tuple(names)))
+    return tiers
+
+
+def _nearest_multiple(target: int, step: int, prefer_odd: bool, at_least: int = 1) -> int:
+    k = max(at_least, round(target / step))
+    if prefer_odd and step % 2 and k % 2 == 0:
+        below_ok = k - 1 >= at_least and abs((k - 1) * step - target) <= abs((k + 1) * step - target)
+        k = k - 1 if below_ok else k + 1
+    return k * step
+
+
+def scale_constants(values: Mapping[str, int], names: Iterable[str], factor: int, exact: bool) -> dict[str, int]:
+    """The named constants divided by ``factor`` — to odd values ≥ 3, or (``exact``) by floor division
+    to values ≥ 2 — keeping the divisibility the model may rely on (``DIM % HEADS == 0``):
+
+    - a constant stays a multiple (at least twice, as it was a proper multiple) of the constants
+      that divided it: scaled ones at their new value; unscaled ones only when small (< 8: head and
+      group counts), since a large one (a kept reduction length) usually divides by coincidence,
+      and, for odd values, only when odd (an even one would make them even: plain division keeps
+      those);
+    - with plain division, it also still divides the unscaled constants it divided
+      (``HIDDEN % HEADS`` with ``HIDDEN`` kept), where some value near the target does.
+
+    Smaller constants are scaled first; only the changed ones are returned."""
+    chosen = {name: values[name] for name in names}
+    new = dict(values)
+    for name in sorted(chosen, key=lambda n: (values[n], n)):
+        v = values[name]
+        if exact:
+            target = max(2, v // factor)
+        else:
+            target = max(MIN_SCALED_SIZE, round(v / factor))
+            if target % 2 == 0:
+                target = target - 1 if target - 1 >= MIN_SCALED_SIZE else target + 1
+        divisors = [new[b] for b, bv in values.items()
+                    if b != name and 2 <= bv < v and v % bv == 0 and new[b] > 1
+                    and (b in chosen or (bv < MIN_SCALABLE_SIZE and (exact or bv % 2)))]
+        step = math.lcm(*divisors) if divisors else 1
+        if step > 1:
+            target = _nearest_multiple(target, step, prefer_odd=not exact, at_least=2)
+        if exact:
+            multiples = [u for b, u in values.items() if b not in chosen and u > v and u % v == 0]
+            if multiples:
+                bound = math.gcd(*multiples)
+                fitting = [d for d in range(step, bound + 1, step) if bound % d == 0 and 2 <= d < v]
+                if fitting:
+                    target = min(fitting, key=lambda d: (abs(d - target), d))
+        new[name] = target if target < v else v
+    return {name: new[name] for name in values if name in chosen and new[name] != values[name]}
+
+
+# ---------------------------------------------------------------------------- the choice
+class _Search:
+    """The attempts of one ``choose_validation_size``: traces, their outcomes, the attempt cap."""
+
+    def __init__(self, path: str, full: Program, trace: Callable[[dict[str, int]], Program],
+                 budget: ValidationBudget):
+        self.path, self.full, self.trace, self.budget = path, full, trace, budget
+        self.tried: list[str] = []
+        self.seen: set[str] = set()
+        self.attempts = 0
+
+    def attempt(self, constants: dict[str, int]) -> tuple[str, ValidationCost | None]:
+        """("ok" | "over" | "failed" | "seen" | "exhausted", the cost when traced)."""
+        key = json.dumps(constants, sort_keys=True)
+        if not constants or key in self.seen:
+            return "seen", None
+        if self.attempts >= MAX_ATTEMPTS:
+            return "exhausted", None
+        self.seen.add(key)
+        self.attempts += 1
+        label = size_label(constants)
+        try:
+            with _quiet_fake_tensor_failures():
+                small = self.trace(constants)
+        except SolarError as e:
+            return self._note("failed", f"{label}: {_first_line(str(e), self.path)}"), None
+        cost = program_cost(small)
+        if not cost.within(self.budget):
+            return self._note("over", f"{label}: {cost}, over budget"), cost
+        diff = structure_difference(self.full, small)
+        if diff is not None:
+            return self._note("failed", f"{label}: structure differs ({diff})"), cost
+        return "ok", cost
+
+    def _note(self, outcome: str, line: str) -> str:
+        self.tried.append(line)
+        log.debug("%s: validation size %s", self.path, line)
+        return outcome
+
+
+def choose_validation_size(path: str | Path, full: Program, trace: Callable[[dict[str, int]], Program],
+                           budget: ValidationBudget | None = None) -> ValidationSize:
+    """The size to validate the workload at. ``full`` is its IR at the file's own size; ``trace``
+    gives the IR with constants rebound (it may raise ``SolarError``). Raises
+    ``ValidationSizeError`` naming the file when no size is usable.
+
+    Per tier (``scaling_tiers``), factor 8 first (odd values, then plain division where odd ones
+    fail); over budget: 16, 32, … until the cost stops falling; too small for the model (a trace
+    error or another structure): 4, then 2."""
+    budget = budget or ValidationBudget()
+    path = str(path)
+    full_cost = program_cost(full)
+    declared = declared_validation_sizes(path)
+    if declared is None and not full_cost.within(budget):  # a HuggingFace model: fewer layers too
+        from solar_assets.workloads.hf_offline import validation_sizes
+
+        declared = validation_sizes(path)
+    if declared is not None:
+        small = trace(declared)
+        check_same_structure(path, full, small, declared)
+        cost = program_cost(small)
+        how = "fewer layers (hf_offline)" if "hf_layers" in declared else f"declared by {SIZE_DECLARATION}"
+        if not cost.within(budget):
+            log.warning("%s: the size %s (%s) is over the validation budget (%s); validating anyway",
+                        path, how, cost, budget)
+        return ValidationSize(declared, f"{how}: {cost} (full size: {full_cost})")
+    if full_cost.within(budget):
+        return ValidationSize({}, f"full size: {full_cost}")
+    constants = size_constants(path)
+    values = {c.name: c.value for c in constants.values()}
+    tiers = scaling_tiers(constants, full)
+    if not tiers:
+        raise ValidationSizeError(
+            f"{path}: validating at full size needs {full_cost}, over the budget of {budget}, and the file "
+            f"has no integer module constant (≥ {MIN_SCALABLE_SIZE}, sizing the IR) to scale down; size it with "
+            f"module constants or declare {SIZE_DECLARATION} = {{\"NAME\": small, ...}}")
+    search = _Search(path, full, trace, budget)
+    for tier in tiers:
+        found = _search_tier(search, tier, values, full_cost)
+        if found is not None:
+            constants_found, factor, exact, cost = found
+            how = "divided" if exact else "scaled to odd sizes"
+            reason = f"{tier.name} {how} by {factor}: {cost} (full size: {full_cost})"
+            return ValidationSize(constants_found, reason)
+    raise ValidationSizeError(
+        f"{path}: validating at full size needs {full_cost}, over the budget of {budget}, and no scaled-down "
+        f"size worked (tried {'; '.join(search.tried) or 'none'}); declare {SIZE_DECLARATION} = "
+        f"{{\"NAME\": small, ...}} in the file")
+
+
+def _stalled(cost: ValidationCost, last: ValidationCost, budget: ValidationBudget) -> bool:
+    """A dimension (tensor bytes, iterations) still over budget kept ≥ ``STALLED`` of its last value:
+    shrinking this tier's constants no longer helps, its fixed sizes dominate that dimension."""
+    return any(now > limit and now > STALLED * before
+               for now, before, limit in ((cost.tensor_bytes, last.tensor_bytes, budget.tensor_bytes),
+                                          (cost.iterations, last.iterations, budget.iterations)))
+
+
+def _search_tier(search: _Search, tier: ScalingTier, values: Mapping[str, int], full_cost: ValidationCost
+                 ) -> tuple[dict[str, int], int, bool, ValidationCost] | None:
+    """The first usable size of the tier, or None. A tier whose first candidate leaves a dimension over
+    budget at ≥ ``STALLED`` of the full size's (an MLP's 16384² weights do not shrink with its batch)
+    is given up at once, leaving the attempts to the tiers that scale what dominates."""
+    factor, direction, last = SCALE_FACTORS[0], 0, full_cost  # direction: +1 smaller, -1 gentler
+    while 2 <= factor <= SCALE_FACTORS[-1]:
+        outcomes = []
+        for exact in (False, True):
+            scaled = scale_constants(values, tier.names, factor, exact)
+            outcome, cost = search.attempt(scaled)
+            if outcome == "ok":
+                return scaled, factor, exact, cost
+            outcomes.append(outcome)
+            if outcome == "exhausted":
+                return None
+            if outcome == "over":
+                if _stalled(cost, last, search.budget):
+                    return None
+                last = cost
+                break  # the other variant costs about the same
+        if "over" in outcomes:
+            if direction < 0:
+                return None  # too small at the previous factor, over budget at this one
+            direction = 1
+        elif "failed" in outcomes:
+            if direction > 0:
+                return None  # over budget one factor up, unusable here
+            direction = -1
+        elif direction == 0:
+            return None  # nothing new to try at 8 (the sizes are at their floor, or tried in an earlier tier)
+        factor = factor * 2 if direction > 0 else factor // 2
+    return None
+
+
+@contextlib.contextmanager
+def _quiet_fake_tensor_failures() -> Iterator[None]:
+    """torch logs a traceback (logger ``torch._subclasses.fake_tensor``) for a shape error it then
+    raises; a candidate size too small for the model is expected, and its error is kept in the
+    search's notes, so that traceback is noise on stderr."""
+    logger = logging.getLogger("torch._subclasses.fake_tensor")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _first_line(message: str, path: str) -> str:
+    line = message.strip().splitlines()[0] if message.strip() else message
+    return line[len(path) + 2:] if line.startswith(path + ": ") else line
