@@ -5,15 +5,17 @@ variables to the point's coordinates and only the remaining (reduction) variable
 a point costs its reduction length, and a sample of points of a huge convolution costs a few
 million multiply-adds. ``PointEvaluator`` does that for a list of steps (one op group):
 
-- a kernel whose output subscripts are each a constant or ``c·v + k`` of one loop variable
-  (each variable solved from the point, divisibility and range checked: a strided or phased
-  write touches only some points) is evaluated at the points, vectorised over the reduction
+- a kernel whose output subscripts are each a constant, ``c·v + k`` of one loop variable, or
+  a mixed-radix sum of variables (a grouped convolution's ``g*K + k`` channel) is evaluated
+  at the points (each variable solved from the point, divisibility and range checked: a
+  strided or phased write touches only some points), vectorised over the reduction
   variables (NumPy, in chunks);
 - a tensor the steps read but do not write comes from ``external`` (the framework's values);
 - a tensor written inside the steps (a softmax's row maxima, a padded copy) is evaluated, on
   demand, at just the points the later step reads, or whole and memoised when it is small;
-- a kernel with any other output subscript (a sum of variables, an indirect scatter) and a
-  ``TopK`` run whole on their (small) tensors; a ``Reshape`` keeps the flat index.
+- a kernel with any other output subscript (an overlapping sum ``p + r``, an indirect
+  scatter) and a ``TopK`` run whole on their (small) tensors; a ``Reshape`` keeps the flat
+  index.
 
 The semantics follow the executor's generated code (``solar_assets.execute.codegen``):
 NaN-propagating ``max`` / ``min`` / ``relu``, pad values at out-of-range reads, accumulation
@@ -126,6 +128,32 @@ def step_io(step: Any, free: tuple[str, ...] = ()) -> tuple[list[str], list[str]
 
 class _Unrestricted(Exception):
     """A kernel whose output subscripts cannot be solved for a point: run it whole instead."""
+
+
+def _solve_subscript(a: Affine, num: np.ndarray, ext: dict[str, int]) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """Each variable of the output subscript ``a`` (less its constant: ``num``) solved at the
+    points, with where that value is valid: ``c·v`` by division; a sum of variables when it is a
+    mixed-radix number (positive coefficients, each larger than the most all smaller terms can
+    add, as a grouped convolution's ``g*K + k`` channel), digit by digit from the largest. Any
+    other sum (``p + r``: several iterations per point) raises ``_Unrestricted``."""
+    if len(a.coefs) == 1:
+        v, c = a.coefs[0]
+        val = num // c
+        return [(v, val, (num % c == 0) & (val >= 0) & (val < ext[v]))]
+    terms = sorted(a.coefs, key=lambda vc: vc[1])
+    reach = 0  # the largest value the smaller terms add up to
+    for v, c in terms:
+        if c <= 0 or c <= reach:
+            raise _Unrestricted
+        reach += c * max(ext[v] - 1, 0)
+    rest = num
+    out: list[tuple[str, np.ndarray, np.ndarray]] = []
+    for v, c in reversed(terms):
+        val = np.where(rest >= 0, rest // c, -1)
+        out.append((v, val, (val >= 0) & (val < ext[v])))
+        rest = rest - c * val
+    out[-1] = (out[-1][0], out[-1][1], out[-1][2] & (rest == 0))
+    return out
 
 
 class PointEvaluator:
@@ -267,20 +295,17 @@ class PointEvaluator:
         solved: dict[str, np.ndarray] = {}
         covered = np.ones(flat.shape, dtype=bool)
         for d, a in enumerate(pk.out.index):
-            if isinstance(a, Indirect) or len(a.coefs) > 1:
+            if isinstance(a, Indirect):
                 raise _Unrestricted
             if not a.coefs:
                 covered &= coords[d] == a.const
                 continue
-            v, c = a.coefs[0]
-            num = coords[d] - a.const
-            val = num // c
-            ok = (num % c == 0) & (val >= 0) & (val < ext[v])
-            if v in solved:
-                ok &= solved[v] == val
-            else:
-                solved[v] = val
-            covered &= ok
+            for v, val, ok in _solve_subscript(a, coords[d] - a.const, ext):
+                if v in solved:
+                    ok &= solved[v] == val
+                else:
+                    solved[v] = val
+                covered &= ok
         red = [lp.var for lp in k.loops if lp.var not in solved]
         red_ext = tuple(ext[v] for v in red)
         length = int(np.prod(red_ext, dtype=np.int64)) if red else 1
