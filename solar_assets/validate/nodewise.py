@@ -318,6 +318,15 @@ class _Checker:
         return dataclasses.replace(check, name=g.node if t == g.node else f"{g.node}/{t}")
 
 
+def require_tracer_frame(src: Any, translation: Any, lowered: Program, what: str) -> None:
+    """The value map pairs the framework's values with the tracer's tensors, so the IR under test
+    must have the frame of the tracer's own lowering (``what``: "its export", "its jaxpr")."""
+    if _frame(lowered) != _frame(translation.program):
+        raise NodewiseError(f"{src.path}: node-wise validation needs the tracer's IR of the file; the "
+                            f"{translation.translator} IR's tensors or steps differ from the tracer's lowering of "
+                            f"{what}")
+
+
 def _frame(program: Program) -> tuple[Any, ...]:
     """What the value map relies on: the tensors, the graph inputs and outputs, and each step's
     name, kind and origin (not the kernels' statements: those are what the validation checks)."""
@@ -369,10 +378,7 @@ def validate_nodewise(src: WorkloadSource, translation: Translation, *, points: 
         return validate_nodewise_jax(src, translation, points=points)
     ep, inputs, lowered, value_of = relower_with_values(src)
     program = translation.program
-    if _frame(lowered) != _frame(program):
-        raise NodewiseError(f"{src.path}: node-wise validation needs the tracer's IR of the file; the "
-                            f"{translation.translator} IR's tensors or steps differ from the tracer's lowering of "
-                            f"its export")
+    require_tracer_frame(src, translation, lowered, "its export")
     order = {n.name: i for i, n in enumerate(ep.graph.nodes)}
     plan = _plan(program, value_of, order)
     estimate = estimate_capture(ep, plan.extra)

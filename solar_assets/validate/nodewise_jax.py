@@ -18,11 +18,10 @@ from ir_schemas import Program
 from solar_assets.validate.compare import ValidationResult
 from solar_assets.validate.nodewise import (
     POINTS,
-    NodewiseError,
     _Checker,
-    _frame,
     _plan,
     checker_result,
+    require_tracer_frame,
 )
 
 
@@ -130,10 +129,7 @@ def validate_nodewise_jax(src: Any, translation: Any, *, points: int = POINTS) -
     start = time.perf_counter()
     closed, args, lowered, value_of = relower_jax(src)
     program = translation.program
-    if _frame(lowered) != _frame(program):
-        raise NodewiseError(f"{src.path}: node-wise validation needs the tracer's IR of the file; the "
-                            f"{translation.translator} IR's tensors or steps differ from the tracer's lowering of "
-                            f"its jaxpr")
+    require_tracer_frame(src, translation, lowered, "its jaxpr")
     order = _order(closed)
     plan = _plan(program, value_of, order, key=top_level)
     checker = _Checker(program, value_of, plan, order, str(src.path), points)
