@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import sqlite3
 import time
@@ -28,14 +29,35 @@ import dagster as dg
 
 from ir_schemas import ReportRow
 from solar_assets import pipeline
-from solar_assets.assets.partitions import register_partitions, workload_hardware_key, workload_key
-from solar_assets.assets.resources import SolarConfig
-from solar_assets.assets.sources import SOURCE_ASSETS, observe_sources
+from solar_assets.assets.batch import (
+    Partition,
+    PartitionEvent,
+    compute,
+    latest_versions,
+    load_value,
+    read_batch,
+    store_value,
+    upstream_failed,
+    write_batch,
+)
 from solar_assets.assets.checks import REPORT_CHECKS
-from solar_assets.assets.stages import ASSETS, BOUND_ASSETS, WORKLOAD_ASSETS, hardware_spec, headroom_report, measured_runtime
+from solar_assets.assets.partitions import (
+    hardware_partitions,
+    register_partitions,
+    workload_hardware_key,
+    workload_key,
+    workload_partitions,
+)
+from solar_assets.assets.resources import SolarConfig
+from solar_assets.assets.sources import SOURCE_ASSETS, hardware_file, observe_sources, workload_file
+from solar_assets.assets.stages import ASSETS, WORKLOAD_ASSETS, hardware_spec, headroom_report, measured_runtime
+from solar_assets.assets.stages import cache_aware_bound as cache_aware_bound_asset
 from solar_assets.assets.stages import inverse_roofline as inverse_roofline_asset
+from solar_assets.assets.stages import sol_bounds as sol_bounds_asset
 from solar_assets.errors import SolarError
 from solar_assets.pipeline import WorkloadResult
+
+log = logging.getLogger(__name__)
 
 DAGSTER_YAML = """\
 # solar's embedded Dagster instance: SQLite storage in this directory (written by solar).
@@ -198,12 +220,16 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
                          on_stage: Callable[[str, str], None] | None = None,
                          measure: Any = None, checks: list[dg.AssetCheckEvaluation] | None = None,
                          ) -> tuple[list[WorkloadResult], list[ReportRow]]:
-    """Materialise every asset for ``paths`` × ``hardware_names``; return per-workload results
-    (``error`` set where a stage failed) and the ``headroom_report`` rows, in the order asked.
-    ``failures``: errors found before any run (bad paths), listed in the report too. Each file's
-    materialisations run in a worker process limited to ``timeout_s`` and ``memory_limit_bytes``;
-    ``on_stage(workload, stage)`` as each stage starts. Raises ``DagsterStorageError`` when the
-    instance's database cannot be used."""
+    """Materialise every asset for ``paths`` × ``hardware_names`` in **one** Dagster run; return
+    per-workload results (``error`` set where a stage failed) and the ``headroom_report`` rows, in
+    the order asked. ``failures``: errors found before any run (bad paths), listed in the report
+    too. Each file's assets are computed in a worker process limited to ``timeout_s`` and
+    ``memory_limit_bytes`` (``solar_assets.assets.batch``: the assets' own functions, values in
+    the IO manager's storage); the run of ``headroom_report`` and its checks records them all
+    first. ``on_stage(workload, stage)`` as each stage starts. Raises ``DagsterStorageError`` when
+    the instance's database cannot be used."""
+    import tempfile
+
     from solar_assets.workers import run_in_workers
 
     home_dir = pipeline.solar_home(home)
@@ -211,43 +237,43 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
     keys = {str(p): workload_key(p, base.workload_dir) for p in paths}
     config = base.model_copy(update={"workload_files": {k: p for p, k in keys.items()}})
     check_storage(home_dir)
-    with storage_guard(home_dir), solar_instance(home_dir) as instance:
-        register_partitions(instance, list(keys.values()), list(hardware_names))
-        # record the files' hashes first: what runs below is then fresh against them in the UI
-        observe_sources(instance, config)
-        hardware_errors = {}
-        for name in hardware_names:
-            run = _materialize(instance, base, [hardware_spec], partition_key=name)
+    with tempfile.TemporaryDirectory(prefix="solar-call-") as call_dir:
+        with storage_guard(home_dir), solar_instance(home_dir) as instance:
+            register_partitions(instance, list(keys.values()), list(hardware_names))
+            # the files' hashes first: what is recorded below is then fresh against them in the UI
+            events = source_observations(instance, config, list(keys.values()), list(hardware_names))
+        hardware_events, hardware_errors = _hardware_specs(config, hardware_names)
+        events += hardware_events
+        options = {"home": str(home_dir), "config": config.model_dump(), "keys": keys,
+                   "hardware": list(hardware_names), "hardware_errors": hardware_errors,
+                   "inverse": target_latency_s is not None, "call_dir": call_dir}
+        results = run_in_workers(list(keys), _compute_workload, pipeline.unfinished_result, None, jobs=1,
+                                 timeout_s=timeout_s, memory_limit_bytes=memory_limit_bytes, task_arg=options,
+                                 on_event=(lambda index, workload, stage: on_stage(workload, stage)) if on_stage else None)
+        for path, result in zip(keys, results):
+            events += _worker_events(call_dir, path, keys[path], result)
+        if measure is not None:
+            bounded = [r.path for r in results if r.ok]
+            measured = run_in_workers(bounded, _materialize_measurements, pipeline.unfinished_result, None, jobs=1,
+                                      timeout_s=timeout_s, memory_limit_bytes=memory_limit_bytes,
+                                      task_arg={**options, "measure": measure})
+            for result, outcome in zip([r for r in results if r.ok], measured):
+                if outcome.error:
+                    result.error = outcome.error
+        record_file = Path(call_dir) / "events.pickle"
+        write_batch(record_file, events)
+        with storage_guard(home_dir), solar_instance(home_dir) as instance:
+            _fail_abandoned_runs(instance, results)
+            # every materialised partition: the report is the whole table, this call's rows within it
+            report_config = {"failures": [*failures, *(r.error for r in results if r.error)],
+                             "record_file": str(record_file)}
+            run = _materialize(instance, base, [headroom_report],
+                               run_config={"ops": {"headroom_report": {"config": report_config}}})
             if not run.success:
-                hardware_errors[name] = failure_message(run, f"hardware/{name}.yaml")
-    options = {"home": str(home_dir), "config": config.model_dump(), "keys": keys,
-               "hardware": list(hardware_names), "hardware_errors": hardware_errors,
-               "inverse": target_latency_s is not None}
-    results = run_in_workers(list(keys), _materialize_workload, pipeline.unfinished_result, None, jobs=1,
-                             timeout_s=timeout_s, memory_limit_bytes=memory_limit_bytes, task_arg=options,
-                             on_event=(lambda index, workload, stage: on_stage(workload, stage)) if on_stage else None)
-    storage = [r for r in results if r.failed_stage == STORAGE_STAGE]
-    if storage:
-        raise DagsterStorageError(storage[0].error)
-    if measure is not None:
-        bounded = [r.path for r in results if r.ok]
-        measured = run_in_workers(bounded, _materialize_measurements, pipeline.unfinished_result, None, jobs=1,
-                                  timeout_s=timeout_s, memory_limit_bytes=memory_limit_bytes,
-                                  task_arg={**options, "measure": measure})
-        for result, outcome in zip([r for r in results if r.ok], measured):
-            if outcome.error:
-                result.error = outcome.error
-    with storage_guard(home_dir), solar_instance(home_dir) as instance:
-        _fail_abandoned_runs(instance, results)
-        # every materialised partition: the report is the whole table, this call's rows within it
-        report_config = {"failures": [*failures, *(r.error for r in results if r.error)]}
-        run = _materialize(instance, base, [headroom_report],
-                           run_config={"ops": {"headroom_report": {"config": report_config}}})
-        if not run.success:
-            raise SolarError(failure_message(run, home_dir / "reports"))
-        every_row: list[ReportRow] = run.output_for_node("headroom_report")
-        if checks is not None:
-            checks.extend(run.get_asset_check_evaluations())
+                raise SolarError(failure_message(run, home_dir / "reports"))
+            every_row: list[ReportRow] = run.output_for_node("headroom_report")
+            if checks is not None:
+                checks.extend(run.get_asset_check_evaluations())
     order = {p: i for i, p in enumerate(keys)}
     wanted = {h: i for i, h in enumerate(hardware_names)}
     rows = sorted((r for r in every_row if r.source in order and r.hardware in wanted),
@@ -255,6 +281,57 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
     for result in results:
         result.rows = [r for r in rows if r.source == result.path]
     return results, rows
+
+
+def source_observations(instance: dg.DagsterInstance, config: SolarConfig, workloads: Sequence[str],
+                        hardware: Sequence[str]) -> list[PartitionEvent]:
+    """An observation of each given workload / hardware file whose hash differs from its last one
+    (what the ``source_files`` sensor would observe), to be recorded before what depends on it."""
+    from solar_assets.assets.sources import hardware_file_versions, workload_file_versions
+
+    events = []
+    for asset, versions in ((workload_file, workload_file_versions(config, list(workloads))),
+                            (hardware_file, hardware_file_versions(config, list(hardware)))):
+        seen = latest_versions(instance, asset.key, list(versions), observation=True)
+        events += [PartitionEvent(Partition(asset.key.path[-1], k), None, data_version=v, observation=True)
+                   for k, v in versions.items() if seen.get(k, (None,))[0] != v]
+    return events
+
+
+def _hardware_specs(config: SolarConfig, names: Sequence[str]) -> tuple[list[PartitionEvent], dict[str, str]]:
+    """``hardware_spec`` of each name, computed here (no workload code: a YAML), its value stored
+    for the workers and the report; ``(events, {name: error})``."""
+    events, errors = [], {}
+    for name in names:
+        partition = Partition(hardware_spec.key.path[-1], name)
+        event, value = compute(hardware_spec, partition, {}, {"solar": config},
+                               [Partition(hardware_file.key.path[-1], name)])
+        events.append(event)
+        if event.error is not None:
+            errors[name] = pipeline.with_path(event.error, Path(config.hardware_dir) / f"{name}.yaml")
+        else:
+            store_value(config.home, partition, value)
+    return events, errors
+
+
+def _events_file(call_dir: str, path: str) -> Path:
+    import hashlib
+
+    return Path(call_dir) / f"{hashlib.sha256(path.encode()).hexdigest()[:16]}.pickle"
+
+
+def _worker_events(call_dir: str, path: str, key: str, result: WorkloadResult) -> list[PartitionEvent]:
+    """The events a worker wrote for ``path``; for a worker that was killed (time or memory limit,
+    a crash) before writing them, its workload partition's assets as failed with its error."""
+    file = _events_file(call_dir, path)
+    if file.is_file():
+        return read_batch(file)
+    if not result.error:
+        return []
+    first = Partition(WORKLOAD_ASSETS[0].key.path[-1], key)
+    return [PartitionEvent(first, WORKLOAD_ASSETS[0].code_versions_by_key.get(WORKLOAD_ASSETS[0].key),
+                           error=result.error),
+            *(upstream_failed(a, Partition(a.key.path[-1], key), first) for a in WORKLOAD_ASSETS[1:])]
 
 
 def _materialize_measurements(path: str, cache_dir: str | None, options: dict[str, Any]) -> WorkloadResult:
@@ -295,41 +372,79 @@ def _materialize_measurements(path: str, cache_dir: str | None, options: dict[st
     return result
 
 
-def _materialize_workload(path: str, cache_dir: str | None, options: dict[str, Any]) -> WorkloadResult:
-    """In a worker: the workload partition's assets, then its bound assets on each hardware; the
-    result carries the error that stopped it (``STORAGE_STAGE`` for the Dagster database)."""
+def _parents(asset: dg.AssetsDefinition, workload: str, hardware: str | None) -> dict[str, Partition]:
+    """``input or dependency name -> Partition`` of each of ``asset``'s parents for this workload
+    (and hardware): a workload-partitioned parent on the workload key, a hardware one on the
+    hardware key, a pair one on the pair."""
+    by_key = {a.key: a for a in (*SOURCE_ASSETS, *ASSETS)}
+    names = {k: n for n, k in asset.keys_by_input_name.items()}
+    out = {}
+    for dep in sorted(asset.dependency_keys, key=lambda k: k.to_user_string()):
+        parent = by_key[dep].partitions_def
+        name = dep.path[-1]
+        if parent is workload_partitions:
+            out[names.get(dep, name)] = Partition(name, workload)
+        elif parent is hardware_partitions:
+            out[names.get(dep, name)] = Partition(name, hardware)
+        else:
+            out[names.get(dep, name)] = Partition.of(name, workload_hardware_key(workload, hardware or ""))
+    return out
+
+
+def _compute_workload(path: str, cache_dir: str | None, options: dict[str, Any]) -> WorkloadResult:
+    """In a worker: the workload partition's assets, then its bound assets on each hardware, by
+    their own functions (``batch.compute``); values into the IO manager's storage, the events to
+    ``<call_dir>/<hash of path>.pickle`` for the CLI's one run. The result carries the first error."""
     from solar_assets.workloads.source import workload_name
 
     result = WorkloadResult(workload=workload_name(path), path=path)
-    home = Path(options["home"])
-    config = SolarConfig(**options["config"])
-    key = options["keys"][path]
-    bound_assets = BOUND_ASSETS if options["inverse"] else \
-        tuple(a for a in BOUND_ASSETS if a is not inverse_roofline_asset)
-    tags = {"solar/worker": str(os.getpid())}
+    home, config, key = options["home"], SolarConfig(**options["config"]), options["keys"][path]
+    resources = {"solar": config}
+    bound_assets = (cache_aware_bound_asset, *((inverse_roofline_asset,) if options["inverse"] else ()), sol_bounds_asset)
+    events: list[PartitionEvent] = []
+    values: dict[Partition, Any] = {}
+    failed: dict[Partition, Partition] = {}  # partition -> the failed partition that stopped it
+
+    def run(asset: dg.AssetsDefinition, partition: Partition, hardware: str | None) -> None:
+        parents = _parents(asset, key, hardware)
+        stopped = next((failed[p] for p in parents.values() if p in failed), None)
+        if stopped is not None:
+            events.append(upstream_failed(asset, partition, stopped))
+            failed[partition] = stopped
+            return
+        inputs = {name: values[p] for name, p in parents.items() if p in values}
+        event, value = compute(asset, partition, inputs, resources, list(parents.values()))
+        events.append(event)
+        if event.error is not None:
+            failed[partition] = partition
+            if result.error is None:
+                result.error = pipeline.with_path(event.error, path)
+            return
+        store_value(home, partition, value)
+        values[partition] = value
+
     try:
-        with storage_guard(home), solar_instance(home) as instance:
-            start = time.perf_counter()
-            run = _materialize(instance, config, WORKLOAD_ASSETS, partition_key=key, tags=tags)
-            result.seconds["workload stages"] = time.perf_counter() - start
-            if not run.success:
-                result.error = failure_message(run, path)
-                return result
+        start = time.perf_counter()
+        for asset in WORKLOAD_ASSETS:
+            run(asset, Partition(asset.key.path[-1], key), None)
+        result.seconds["workload stages"] = time.perf_counter() - start
+        if result.error is None:
             start = time.perf_counter()
             for name in options["hardware"]:
                 if name in options["hardware_errors"]:
                     result.error = options["hardware_errors"][name]
                     break
-                run = _materialize(instance, config, bound_assets, partition_key=workload_hardware_key(key, name),
-                                   tags=tags)
-                if not run.success:
-                    result.error = failure_message(run, path)
+                spec = Partition(hardware_spec.key.path[-1], name)
+                values[spec] = load_value(home, spec)
+                for asset in bound_assets:
+                    run(asset, Partition.of(asset.key.path[-1], workload_hardware_key(key, name)), name)
+                if result.error is not None:
                     break
             result.seconds["bounds"] = time.perf_counter() - start
-    except DagsterStorageError as e:
-        result.error, result.failed_stage = str(e), STORAGE_STAGE
     except Exception as e:  # the worker must answer for its file: one line naming it
-        result.error = pipeline.with_path(f"the Dagster run failed unexpectedly: {type(e).__name__}: {e}", path)
+        log.debug("%s failed", path, exc_info=True)
+        result.error = pipeline.with_path(f"the Dagster assets failed unexpectedly: {type(e).__name__}: {e}", path)
+    write_batch(_events_file(options["call_dir"], path), events)
     return result
 
 

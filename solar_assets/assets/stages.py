@@ -470,6 +470,9 @@ class HeadroomConfig(dg.Config):
     hardware: list[str] | None = None
     failures: list[str] = []
     """One-line errors of workloads that failed, listed in the report (the CLI passes them)."""
+    record_file: str | None = None
+    """``solar analyze``: the partition events its workers computed, recorded in this run first
+    (``solar_assets.assets.batch``: one run per call)."""
 
 
 @dg.asset(
@@ -492,6 +495,10 @@ def headroom_report(context: dg.AssetExecutionContext, config: HeadroomConfig, s
     ``report_provenance.json``: the run and data version each row came from."""
     from solar_assets.report import add_cache_aware, add_inverse, format_table, write_report
 
+    if config.record_file:
+        from solar_assets.assets.batch import record_call
+
+        record_call(context, config.record_file)
     # Dagster's filesystem IO manager hands over a dict by partition key, but the bare value when
     # exactly one workload × hardware partition exists, and None when none does.
     sol_bounds, inverse_roofline, cache_aware_bound, measured_runtime = (
