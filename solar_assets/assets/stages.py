@@ -12,7 +12,6 @@ import base64
 import contextlib
 import dataclasses
 import hashlib
-import importlib
 import json
 import warnings
 from collections.abc import Iterator
@@ -43,15 +42,36 @@ PNG_EMBED_MAX_BYTES = 1 << 20  # larger pictures are linked by path, not embedde
 
 def _code_version(*packages: str) -> str:
     """The stage's own ``CODE_VERSION`` where it declares one (bumped by its authors when an
-    algorithm changes), else the hash of its sources; one part per package."""
+    algorithm changes), else the hash of its sources; one part per package. Read from the
+    sources, not by importing the package: importing them all (torch among them) made loading
+    the definitions cost ~10 s of every ``solar analyze`` call."""
     parts = []
     for package in packages:
-        try:
-            declared = getattr(importlib.import_module(package), "CODE_VERSION", None)
-        except ModuleNotFoundError:
-            declared = None
+        declared = _declared_code_version(package)
         parts.append(f"v{declared}" if declared is not None else pipeline.package_fingerprint(package))
     return "+".join(parts)
+
+
+def _declared_code_version(module: str, depth: int = 0) -> str | None:
+    """``CODE_VERSION`` of ``module`` as its source assigns it (a literal), following
+    ``from X import CODE_VERSION`` re-exports; None when it declares none."""
+    import ast
+
+    base = Path(__file__).resolve().parents[2] / Path(*module.split("."))
+    source = base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+    if depth > 8 or not source.is_file():
+        return None
+    for node in ast.parse(source.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "CODE_VERSION"
+                                                for t in node.targets) and isinstance(node.value, ast.Constant):
+            return str(node.value.value)
+        if isinstance(node, ast.ImportFrom) and any(a.name == "CODE_VERSION" and a.asname is None for a in node.names):
+            package = module if base.is_dir() else module.rsplit(".", 1)[0]
+            for _ in range(max(node.level - 1, 0)):
+                package = package.rsplit(".", 1)[0]
+            target = f"{package}.{node.module}" if node.level else node.module
+            return _declared_code_version(target or package, depth + 1)
+    return None
 
 
 def _digest(*parts: str | bytes) -> str:
