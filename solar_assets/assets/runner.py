@@ -1,12 +1,17 @@
 """Materialise the assets for a list of workload files: what ``solar analyze`` runs.
 
-One ``dg.materialize`` per partition (workload; then workload × hardware) on the embedded Dagster
-instance under ``$SOLAR_HOME/dagster``; with ``--measure``, ``measured_runtime`` per workload ×
-backend; then ``headroom_report`` (every materialised partition) with its asset checks, in one run. The per-workload materialisations, where the workload's own code runs, happen
-in a worker process (``solar_assets.workers``: the time and memory limits, restored global state
-and captured output of the plain path), one file after another; the hardware specs and the report,
-which run no workload code, in this process. A failed step or a killed worker is reported per
-workload (the message names the file and the stage) and the other workloads carry on.
+One Dagster run per call, not one per partition (``docs/dagster.md``): the worker process
+(``solar_assets.workers``: the time and memory limits, restored global state and captured output
+of the plain path) computes each file's asset partitions with the assets' own functions, one
+file after another, while a thread of this process imports Dagster and prepares the instance;
+then one in-process run of ``headroom_report`` and its checks records every partition's
+materialisation (or failure) and writes the report of every materialised partition
+(``assets.call``, ``assets.batch``). With ``--measure``, ``measured_runtime`` per workload ×
+backend runs before the report. A failed asset or a killed worker is reported per workload (the
+message names the file and the stage) and the other workloads carry on.
+
+This module imports neither Dagster nor the assets at import time, so the CLI's worker starts
+first (Dagster's import and the instance cost seconds the worker's own start-up hides).
 
 A Dagster database that cannot be read (corrupt, truncated, a table missing) raises
 ``DagsterStorageError``, one line naming the file and the remedy; ``solar analyze`` then runs the
