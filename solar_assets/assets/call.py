@@ -66,16 +66,19 @@ log = logging.getLogger(__name__)
 def prepare_call(instance: dg.DagsterInstance, config: SolarConfig, keys: Sequence[str],
                  hardware_names: Sequence[str]) -> list[PartitionEvent]:
     """Before the workers' events: the partitions registered, an observation of each file whose
-    hash changed, ``hardware_spec`` of each name (value stored). Also imports the report checks'
-    great-expectations here, while the workers compute (~5 s of every call otherwise)."""
+    hash changed, ``hardware_spec`` of each name (value stored). When a file changed, also imports
+    the checks' great-expectations here, while the workers compute (~5 s of CPU; a call whose
+    table is unchanged reads the checks' memoised verdicts and needs none)."""
     register_partitions(instance, list(keys), list(hardware_names))
     # the files' hashes first: what is recorded after them is then fresh against them in the UI
     events = source_observations(instance, config, list(keys), list(hardware_names))
+    changed = bool(events)
     events += hardware_specs(config, hardware_names)[0]
-    try:
-        import great_expectations  # noqa: F401  (the checks import it when they run)
-    except ImportError:
-        pass
+    if changed:  # a new or edited file: the report's table changes, the checks' suites will run
+        try:
+            import great_expectations  # noqa: F401  (imported here while the worker computes)
+        except ImportError:
+            pass
     return events
 
 
