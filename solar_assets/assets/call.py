@@ -82,6 +82,14 @@ def prepare_call(instance: dg.DagsterInstance, config: SolarConfig, keys: Sequen
     return events
 
 
+def _resources(config: SolarConfig) -> dict[str, Any]:
+    """The resources an asset function may take, as the definitions bind them (``compute``
+    passes the ones its signature names)."""
+    from solar_assets.definitions import resources_for
+
+    return resources_for(config)
+
+
 def report_call(instance: dg.DagsterInstance, config: SolarConfig, record_file: Path,
                 failures: Sequence[str]) -> tuple[list[ReportRow], list[dg.AssetCheckEvaluation]]:
     """The call's one run: ``headroom_report`` (recording ``record_file``'s events first) and its checks."""
@@ -128,7 +136,7 @@ def hardware_specs(config: SolarConfig, names: Sequence[str]) -> tuple[list[Part
     events, errors = [], {}
     for name in names:
         partition = Partition(hardware_spec.key.path[-1], name)
-        event, value = compute(hardware_spec, partition, {}, {"solar": config},
+        event, value = compute(hardware_spec, partition, {}, _resources(config),
                                [Partition(hardware_file.key.path[-1], name)])
         events.append(event)
         if event.error is not None:
@@ -223,7 +231,7 @@ def compute_workload(path: str, cache_dir: str | None, options: dict[str, Any]) 
 
     result = WorkloadResult(workload=workload_name(path), path=path)
     home, config, key = options["home"], SolarConfig(**options["config"]), options["keys"][path]
-    resources = {"solar": config}
+    resources = _resources(config)
     bound_assets = (cache_aware_bound_asset, *((inverse_roofline_asset,) if options["inverse"] else ()), sol_bounds_asset)
     events: list[PartitionEvent] = []
     values: dict[Partition, Any] = {}
