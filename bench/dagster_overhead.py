@@ -1,12 +1,16 @@
 """What the Dagster path of ``solar analyze`` costs over the plain path (``--no-dagster``).
 
-    python bench/dagster_overhead.py [--workloads FILE ...] [--n 100] [--hardware H100_SXM]
+    python bench/dagster_overhead.py [--workloads FILE ...] [--shipped] [--n 100] [--hardware H100_SXM]
                                      [--hardware-change] [--keep DIR]
 
-For each shipped workload named (default: gemm) and for a folder of ``--n`` generated small
+For each workload file named (default: gemm), for the shipped workloads as one folder
+(``--shipped``: ``data/workloads``, one call) and for a folder of ``--n`` generated small
 workloads (KernelBench style, written to a temp dir): ``solar analyze`` as a subprocess, Dagster
 path and plain path, each **cold** (a fresh SOLAR_HOME: empty caches, no Dagster history) and then
-**warm** (the same call again on that home). Prints seconds and the Dagster / plain ratio.
+**warm** (the same call again on that home); the four calls of a set interleave (cold Dagster,
+cold plain, warm Dagster, warm plain) so a change in the machine's load hits both paths. Prints
+wall seconds, the Dagster / plain ratio, and the CPU seconds (user + system of the call and its
+workers: what other processes on a shared machine do not inflate).
 
 ``--hardware-change``: after the folder's warm Dagster call, edit the DRAM bandwidth of the
 hardware spec (a copy under the temp dir, ``$SOLAR_HARDWARE_DIR``), observe the files and run
@@ -19,6 +23,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -70,28 +75,32 @@ def generate_workloads(directory: Path, n: int) -> list[Path]:
     return paths
 
 
-def run_solar(targets: list[str], home: Path, hardware: str, dagster: bool, env: dict[str, str]) -> float:
-    """Seconds of one ``solar analyze`` call (raises when it fails: a bench of errors means nothing)."""
+def run_solar(targets: list[str], home: Path, hardware: str, dagster: bool, env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU seconds of one ``solar analyze`` call (raises when it fails: a bench of errors
+    means nothing)."""
     command = [str(Path(sys.executable).with_name("solar")), "analyze", *targets, "--hardware", hardware,
                "--home", str(home), "--no-progress", "--json"] + ([] if dagster else ["--no-dagster"])
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(command, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} exited {done.returncode}:\n{done.stderr[-2000:]}")
-    return seconds
+    return seconds, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def measure(label: str, targets: list[str], root: Path, hardware: str, env: dict[str, str]) -> dict[str, float]:
-    """Cold then warm, Dagster and plain, each on its own fresh home."""
+    """Cold then warm, Dagster and plain, each path on its own fresh home, the calls interleaved."""
     out = {}
-    for dagster in (True, False):
-        home = root / f"home-{label}-{'dagster' if dagster else 'plain'}"
+    homes = {kind: root / f"home-{label}-{kind}" for kind in ("dagster", "plain")}
+    for home in homes.values():
         shutil.rmtree(home, ignore_errors=True)
-        kind = "dagster" if dagster else "plain"
-        out[f"cold {kind}"] = run_solar(targets, home, hardware, dagster, env)
-        out[f"warm {kind}"] = run_solar(targets, home, hardware, dagster, env)
-        logger.info("%s %s: cold %.1f s, warm %.1f s", label, kind, out[f"cold {kind}"], out[f"warm {kind}"])
+    for state in ("cold", "warm"):
+        for kind, home in homes.items():
+            out[f"{state} {kind}"], out[f"{state} {kind} cpu"] = run_solar(targets, home, hardware, kind == "dagster", env)
+            logger.info("%s %s %s: %.1f s (cpu %.1f s)", label, state, kind, out[f"{state} {kind}"],
+                        out[f"{state} {kind} cpu"])
     return out
 
 
@@ -126,6 +135,7 @@ def hardware_change(paths: list[Path], root: Path, hardware: str) -> tuple[float
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workloads", nargs="*", default=[str(REPO / "data" / "workloads" / "gemm.py")])
+    parser.add_argument("--shipped", action="store_true", help="also data/workloads as one folder, one call")
     parser.add_argument("--n", type=int, default=100, help="generated workloads in the folder (0: none)")
     parser.add_argument("--hardware", default="H100_SXM")
     parser.add_argument("--hardware-change", action="store_true")
@@ -144,23 +154,33 @@ def main() -> int:
     try:
         for workload in args.workloads:
             table.append((Path(workload).stem, measure(Path(workload).stem, [workload], root, args.hardware, env)))
+        if args.shipped:
+            shipped = REPO / "data" / "workloads"
+            table.append((f"shipped ({len(list(shipped.glob('*.py')))} files)",
+                          measure("shipped", [str(shipped)], root, args.hardware, env)))
         paths = generate_workloads(root / "generated", args.n) if args.n else []
         if paths:
             table.append((f"folder of {len(paths)}", measure("folder", [str(root / "generated")], root,
                                                               args.hardware, env)))
         print(f"{'set':<22} {'cold dagster':>12} {'cold plain':>10} {'ratio':>6} "
-              f"{'warm dagster':>12} {'warm plain':>10} {'ratio':>6}")
+              f"{'warm dagster':>12} {'warm plain':>10} {'ratio':>6}   cpu s: cold D/P, warm D/P")
         for name, t in table:
             print(f"{name:<22} {t['cold dagster']:>11.1f}s {t['cold plain']:>9.1f}s "
                   f"{t['cold dagster'] / t['cold plain']:>5.2f}x {t['warm dagster']:>11.1f}s "
-                  f"{t['warm plain']:>9.1f}s {t['warm dagster'] / t['warm plain']:>5.2f}x")
+                  f"{t['warm plain']:>9.1f}s {t['warm dagster'] / t['warm plain']:>5.2f}x   "
+                  f"{t['cold dagster cpu']:.1f}/{t['cold plain cpu']:.1f}, {t['warm dagster cpu']:.1f}/"
+                  f"{t['warm plain cpu']:.1f}")
         if args.hardware_change and paths:
             seconds, ran = hardware_change(paths, root, args.hardware)
             counts: dict[str, int] = {}
             for asset, _ in ran:
                 counts[asset] = counts.get(asset, 0) + 1
+            expected = {"hardware_spec": 1, "sol_bounds": len(paths), "cache_aware_bound": len(paths),
+                        "headroom_report": 1}
+            exact = counts == expected and all(p is None or args.hardware in str(p) for _, p in ran)
             print(f"\nhardware change ({args.hardware} DRAM bandwidth x0.9, {len(paths)} workloads materialised): "
-                  f"re-analysis took {seconds:.1f} s and ran " + ", ".join(f"{k} x{v}" for k, v in sorted(counts.items())))
+                  f"re-analysis took {seconds:.1f} s and ran " + ", ".join(f"{k} x{v}" for k, v in sorted(counts.items()))
+                  + f"; exactly the expected set: {'yes' if exact else 'NO'}")
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)

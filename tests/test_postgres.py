@@ -142,3 +142,38 @@ def test_postgres_storage_matches_sqlite(tmp_path: Path, postgres_url: str, monk
     pg_rows = pg_rows["rows"] if isinstance(pg_rows, dict) else pg_rows
     key = lambda r: (r["workload"], r["hardware"])  # noqa: E731
     assert sorted(pg_rows, key=key) == sorted(sqlite_rows, key=key)
+
+
+def test_solar_analyze_on_postgres_is_one_run_with_the_same_rows(tmp_path: Path, postgres_url: str) -> None:
+    """``solar analyze`` itself on a Postgres instance: its one run records every partition in
+    one transaction on PostgreSQL (``assets.batch.record_events``), and the rows equal the plain
+    path's (``--no-dagster``)."""
+    import dagster as dg
+
+    files = [str(REPO / "data" / "workloads" / f"{w}.py") for w in WORKLOADS]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("DAGSTER_HOME", None)
+    rows = {}
+    for kind, extra in (("plain", ["--no-dagster"]), ("pg", [])):
+        home = tmp_path / kind
+        if kind == "pg":  # a dagster.yaml of the user's is left as it is: solar's instance is then Postgres
+            (home / "dagster").mkdir(parents=True)
+            (home / "dagster" / "dagster.yaml").write_text(
+                f"telemetry:\n  enabled: false\nstorage:\n  postgres:\n    postgres_url: \"{postgres_url}\"\n")
+        done = subprocess.run([sys.executable, "-m", "solar_assets.cli", "analyze", *files, "--hardware", HARDWARE,
+                               "--home", str(home), "--json", "--no-progress", *extra],
+                              capture_output=True, text=True, env=env)
+        assert done.returncode == 0, done.stderr[-3000:]
+        rows[kind] = json.loads(done.stdout)
+    key = lambda r: (r["workload"], r["hardware"])  # noqa: E731
+    assert sorted(rows["pg"], key=key) == sorted(rows["plain"], key=key)
+    with dg.DagsterInstance.from_config(str(tmp_path / "pg" / "dagster")) as instance:
+        from dagster_postgres import PostgresEventLogStorage
+
+        assert isinstance(instance.event_log_storage, PostgresEventLogStorage)
+        run = instance.get_runs(filters=dg.RunsFilter(tags={"solar/cli": "analyze"}))
+        assert len(run) == 1 and run[0].status == dg.DagsterRunStatus.SUCCESS
+        sol = instance.get_records_for_run(run[0].run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION).records
+        assert sorted(r.event_log_entry.dagster_event.partition for r in sol
+                      if r.event_log_entry.dagster_event.asset_key == dg.AssetKey("sol_bounds")) == \
+            sorted(f"{HARDWARE}|{w}" for w in WORKLOADS)

@@ -9,6 +9,10 @@ provable lower bound (fused, or the cache-aware lower bound: ``solar_assets.meas
 """
 # no `from __future__ import annotations`: Dagster reads the annotations at runtime
 
+import hashlib
+import json
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import dagster as dg
@@ -32,21 +36,51 @@ def check_result(failures: list[str], passed: str, checked: int) -> dg.AssetChec
 @dg.asset_check(asset=headroom_report, name="bounds_table", blocking=False,
                 description="great-expectations: positive bounds, mode ordering, no unflagged SOL violation.")
 def bounds_table(headroom_report: list) -> dg.AssetCheckResult:
-    from solar_assets.checks import bounds_table_failures
     from solar_assets.report import rows_to_frame
 
     frame = rows_to_frame(headroom_report)
-    return check_result(bounds_table_failures(frame), f"all expectations met on {len(frame)} rows", len(frame))
+    failures = suite_failures("bounds_table", frame)
+    return check_result(failures, f"all expectations met on {len(frame)} rows", len(frame))
+
+
+def suite_failures(name: str, frame: Any, cache_dir: str | Path | None = None) -> list[str]:
+    """The great-expectations suite ``name`` (``solar_assets.checks``) on ``frame``, memoised by
+    content: a pure function of the table and the suite's code, kept under
+    ``<cache>/checks/<name>-<digest>.json`` (``cache_dir``, default ``$SOLAR_HOME/cache``).
+    Importing great-expectations and running the suites cost ~6 s of CPU of every ``solar
+    analyze`` call; a call whose table did not change (a warm re-run) reads the verdict the same
+    table got instead."""
+    from solar_assets import checks, pipeline
+
+    compute: Callable[[Any], list[str]] = {"bounds_table": checks.bounds_table_failures,
+                                           "all_translated_validated": checks.validation_failures}[name]
+    cache_dir = pipeline.default_cache_dir() if cache_dir is None else cache_dir
+    table = frame.to_csv(float_format="%.17g")  # every digit: equal text, equal table
+    digest = hashlib.sha256("\0".join([name, pipeline.package_fingerprint("solar_assets.checks"),
+                                        table]).encode()).hexdigest()[:24]
+    path = Path(cache_dir) / "checks" / f"{name}-{digest}.json"
+    if path.is_file():
+        try:
+            return list(json.loads(path.read_text())["failures"])
+        except (OSError, ValueError, KeyError):  # a damaged entry: evaluate again
+            pass
+    failures = compute(frame)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps({"suite": name, "failures": failures}))
+    tmp.replace(path)
+    return failures
 
 
 @dg.asset_check(asset=headroom_report, name="all_translated_validated", blocking=False,
                 description="great-expectations: every workload that translated validated (100 %).")
 def all_translated_validated(context: dg.AssetCheckExecutionContext, headroom_report: list) -> dg.AssetCheckResult:
-    from solar_assets.checks import validation_failures, validation_frame
+    from solar_assets.checks import validation_frame
     from solar_assets.report import rows_to_frame
 
     frame = validation_frame(rows_to_frame(headroom_report), failed_validation_of_latest_report(context.instance))
-    return check_result(validation_failures(frame), f"{len(frame)} translated workloads, all validated", len(frame))
+    failures = suite_failures("all_translated_validated", frame)
+    return check_result(failures, f"{len(frame)} translated workloads, all validated", len(frame))
 
 
 def failed_validation_of_latest_report(instance: dg.DagsterInstance) -> list[str]:

@@ -1,12 +1,17 @@
 """Materialise the assets for a list of workload files: what ``solar analyze`` runs.
 
-One ``dg.materialize`` per partition (workload; then workload × hardware) on the embedded Dagster
-instance under ``$SOLAR_HOME/dagster``; with ``--measure``, ``measured_runtime`` per workload ×
-backend; then ``headroom_report`` (every materialised partition) with its asset checks, in one run. The per-workload materialisations, where the workload's own code runs, happen
-in a worker process (``solar_assets.workers``: the time and memory limits, restored global state
-and captured output of the plain path), one file after another; the hardware specs and the report,
-which run no workload code, in this process. A failed step or a killed worker is reported per
-workload (the message names the file and the stage) and the other workloads carry on.
+One Dagster run per call, not one per partition (``docs/dagster.md``): the worker process
+(``solar_assets.workers``: the time and memory limits, restored global state and captured output
+of the plain path) computes each file's asset partitions with the assets' own functions, one
+file after another, while a thread of this process imports Dagster and prepares the instance;
+then one in-process run of ``headroom_report`` and its checks records every partition's
+materialisation (or failure) and writes the report of every materialised partition
+(``assets.call``, ``assets.batch``). With ``--measure``, ``measured_runtime`` per workload ×
+backend runs before the report. A failed asset or a killed worker is reported per workload (the
+message names the file and the stage) and the other workloads carry on.
+
+This module imports neither Dagster nor the assets at import time, so the CLI's worker starts
+first (Dagster's import and the instance cost seconds the worker's own start-up hides).
 
 A Dagster database that cannot be read (corrupt, truncated, a table missing) raises
 ``DagsterStorageError``, one line naming the file and the remedy; ``solar analyze`` then runs the
@@ -16,26 +21,23 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import sqlite3
-import time
-import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import dagster as dg
-
-from ir_schemas import ReportRow
 from solar_assets import pipeline
-from solar_assets.assets.partitions import register_partitions, workload_hardware_key, workload_key
-from solar_assets.assets.resources import SolarConfig
-from solar_assets.assets.sources import SOURCE_ASSETS, observe_sources
-from solar_assets.assets.checks import REPORT_CHECKS
-from solar_assets.assets.stages import ASSETS, BOUND_ASSETS, WORKLOAD_ASSETS, hardware_spec, headroom_report, measured_runtime
-from solar_assets.assets.stages import inverse_roofline as inverse_roofline_asset
 from solar_assets.errors import SolarError
-from solar_assets.pipeline import WorkloadResult
+
+if TYPE_CHECKING:  # Dagster and the assets are imported where used: the CLI starts its workers first
+    import dagster as dg
+
+    from ir_schemas import ReportRow
+    from solar_assets.pipeline import WorkloadResult
+
+log = logging.getLogger(__name__)
 
 DAGSTER_YAML = """\
 # solar's embedded Dagster instance: SQLite storage in this directory (written by solar).
@@ -150,7 +152,10 @@ def dagster_home(home: Path) -> Path:
 def prepare_ui_instance(home: Path) -> None:
     """Before ``solar ui``: ``dagster.yaml`` in place, the shipped workload and hardware files
     registered as partitions and observed (the ``source_files`` sensor keeps that up to date)."""
+    from solar_assets.assets.partitions import register_partitions
+    from solar_assets.assets.resources import SolarConfig
     from solar_assets.assets.sensors import new_partitions
+    from solar_assets.assets.sources import observe_sources
 
     config = SolarConfig.default(home)
     with solar_instance(home) as instance:
@@ -160,6 +165,8 @@ def prepare_ui_instance(home: Path) -> None:
 
 
 def solar_instance(home: Path) -> dg.DagsterInstance:
+    import dagster as dg
+
     return dg.DagsterInstance.from_config(str(dagster_home(home)))
 
 
@@ -177,20 +184,6 @@ def failure_message(result: dg.ExecuteInProcessResult, path: str | Path) -> str:
     return pipeline.with_path("the Dagster run failed without a step failure", path)
 
 
-def _materialize(instance: dg.DagsterInstance, config: SolarConfig, selection: Sequence[Any],
-                 partition_key: str | None = None, run_config: dict[str, Any] | None = None,
-                 tags: dict[str, str] | None = None) -> dg.ExecuteInProcessResult:
-    from solar_assets.definitions import resources_for
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", dg.BetaWarning)
-        warnings.simplefilter("ignore", dg.PreviewWarning)
-        return dg.materialize([*SOURCE_ASSETS, *ASSETS, *REPORT_CHECKS], selection=list(selection), partition_key=partition_key,
-                              instance=instance, resources=resources_for(config),
-                              run_config={**QUIET_LOGGERS, **(run_config or {})}, raise_on_error=False,
-                              tags={"solar/cli": "analyze", **(tags or {})})
-
-
 def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[str],
                          target_latency_s: float | None = None, home: str | Path | None = None,
                          failures: Sequence[str] = (), *, timeout_s: float | None = pipeline.DEFAULT_TIMEOUT_S,
@@ -198,56 +191,79 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
                          on_stage: Callable[[str, str], None] | None = None,
                          measure: Any = None, checks: list[dg.AssetCheckEvaluation] | None = None,
                          ) -> tuple[list[WorkloadResult], list[ReportRow]]:
-    """Materialise every asset for ``paths`` × ``hardware_names``; return per-workload results
-    (``error`` set where a stage failed) and the ``headroom_report`` rows, in the order asked.
-    ``failures``: errors found before any run (bad paths), listed in the report too. Each file's
-    materialisations run in a worker process limited to ``timeout_s`` and ``memory_limit_bytes``;
-    ``on_stage(workload, stage)`` as each stage starts. Raises ``DagsterStorageError`` when the
-    instance's database cannot be used."""
+    """Materialise every asset for ``paths`` × ``hardware_names`` in **one** Dagster run; return
+    per-workload results (``error`` set where a stage failed) and the ``headroom_report`` rows, in
+    the order asked. ``failures``: errors found before any run (bad paths), listed in the report
+    too. Each file's assets are computed in a worker process limited to ``timeout_s`` and
+    ``memory_limit_bytes`` (``assets.call.compute_workload``); meanwhile a thread of this process
+    imports Dagster and prepares the instance (``call.prepare_call``); then the run of
+    ``headroom_report`` and its checks records every partition event of the call and writes the
+    report (``call.report_call``). ``on_stage(workload, stage)`` as each stage starts. Raises
+    ``DagsterStorageError`` when the instance's database cannot be used."""
+    import tempfile
+    import threading
+
+    from solar_assets.assets.partitions import workload_key
     from solar_assets.workers import run_in_workers
 
     home_dir = pipeline.solar_home(home)
-    base = SolarConfig.default(home_dir, target_latency_s=target_latency_s)
-    keys = {str(p): workload_key(p, base.workload_dir) for p in paths}
-    config = base.model_copy(update={"workload_files": {k: p for p, k in keys.items()}})
     check_storage(home_dir)
-    with storage_guard(home_dir), solar_instance(home_dir) as instance:
-        register_partitions(instance, list(keys.values()), list(hardware_names))
-        # record the files' hashes first: what runs below is then fresh against them in the UI
-        observe_sources(instance, config)
-        hardware_errors = {}
-        for name in hardware_names:
-            run = _materialize(instance, base, [hardware_spec], partition_key=name)
-            if not run.success:
-                hardware_errors[name] = failure_message(run, f"hardware/{name}.yaml")
-    options = {"home": str(home_dir), "config": config.model_dump(), "keys": keys,
-               "hardware": list(hardware_names), "hardware_errors": hardware_errors,
-               "inverse": target_latency_s is not None}
-    results = run_in_workers(list(keys), _materialize_workload, pipeline.unfinished_result, None, jobs=1,
-                             timeout_s=timeout_s, memory_limit_bytes=memory_limit_bytes, task_arg=options,
-                             on_event=(lambda index, workload, stage: on_stage(workload, stage)) if on_stage else None)
-    storage = [r for r in results if r.failed_stage == STORAGE_STAGE]
-    if storage:
-        raise DagsterStorageError(storage[0].error)
-    if measure is not None:
-        bounded = [r.path for r in results if r.ok]
-        measured = run_in_workers(bounded, _materialize_measurements, pipeline.unfinished_result, None, jobs=1,
-                                  timeout_s=timeout_s, memory_limit_bytes=memory_limit_bytes,
-                                  task_arg={**options, "measure": measure})
-        for result, outcome in zip([r for r in results if r.ok], measured):
-            if outcome.error:
-                result.error = outcome.error
-    with storage_guard(home_dir), solar_instance(home_dir) as instance:
-        _fail_abandoned_runs(instance, results)
-        # every materialised partition: the report is the whole table, this call's rows within it
-        report_config = {"failures": [*failures, *(r.error for r in results if r.error)]}
-        run = _materialize(instance, base, [headroom_report],
-                           run_config={"ops": {"headroom_report": {"config": report_config}}})
-        if not run.success:
-            raise SolarError(failure_message(run, home_dir / "reports"))
-        every_row: list[ReportRow] = run.output_for_node("headroom_report")
+    workload_dir = pipeline.REPO_ROOT / "data" / "workloads"
+    keys = {str(p): workload_key(p, workload_dir) for p in paths}
+    with tempfile.TemporaryDirectory(prefix="solar-call-") as call_dir, contextlib.ExitStack() as stack:
+        prepared: dict[str, Any] = {}
+
+        def prepare() -> None:  # Dagster's imports and the instance, while the first worker starts
+            try:
+                from solar_assets.assets import call
+                from solar_assets.assets.resources import SolarConfig
+
+                base = SolarConfig.default(home_dir, target_latency_s=target_latency_s)
+                config = base.model_copy(update={"workload_files": {k: p for p, k in keys.items()}})
+                with storage_guard(home_dir):
+                    instance = stack.enter_context(solar_instance(home_dir))
+                    prepared.update(call=call, base=base, instance=instance,
+                                    events=call.prepare_call(instance, config, list(keys.values()), hardware_names))
+            except BaseException as e:  # re-raised in the caller's thread
+                prepared["error"] = e
+
+        thread = threading.Thread(target=prepare, name="solar-dagster-prepare", daemon=True)
+        thread.start()
+        from solar_assets.hardware import hardware_dir
+
+        config = {"home": str(home_dir), "workload_dir": str(workload_dir), "hardware_dir": str(hardware_dir()),
+                  "target_latency_s": target_latency_s, "workload_files": {k: p for p, k in keys.items()}}
+        options = {"home": str(home_dir), "config": config, "keys": keys, "hardware": list(hardware_names),
+                   "inverse": target_latency_s is not None, "call_dir": call_dir}
+        results = run_in_workers(list(keys), _compute_workload, pipeline.unfinished_result, None, jobs=1,
+                                 timeout_s=timeout_s, memory_limit_bytes=memory_limit_bytes, task_arg=options,
+                                 on_event=(lambda index, workload, stage: on_stage(workload, stage)) if on_stage else None)
+        thread.join()
+        if "error" in prepared:
+            raise prepared["error"]
+        call, instance, events = prepared["call"], prepared["instance"], prepared["events"]
+        for path, result in zip(keys, results):
+            events += call.worker_events(call_dir, path, keys[path], result)
+        if measure is not None:
+            bounded = [r.path for r in results if r.ok]
+            measured = run_in_workers(bounded, _materialize_measurements, pipeline.unfinished_result, None, jobs=1,
+                                      timeout_s=timeout_s, memory_limit_bytes=memory_limit_bytes,
+                                      task_arg={**options, "measure": measure})
+            for result, outcome in zip([r for r in results if r.ok], measured):
+                if outcome.error:
+                    result.error = outcome.error
+        storage = [r for r in results if r.failed_stage == STORAGE_STAGE]
+        if storage:
+            raise DagsterStorageError(storage[0].error)
+        record_file = Path(call_dir) / "events.pickle"
+        call.write_batch(record_file, events)
+        with storage_guard(home_dir):
+            _fail_abandoned_runs(instance, results)
+            # every materialised partition: the report is the whole table, this call's rows within it
+            every_row, evaluations = call.report_call(instance, prepared["base"], record_file,
+                                                      [*failures, *(r.error for r in results if r.error)])
         if checks is not None:
-            checks.extend(run.get_asset_check_evaluations())
+            checks.extend(evaluations)
     order = {p: i for i, p in enumerate(keys)}
     wanted = {h: i for i, h in enumerate(hardware_names)}
     rows = sorted((r for r in every_row if r.source in order and r.hardware in wanted),
@@ -257,85 +273,24 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
     return results, rows
 
 
+def _compute_workload(path: str, cache_dir: str | None, options: dict[str, Any]) -> WorkloadResult:
+    """The workers' task (``call.compute_workload``), imported there: this module stays light."""
+    from solar_assets.assets.call import compute_workload
+
+    return compute_workload(path, cache_dir, options)
+
+
 def _materialize_measurements(path: str, cache_dir: str | None, options: dict[str, Any]) -> WorkloadResult:
-    """In a worker: ``measured_runtime`` of one workload for each backend ``options["measure"]``
-    asks for; a backend that cannot run is a warning (as on the plain path), all failing an error."""
-    import logging
+    from solar_assets.assets.call import materialize_measurements
 
-    from solar_assets.assets.partitions import backend_key, workload_backend_key
-    from solar_assets.measure.backends import resolve_backends
-    from solar_assets.workloads import read_workload_source
-    from solar_assets.workloads.source import workload_name
-
-    result = WorkloadResult(workload=workload_name(path), path=path)
-    home, config, key = Path(options["home"]), SolarConfig(**options["config"]), options["keys"][path]
-    measure = options["measure"]
-    timing = {"ops": {"measured_runtime": {"config": {"runs": measure.timing.runs,
-                                                      "min_runs": measure.timing.min_runs}}}}
-    failed = []
-    try:
-        framework = read_workload_source(path).framework
-        backends = resolve_backends(measure.backends, framework)
-        with storage_guard(home), solar_instance(home) as instance:
-            start = time.perf_counter()
-            for backend in backends:
-                run = _materialize(instance, config, [measured_runtime], run_config=timing,
-                                   partition_key=workload_backend_key(key, backend_key(framework, backend)),
-                                   tags={"solar/worker": str(os.getpid())})
-                if not run.success:
-                    failed.append(failure_message(run, path))
-                    logging.getLogger("solar").warning("%s", failed[-1])
-            result.seconds["measure"] = time.perf_counter() - start
-        if failed and len(failed) == len(backends):
-            result.error, result.failed_stage = failed[0], "measure"
-    except DagsterStorageError as e:
-        result.error, result.failed_stage = str(e), STORAGE_STAGE
-    except Exception as e:  # the worker must answer for its file: one line naming it
-        result.error = pipeline.with_path(f"measure failed unexpectedly: {type(e).__name__}: {e}", path)
-    return result
-
-
-def _materialize_workload(path: str, cache_dir: str | None, options: dict[str, Any]) -> WorkloadResult:
-    """In a worker: the workload partition's assets, then its bound assets on each hardware; the
-    result carries the error that stopped it (``STORAGE_STAGE`` for the Dagster database)."""
-    from solar_assets.workloads.source import workload_name
-
-    result = WorkloadResult(workload=workload_name(path), path=path)
-    home = Path(options["home"])
-    config = SolarConfig(**options["config"])
-    key = options["keys"][path]
-    bound_assets = BOUND_ASSETS if options["inverse"] else \
-        tuple(a for a in BOUND_ASSETS if a is not inverse_roofline_asset)
-    tags = {"solar/worker": str(os.getpid())}
-    try:
-        with storage_guard(home), solar_instance(home) as instance:
-            start = time.perf_counter()
-            run = _materialize(instance, config, WORKLOAD_ASSETS, partition_key=key, tags=tags)
-            result.seconds["workload stages"] = time.perf_counter() - start
-            if not run.success:
-                result.error = failure_message(run, path)
-                return result
-            start = time.perf_counter()
-            for name in options["hardware"]:
-                if name in options["hardware_errors"]:
-                    result.error = options["hardware_errors"][name]
-                    break
-                run = _materialize(instance, config, bound_assets, partition_key=workload_hardware_key(key, name),
-                                   tags=tags)
-                if not run.success:
-                    result.error = failure_message(run, path)
-                    break
-            result.seconds["bounds"] = time.perf_counter() - start
-    except DagsterStorageError as e:
-        result.error, result.failed_stage = str(e), STORAGE_STAGE
-    except Exception as e:  # the worker must answer for its file: one line naming it
-        result.error = pipeline.with_path(f"the Dagster run failed unexpectedly: {type(e).__name__}: {e}", path)
-    return result
+    return materialize_measurements(path, cache_dir, options)
 
 
 def _fail_abandoned_runs(instance: dg.DagsterInstance, results: Sequence[WorkloadResult]) -> None:
     """Mark as failed the runs a killed worker left STARTED (its file timed out or was killed),
     so the UI does not show them running forever."""
+    import dagster as dg
+
     if not any("unfinished" in r.seconds for r in results):  # pipeline.unfinished_result
         return
     for record in instance.get_run_records(dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED],

@@ -11,7 +11,6 @@ per-output error table.
 import contextlib
 import dataclasses
 import hashlib
-import importlib
 import json
 import warnings
 from collections.abc import Iterator
@@ -45,15 +44,36 @@ PNG_EMBED_MAX_BYTES = md.PNG_EMBED_MAX_BYTES  # larger pictures are linked by pa
 
 def _code_version(*packages: str) -> str:
     """The stage's own ``CODE_VERSION`` where it declares one (bumped by its authors when an
-    algorithm changes), else the hash of its sources; one part per package."""
+    algorithm changes), else the hash of its sources; one part per package. Read from the
+    sources, not by importing the package: importing them all (torch among them) made loading
+    the definitions cost ~10 s of every ``solar analyze`` call."""
     parts = []
     for package in packages:
-        try:
-            declared = getattr(importlib.import_module(package), "CODE_VERSION", None)
-        except ModuleNotFoundError:
-            declared = None
+        declared = _declared_code_version(package)
         parts.append(f"v{declared}" if declared is not None else pipeline.package_fingerprint(package))
     return "+".join(parts)
+
+
+def _declared_code_version(module: str, depth: int = 0) -> str | None:
+    """``CODE_VERSION`` of ``module`` as its source assigns it (a literal), following
+    ``from X import CODE_VERSION`` re-exports; None when it declares none."""
+    import ast
+
+    base = Path(__file__).resolve().parents[2] / Path(*module.split("."))
+    source = base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+    if depth > 8 or not source.is_file():
+        return None
+    for node in ast.parse(source.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "CODE_VERSION"
+                                                for t in node.targets) and isinstance(node.value, ast.Constant):
+            return str(node.value.value)
+        if isinstance(node, ast.ImportFrom) and any(a.name == "CODE_VERSION" and a.asname is None for a in node.names):
+            package = module if base.is_dir() else module.rsplit(".", 1)[0]
+            for _ in range(max(node.level - 1, 0)):
+                package = package.rsplit(".", 1)[0]
+            target = f"{package}.{node.module}" if node.level else node.module
+            return _declared_code_version(target or package, depth + 1)
+    return None
 
 
 def _digest(*parts: str | bytes) -> str:
@@ -389,7 +409,7 @@ def ski_slope(workload_source: Any, einsum_graph: Any, solar: SolarConfig) -> dg
     marks = {}
     for name in list_hardware(solar.hardware_dir):
         with contextlib.suppress(SolarError):  # a broken spec fails its own asset, not this picture
-            marks[name] = int(pipeline.load_spec(name, solar.hardware_dir).onchip_buffer_bytes)
+            marks[name] = _buffer_bytes(name, solar.hardware_dir)
     out_dir = Path(solar.reports_dir) / "skislope"
     drawn = {"csv": out_dir / f"{workload_source.name}.csv", "png": out_dir / f"{workload_source.name}.png"}
     inputs = _digest(str(einsum_graph.digest()), json.dumps(marks, sort_keys=True), _code_version("solar_assets.bounds.cache_aware"))
@@ -407,6 +427,20 @@ def ski_slope(workload_source: Any, einsum_graph: Any, solar: SolarConfig) -> dg
                          "csv": dg.MetadataValue.path(str(paths["csv"])),
                          "ski-slope": _png_md(paths["png"], f"ski-slope of {workload_source.name}"),
                      })
+
+
+_BUFFERS: dict[tuple[str, int, int], int] = {}
+
+
+def _buffer_bytes(name: str, hardware_dir: str) -> int:
+    """A spec's on-chip buffer, parsed once per process and file version (path, mtime, size):
+    ``ski_slope`` marks every spec, and parsing the six YAMLs was 0.3 s of each workload."""
+    path = Path(hardware_dir) / f"{name}.yaml"
+    stat = path.stat() if path.is_file() else None
+    key = (str(path), stat.st_mtime_ns if stat else 0, stat.st_size if stat else 0)
+    if key not in _BUFFERS:
+        _BUFFERS[key] = int(pipeline.load_spec(name, hardware_dir).onchip_buffer_bytes)
+    return _BUFFERS[key]
 
 
 @dg.asset(automation_condition=REANALYSE, partitions_def=workload_on_hardware,
@@ -504,6 +538,9 @@ class HeadroomConfig(dg.Config):
     hardware: list[str] | None = None
     failures: list[str] = []
     """One-line errors of workloads that failed, listed in the report (the CLI passes them)."""
+    record_file: str | None = None
+    """``solar analyze``: the partition events its workers computed, recorded in this run first
+    (``solar_assets.assets.batch``: one run per call)."""
 
 
 @dg.asset(
@@ -526,6 +563,10 @@ def headroom_report(context: dg.AssetExecutionContext, config: HeadroomConfig, s
     ``report_provenance.json``: the run and data version each row came from."""
     from solar_assets.report import complete_row, format_table, write_report
 
+    if config.record_file:
+        from solar_assets.assets.batch import record_call
+
+        record_call(context, config.record_file)
     # Dagster's filesystem IO manager hands over a dict by partition key, but the bare value when
     # exactly one workload × hardware partition exists, and None when none does.
     sol_bounds, inverse_roofline, cache_aware_bound, measured_runtime = (

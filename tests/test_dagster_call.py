@@ -1,0 +1,189 @@
+"""``solar analyze`` on Dagster is one run per call, and records what per-partition runs would.
+
+Two tiny workloads and a broken one, on copies of A6000 and H100_SXM: one call of
+``analyze_with_dagster`` (workers compute, one run records). Then, on that instance:
+- exactly one run exists, and every asset partition of the good workloads was materialised in it;
+  the broken file's ``workload_source`` has a failure event naming the file, its downstream assets
+  "upstream failed", and nothing of it was materialised;
+- nothing is stale; a regular ``dg.materialize`` of one pair afterwards (Dagster's own step)
+  writes the same data versions the call recorded;
+- editing one figure of A6000.yaml and re-analysing runs exactly ``hardware_spec[A6000]``, the
+  two good workloads' ``sol_bounds`` and ``cache_aware_bound`` on A6000, and the report.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import warnings
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from solar_assets.assets.partitions import workload_hardware_key, workload_key
+
+pytestmark = pytest.mark.slow  # one worker through torch for three files, then a re-analysis
+
+REPO = Path(__file__).resolve().parents[1]
+HARDWARE = ["A6000", "H100_SXM"]
+GOOD = {
+    "small_fc": '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, n_in, n_out):
+        super().__init__()
+        self.fc = nn.Linear(n_in, n_out)
+
+    def forward(self, x):
+        return torch.tanh(self.fc(x))
+
+
+batch_size = 4
+n_in = 12
+
+
+def get_inputs():
+    return [torch.randn(batch_size, n_in)]
+
+
+def get_init_inputs():
+    return [n_in, 6]
+''',
+    "small_bmm": '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, a, b):
+        return torch.bmm(a, b)
+
+
+def get_inputs():
+    return [torch.randn(2, 5, 7), torch.randn(2, 7, 3)]
+
+
+def get_init_inputs():
+    return []
+''',
+}
+BROKEN = "class Model(:\n"  # a syntax error: workload_source fails, naming the file
+
+
+def _pair(workload_file: Path, hardware: str) -> str:
+    return str(workload_hardware_key(workload_key(workload_file, REPO / "data" / "workloads"), hardware))
+
+
+@pytest.fixture(scope="module")
+def analysed(tmp_path_factory):
+    root = tmp_path_factory.mktemp("call")
+    hardware_dir, workloads, home = root / "hardware", root / "workloads", root / "home"
+    hardware_dir.mkdir()
+    workloads.mkdir()
+    for name in HARDWARE:
+        shutil.copy(REPO / "hardware" / f"{name}.yaml", hardware_dir / f"{name}.yaml")
+    files = []
+    for name, text in {**GOOD, "broken_one": BROKEN}.items():
+        (workloads / f"{name}.py").write_text(text)
+        files.append(workloads / f"{name}.py")
+    patch = pytest.MonkeyPatch()
+    patch.setenv("SOLAR_HARDWARE_DIR", str(hardware_dir))
+    from solar_assets.assets.runner import analyze_with_dagster, solar_instance
+
+    results, rows = analyze_with_dagster([str(f) for f in files], HARDWARE, home=home, timeout_s=600)
+    instance = solar_instance(home)
+    yield {"files": files, "results": results, "rows": rows, "instance": instance, "home": home,
+           "hardware_dir": hardware_dir}
+    instance.dispose()
+    patch.undo()
+
+
+def _config(analysed):
+    from solar_assets.assets.resources import SolarConfig
+
+    base = SolarConfig.default(analysed["home"])
+    return base.model_copy(update={"workload_files": {workload_key(f, base.workload_dir): str(f)
+                                                      for f in analysed["files"]}})
+
+
+def test_one_run_materialises_every_partition_and_fails_only_the_broken_file(analysed):
+    instance, files = analysed["instance"], analysed["files"]
+    good, broken = files[:2], files[2]
+    errors = {Path(r.path).stem: r.error for r in analysed["results"]}
+    assert errors["small_fc"] is None and errors["small_bmm"] is None
+    assert "broken_one.py" in errors["broken_one"]
+    assert sorted((r.workload, r.hardware) for r in analysed["rows"]) == \
+        sorted((Path(f).stem, h) for f in good for h in HARDWARE)
+    runs = instance.get_runs()
+    assert len(runs) == 1 and runs[0].status == dg.DagsterRunStatus.SUCCESS
+    run_id = runs[0].run_id
+    materialised = {(r.event_log_entry.dagster_event.asset_key.to_user_string(), r.event_log_entry.dagster_event.partition)
+                    for r in instance.get_records_for_run(run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION).records}
+    expected = {("headroom_report", None)} | {("hardware_spec", h) for h in HARDWARE}
+    for f in good:
+        key = workload_key(f, REPO / "data" / "workloads")
+        expected |= {(a, key) for a in ("workload_source", "golden_outputs", "ir_translation", "ir_validation",
+                                        "einsum_graph", "ski_slope")}
+        expected |= {(a, _pair(f, h)) for a in ("cache_aware_bound", "sol_bounds") for h in HARDWARE}
+    assert materialised == expected
+    failed = {(r.event_log_entry.dagster_event.asset_key.to_user_string(),
+               r.event_log_entry.dagster_event.event_specific_data.asset_materialization_failure.reason.value,
+               r.event_log_entry.dagster_event.event_specific_data.asset_materialization_failure.description)
+              for r in instance.get_records_for_run(run_id, of_type=dg.DagsterEventType.ASSET_FAILED_TO_MATERIALIZE).records}
+    by_asset = {a: (reason, text) for a, reason, text in failed}
+    assert set(by_asset) == {"workload_source", "golden_outputs", "ir_translation", "ir_validation", "einsum_graph",
+                             "ski_slope"}
+    assert by_asset["workload_source"][0] == "FAILED_TO_MATERIALIZE" and "broken_one.py" in by_asset["workload_source"][1]
+    assert {reason for a, (reason, _) in by_asset.items() if a != "workload_source"} == {"UPSTREAM_FAILED_TO_MATERIALIZE"}
+
+
+def test_nothing_is_stale_and_a_regular_run_writes_the_same_data_versions(analysed):
+    from solar_assets.assets.automation import stale_partitions
+    from solar_assets.assets.runner import QUIET_LOGGERS
+    from solar_assets.assets.sources import SOURCE_ASSETS
+    from solar_assets.assets.stages import ASSETS
+    from solar_assets.definitions import build_definitions, resources_for
+
+    instance, config = analysed["instance"], _config(analysed)
+    graph = build_definitions(config).resolve_asset_graph()
+    assert stale_partitions(instance, graph) == {}
+    pair = _pair(analysed["files"][0], "A6000")
+    keys = [dg.AssetKey(a) for a in ("cache_aware_bound", "sol_bounds")]
+
+    def versions() -> dict[str, str]:
+        out = {}
+        for key in keys:
+            record = instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=key, asset_partitions=[pair]),
+                                                     limit=1).records[0]
+            out[key.path[-1]] = record.asset_materialization.tags["dagster/data_version"]
+        return out
+
+    recorded = versions()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        multi = workload_hardware_key(workload_key(analysed["files"][0], REPO / "data" / "workloads"), "A6000")
+        run = dg.materialize([*SOURCE_ASSETS, *ASSETS], selection=keys, partition_key=multi, instance=instance,
+                             resources=resources_for(config), run_config=QUIET_LOGGERS, raise_on_error=False)
+    assert run.success
+    assert versions() == recorded
+    assert stale_partitions(instance, graph) == {}
+
+
+def test_a_hardware_edit_reanalyses_exactly_that_parts_bound_partitions(analysed):
+    from solar_assets.assets.automation import reanalyse
+    from solar_assets.assets.sources import observe_sources
+    from solar_assets.definitions import build_definitions
+
+    instance, config = analysed["instance"], _config(analysed)
+    spec = analysed["hardware_dir"] / "A6000.yaml"
+    text, count = re.subn(r"^(dram_bytes_per_s:\s*)([0-9.eE+]+)", lambda m: f"{m[1]}{float(m[2]) * 0.5:.6g}",
+                          spec.read_text(), count=1, flags=re.M)
+    assert count == 1
+    spec.write_text(text)
+    observe_sources(instance, config)
+    ran = reanalyse(instance, build_definitions(config))
+    good = analysed["files"][:2]
+    assert sorted(ran, key=str) == sorted(
+        [("hardware_spec", "A6000"), ("headroom_report", None)]
+        + [(a, _pair(f, "A6000")) for a in ("cache_aware_bound", "sol_bounds") for f in good], key=str)
