@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fake-flaky", action="store_true", help="with --fake: a malformed reply first")
     args = parser.parse_args(argv)
 
-    from solar_assets.translate.agent import agent_settings, use_chat_model
+    from solar_assets.agent import agent_settings, use_chat_model
 
     if not args.fake:
         settings = agent_settings()  # AgentNotConfigured: one line saying what to set

@@ -60,7 +60,7 @@ def fence(text: str, lang: str = "") -> str:
 
 
 def transcript() -> str:
-    from solar_assets.translate.agent import prompt_sha256, system_prompt, use_chat_model
+    from solar_assets.agent import prompt_sha256, system_prompt, use_chat_model
 
     model = RecordingFakeChatModel(messages=iter(AIMessage(content=r) for r in SCRIPTED_REPLIES))
     with tempfile.TemporaryDirectory() as cache, use_chat_model(model, "fake:scripted", max_attempts=4):

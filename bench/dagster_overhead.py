@@ -108,12 +108,12 @@ def hardware_change(paths: list[Path], root: Path, hardware: str) -> tuple[float
     """Edit the spec's DRAM bandwidth, observe, re-analyse what is stale; (seconds, what ran)."""
     import re
 
-    from solar_assets.assets.automation import reanalyse
-    from solar_assets.assets.partitions import workload_key
-    from solar_assets.assets.resources import SolarConfig
-    from solar_assets.assets.runner import solar_instance
-    from solar_assets.assets.sources import observe_sources
-    from solar_assets.definitions import build_definitions
+    from solar_assets.dagster_defs.automation import reanalyse
+    from solar_assets.dagster_defs.partitions import workload_key
+    from solar_assets.dagster_defs.resources import SolarConfig
+    from solar_assets.dagster_defs.runner import solar_instance
+    from solar_assets.dagster_defs.sources import observe_sources
+    from solar_assets.dagster_defs.definitions import build_definitions
 
     home = root / "home-folder-dagster"
     spec = Path(os.environ["SOLAR_HARDWARE_DIR"]) / f"{hardware}.yaml"

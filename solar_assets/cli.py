@@ -31,7 +31,7 @@ from solar_assets.workloads.source import workload_name
 logger = logging.getLogger("solar")
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-TRANSLATORS = ("tracer", "agent", "auto")  # solar_assets.translate.agent.TRANSLATORS, without importing torch
+TRANSLATORS = ("tracer", "agent", "auto")  # solar_assets.agent.TRANSLATORS, without importing torch
 
 
 class Progress:
@@ -340,7 +340,7 @@ def _use_translator(translator: str | None) -> None:
         return
     os.environ["SOLAR_TRANSLATOR"] = translator
     if translator == "agent":
-        from solar_assets.translate.agent import agent_settings
+        from solar_assets.agent import agent_settings
 
         agent_settings()  # raises AgentNotConfigured, one line: which variable to set
 
@@ -371,7 +371,7 @@ def analyze(args: argparse.Namespace) -> int:
     if args.no_dagster:
         results, rows = _analyze_plain(paths, hardware_names, args, measure, home, limits, progress, report_dir)
     else:
-        from solar_assets.assets.runner import DagsterStorageError, analyze_with_dagster
+        from solar_assets.dagster_defs.runner import DagsterStorageError, analyze_with_dagster
 
         checks: list = []
         try:
@@ -475,7 +475,7 @@ def _print_measured(rows, hardware_names: Sequence[str]) -> None:
     """The headroom table and the audit (after the bounds table), and the projection when several
     hardware were asked for."""
     from solar_assets.report import audit_lines, format_headroom_table
-    from solar_assets.report.headroom import measured_rows
+    from solar_assets.report.headroom_table import measured_rows
 
     if measured_rows(rows):
         print("\nHeadroom on this host (measured median / SOL; audit: fastest run against each bound)")
@@ -747,7 +747,7 @@ def ui(args: argparse.Namespace) -> int:
     import subprocess
     import time
 
-    from solar_assets.assets.runner import prepare_ui_instance
+    from solar_assets.dagster_defs.runner import prepare_ui_instance
 
     home = _use_home(args.home)
     prepare_ui_instance(home)  # partitions registered and files observed before the UI opens

@@ -13,7 +13,7 @@ from pydantic import Field
 
 from workload_texts import TINY_LINEAR_RELU
 from solar_assets import cli, pipeline
-from solar_assets.translate.agent import (
+from solar_assets.agent import (
     NOT_CONFIGURED,
     AgentGaveUp,
     AgentNotConfigured,
@@ -24,7 +24,7 @@ from solar_assets.translate.agent import (
     translate_workload,
     use_chat_model,
 )
-from solar_assets.translate.agent.examples import generate_examples, load_examples
+from solar_assets.agent.examples import generate_examples, load_examples
 from solar_assets.workloads import read_workload_source
 
 TINY = TINY_LINEAR_RELU
@@ -275,7 +275,7 @@ def test_tracer_path_needs_no_model(tiny, tmp_path):
 
 # ---------------------------------------------------------------------------- prompt material
 def test_worked_examples_are_what_the_tracer_produces():
-    """Regenerate with ``python -m solar_assets.translate.agent.examples`` after a tracer change."""
+    """Regenerate with ``python -m solar_assets.agent.examples`` after a tracer change."""
     stored = {e.workload: e for e in load_examples()}
     for data in generate_examples():
         assert stored[data["workload"]].program.model_dump(mode="json") == data["program"], data["workload"]
@@ -286,7 +286,7 @@ def test_agent_answers_are_keyed_by_the_local_modules_too():
     """An edited helper beside the workload asks the model again, as the other caches recompute."""
     from types import SimpleNamespace
 
-    from solar_assets.translate.agent.cache import source_key
+    from solar_assets.agent.cache import source_key
 
     plain = SimpleNamespace(sha256="a" * 64, local_sha256="")
     with_helper = SimpleNamespace(sha256="a" * 64, local_sha256="b" * 64)

@@ -145,7 +145,7 @@ def test_a_live_module_over_the_validation_budget_is_validated_node_wise():
     import torch
     import torch.nn as nn
 
-    from solar_assets.golden import ValidationBudget
+    from solar_assets.sizing import ValidationBudget
 
     result = solar.analyze(nn.Linear(32, 16), [torch.randn(8, 32)], validation_budget=ValidationBudget(tensor_bytes=64))
     assert not result.errors and result.rows[0].validated_size.startswith("node-wise")
@@ -156,7 +156,7 @@ def test_a_live_module_over_every_validation_budget_says_what_to_do(monkeypatch)
     import torch
     import torch.nn as nn
 
-    from solar_assets.golden import ValidationBudget
+    from solar_assets.sizing import ValidationBudget
 
     monkeypatch.setenv("SOLAR_NODEWISE_BYTES", "64")  # one forward pass does not fit either
     result = solar.analyze(nn.Linear(32, 16), [torch.randn(8, 32)], validation_budget=ValidationBudget(tensor_bytes=64))

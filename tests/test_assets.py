@@ -7,18 +7,18 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from solar_assets.assets.partitions import register_partitions, workload_hardware_key
-from solar_assets.assets.resources import SolarConfig
-from solar_assets.assets.runner import QUIET_LOGGERS, solar_instance
-from solar_assets.assets.sources import SOURCE_ASSETS
-from solar_assets.assets.stages import ASSETS, BOUND_ASSETS, WORKLOAD_ASSETS, hardware_spec, headroom_report
+from solar_assets.dagster_defs.partitions import register_partitions, workload_hardware_key
+from solar_assets.dagster_defs.resources import SolarConfig
+from solar_assets.dagster_defs.runner import QUIET_LOGGERS, solar_instance
+from solar_assets.dagster_defs.sources import SOURCE_ASSETS
+from solar_assets.dagster_defs.assets import ASSETS, BOUND_ASSETS, WORKLOAD_ASSETS, hardware_spec, headroom_report
 
 REPO = Path(__file__).resolve().parents[1]
 GEMM = REPO / "data" / "workloads" / "gemm.py"
 
 
 def test_definitions_load():
-    from solar_assets.definitions import defs
+    from solar_assets.dagster_defs.definitions import defs
 
     dg.Definitions.validate_loadable(defs)
     keys = {key.to_user_string() for key in defs.resolve_asset_graph().get_all_asset_keys()}
@@ -32,7 +32,7 @@ def test_definitions_load():
 
 
 def _materialize(instance, config, selection, partition_key=None, run_config=None):
-    from solar_assets.definitions import resources_for
+    from solar_assets.dagster_defs.definitions import resources_for
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dg.BetaWarning)
@@ -88,7 +88,7 @@ def test_gemm_on_h100_materialises_to_bounds(tmp_path, monkeypatch):
 
 
 def test_bad_workload_fails_its_run_with_a_message_naming_the_file(tmp_path):
-    from solar_assets.assets.runner import failure_message
+    from solar_assets.dagster_defs.runner import failure_message
 
     (tmp_path / "broken.py").write_text("import torch\nraise RuntimeError('no')\n")
     config = SolarConfig.default(tmp_path, workload_dir=tmp_path)

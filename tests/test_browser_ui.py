@@ -118,12 +118,12 @@ def ui_server(tmp_path_factory):
     webserver on it (started once for the module's tests)."""
     import dagster as dg
 
-    from solar_assets.assets.partitions import register_partitions, workload_hardware_key
-    from solar_assets.assets.resources import SolarConfig
-    from solar_assets.assets.runner import QUIET_LOGGERS, dagster_home, solar_instance
-    from solar_assets.assets.sources import SOURCE_ASSETS
-    from solar_assets.assets.stages import ASSETS, BOUND_ASSETS, WORKLOAD_ASSETS, hardware_spec
-    from solar_assets.definitions import resources_for
+    from solar_assets.dagster_defs.partitions import register_partitions, workload_hardware_key
+    from solar_assets.dagster_defs.resources import SolarConfig
+    from solar_assets.dagster_defs.runner import QUIET_LOGGERS, dagster_home, solar_instance
+    from solar_assets.dagster_defs.sources import SOURCE_ASSETS
+    from solar_assets.dagster_defs.assets import ASSETS, BOUND_ASSETS, WORKLOAD_ASSETS, hardware_spec
+    from solar_assets.dagster_defs.definitions import resources_for
 
     tmp_path = tmp_path_factory.mktemp("ui")
     home, workloads = tmp_path / "home", tmp_path / "workloads"

@@ -8,14 +8,14 @@ import warnings
 import dagster as dg
 import pytest
 
-from solar_assets.assets.partitions import register_partitions
-from solar_assets.assets.resources import SolarConfig
-from solar_assets.assets.runner import QUIET_LOGGERS, solar_instance
-from solar_assets.assets.sources import SOURCE_ASSETS
-from solar_assets.assets.stages import ASSETS, WORKLOAD_ASSETS
+from solar_assets.dagster_defs.partitions import register_partitions
+from solar_assets.dagster_defs.resources import SolarConfig
+from solar_assets.dagster_defs.runner import QUIET_LOGGERS, solar_instance
+from solar_assets.dagster_defs.sources import SOURCE_ASSETS
+from solar_assets.dagster_defs.assets import ASSETS, WORKLOAD_ASSETS
 from solar_assets.chain import RunConfig, stages
 from solar_assets.chain.run import analyze_workload
-from solar_assets.coverage.check import check_workload
+from solar_assets.coverage.workload import check_workload
 from solar_assets.sizing import ValidationBudget
 from solar_assets.validate.nodewise import LABEL
 
@@ -127,7 +127,7 @@ def test_plain_chain_and_coverage_validate_node_wise_alike(flat_projection, tmp_
 
 
 def test_dagster_ir_validation_falls_back_to_node_wise(flat_projection, tmp_path, monkeypatch):
-    from solar_assets.definitions import resources_for
+    from solar_assets.dagster_defs.definitions import resources_for
 
     monkeypatch.setenv("SOLAR_HOME", str(tmp_path))
     config = SolarConfig.default(tmp_path, workload_dir=flat_projection.parent,

@@ -78,7 +78,7 @@ def test_debug_is_for_solar_loggers_only():
     try:
         configure_logging(2)
         assert logging.getLogger("solar").isEnabledFor(logging.DEBUG)
-        assert logging.getLogger("solar_assets.bounds.roofline").isEnabledFor(logging.DEBUG)
+        assert logging.getLogger("solar_assets.bounds.sol").isEnabledFor(logging.DEBUG)
         for noisy in ("matplotlib.font_manager", "numba.core.ssa", "jax._src.dispatch", "urllib3.connectionpool",
                       "dagster", "PIL.PngImagePlugin"):
             assert not logging.getLogger(noisy).isEnabledFor(logging.INFO), noisy

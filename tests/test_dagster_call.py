@@ -20,7 +20,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from solar_assets.assets.partitions import workload_hardware_key, workload_key
+from solar_assets.dagster_defs.partitions import workload_hardware_key, workload_key
 
 pytestmark = pytest.mark.slow  # one worker through torch for three files, then a re-analysis
 
@@ -89,7 +89,7 @@ def analysed(tmp_path_factory):
         files.append(workloads / f"{name}.py")
     patch = pytest.MonkeyPatch()
     patch.setenv("SOLAR_HARDWARE_DIR", str(hardware_dir))
-    from solar_assets.assets.runner import analyze_with_dagster, solar_instance
+    from solar_assets.dagster_defs.runner import analyze_with_dagster, solar_instance
 
     results, rows = analyze_with_dagster([str(f) for f in files], HARDWARE, home=home, timeout_s=600)
     instance = solar_instance(home)
@@ -100,7 +100,7 @@ def analysed(tmp_path_factory):
 
 
 def _config(analysed):
-    from solar_assets.assets.resources import SolarConfig
+    from solar_assets.dagster_defs.resources import SolarConfig
 
     base = SolarConfig.default(analysed["home"])
     return base.model_copy(update={"workload_files": {workload_key(f, base.workload_dir): str(f)
@@ -139,11 +139,11 @@ def test_one_run_materialises_every_partition_and_fails_only_the_broken_file(ana
 
 
 def test_nothing_is_stale_and_a_regular_run_writes_the_same_data_versions(analysed):
-    from solar_assets.assets.automation import stale_partitions
-    from solar_assets.assets.runner import QUIET_LOGGERS
-    from solar_assets.assets.sources import SOURCE_ASSETS
-    from solar_assets.assets.stages import ASSETS
-    from solar_assets.definitions import build_definitions, resources_for
+    from solar_assets.dagster_defs.automation import stale_partitions
+    from solar_assets.dagster_defs.runner import QUIET_LOGGERS
+    from solar_assets.dagster_defs.sources import SOURCE_ASSETS
+    from solar_assets.dagster_defs.assets import ASSETS
+    from solar_assets.dagster_defs.definitions import build_definitions, resources_for
 
     instance, config = analysed["instance"], _config(analysed)
     graph = build_definitions(config).resolve_asset_graph()
@@ -171,9 +171,9 @@ def test_nothing_is_stale_and_a_regular_run_writes_the_same_data_versions(analys
 
 
 def test_a_hardware_edit_reanalyses_exactly_that_parts_bound_partitions(analysed):
-    from solar_assets.assets.automation import reanalyse
-    from solar_assets.assets.sources import observe_sources
-    from solar_assets.definitions import build_definitions
+    from solar_assets.dagster_defs.automation import reanalyse
+    from solar_assets.dagster_defs.sources import observe_sources
+    from solar_assets.dagster_defs.definitions import build_definitions
 
     instance, config = analysed["instance"], _config(analysed)
     spec = analysed["hardware_dir"] / "A6000.yaml"

@@ -9,12 +9,12 @@ from types import SimpleNamespace
 import dagster as dg
 import pytest
 
-from solar_assets.assets.checks import violation_result
-from solar_assets.assets.partitions import register_partitions, workload_backend_key, workload_hardware_key
-from solar_assets.assets.resources import SolarConfig
-from solar_assets.assets.runner import QUIET_LOGGERS, solar_instance
-from solar_assets.assets.sources import SOURCE_ASSETS
-from solar_assets.assets.stages import ASSETS, headroom_report, measured_runtime
+from solar_assets.dagster_defs.asset_checks import violation_result
+from solar_assets.dagster_defs.partitions import register_partitions, workload_backend_key, workload_hardware_key
+from solar_assets.dagster_defs.resources import SolarConfig
+from solar_assets.dagster_defs.runner import QUIET_LOGGERS, solar_instance
+from solar_assets.dagster_defs.sources import SOURCE_ASSETS
+from solar_assets.dagster_defs.assets import ASSETS, headroom_report, measured_runtime
 
 SMALL = """import torch
 import torch.nn as nn
@@ -57,7 +57,7 @@ def test_no_sol_violation_fails_only_on_flagged_rows():
 
 
 def _materialize(instance, config, selection, partition_key=None, run_config=None):
-    from solar_assets.definitions import resources_for
+    from solar_assets.dagster_defs.definitions import resources_for
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dg.BetaWarning)
@@ -68,7 +68,7 @@ def _materialize(instance, config, selection, partition_key=None, run_config=Non
 
 @pytest.mark.slow
 def test_measured_runtime_feeds_the_report_headroom(tmp_path, monkeypatch):
-    from solar_assets.assets.stages import BOUND_ASSETS, WORKLOAD_ASSETS, hardware_spec
+    from solar_assets.dagster_defs.assets import BOUND_ASSETS, WORKLOAD_ASSETS, hardware_spec
     from solar_assets.hardware.detect import write_host_spec
 
     hardware = tmp_path / "hardware"

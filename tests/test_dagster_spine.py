@@ -20,11 +20,11 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from solar_assets.assets.partitions import workload_hardware_key
-from solar_assets.assets.resources import SolarConfig
-from solar_assets.assets.runner import QUIET_LOGGERS
-from solar_assets.assets.sources import SOURCE_ASSETS
-from solar_assets.assets.stages import ASSETS, BOUND_ASSETS, WORKLOAD_ASSETS, hardware_spec, headroom_report
+from solar_assets.dagster_defs.partitions import workload_hardware_key
+from solar_assets.dagster_defs.resources import SolarConfig
+from solar_assets.dagster_defs.runner import QUIET_LOGGERS
+from solar_assets.dagster_defs.sources import SOURCE_ASSETS
+from solar_assets.dagster_defs.assets import ASSETS, BOUND_ASSETS, WORKLOAD_ASSETS, hardware_spec, headroom_report
 
 pytestmark = pytest.mark.slow  # a few minutes: two workloads through torch, ~20 automation ticks
 
@@ -78,7 +78,7 @@ class Spine:
     """The temp dirs, instance and definitions, with helpers that act as the daemon would."""
 
     def __init__(self, root: Path):
-        from solar_assets.definitions import build_definitions, resources_for
+        from solar_assets.dagster_defs.definitions import build_definitions, resources_for
 
         self.workload_dir, self.hardware_dir, self.home = root / "workloads", root / "hardware", root / "home"
         for d in (self.workload_dir, self.hardware_dir, self.home):
@@ -91,7 +91,7 @@ class Spine:
                                   hardware_dir=str(self.hardware_dir))
         self.defs = build_definitions(self.config)
         self.resources = resources_for(self.config)
-        from solar_assets.assets.runner import solar_instance
+        from solar_assets.dagster_defs.runner import solar_instance
 
         self.instance = solar_instance(self.home)  # on disk: a schedule context needs an instance ref
         self.cursor = None
@@ -99,7 +99,7 @@ class Spine:
 
     def sensor(self):
         """One tick of the ``source_files`` sensor; applies its partition requests like the daemon."""
-        from solar_assets.assets.sensors import source_files
+        from solar_assets.dagster_defs.sensors import source_files
 
         result = source_files(dg.build_sensor_context(instance=self.instance, resources={"solar": self.config}))
         if isinstance(result, dg.SkipReason):
@@ -256,8 +256,8 @@ def test_a_workload_edit_reruns_only_that_workloads_chain(spine):
 
 
 def test_the_nightly_schedule_sweeps_exactly_what_is_stale(spine):
-    from solar_assets.assets.automation import reanalyse, stale_partitions
-    from solar_assets.assets.automation import reanalyse_stale as schedule
+    from solar_assets.dagster_defs.automation import reanalyse, stale_partitions
+    from solar_assets.dagster_defs.automation import reanalyse_stale as schedule
 
     assert spine.settle() == []
     graph = spine.defs.resolve_asset_graph()
@@ -279,7 +279,7 @@ def test_the_nightly_schedule_sweeps_exactly_what_is_stale(spine):
 
 
 def test_a_bad_bounds_table_fails_the_asset_check_with_a_readable_description(spine):
-    from solar_assets.assets.checks import REPORT_CHECKS
+    from solar_assets.dagster_defs.asset_checks import REPORT_CHECKS
 
     good = list(spine.report)
     assert good and all(r.bytes_cache_aware is not None for r in good)

@@ -204,7 +204,7 @@ def test_hardware_is_guessed_from_the_gpu_name():
 ISOLATED = textwrap.dedent('''\
     import importlib.abc, json, runpy, sys
     BLOCKED = set({blocked!r})
-    ALLOWED = {{"solar_assets", "solar_assets.measure", "solar_assets.measure.gpu_runner"}}
+    ALLOWED = {{"solar_assets", "solar_assets.version", "solar_assets.measure", "solar_assets.measure.gpu_runner"}}
     class Block(importlib.abc.MetaPathFinder):
         def find_spec(self, name, path=None, target=None):
             top = name.split(".")[0]

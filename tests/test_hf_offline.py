@@ -19,7 +19,7 @@ transformers = pytest.importorskip("transformers", reason="transformers is not i
 from solar_assets import pipeline  # noqa: E402
 from solar_assets.coverage.flop_reference import solar_macs  # noqa: E402
 from solar_assets.errors import SolarError  # noqa: E402
-from solar_assets.golden import ValidationBudget  # noqa: E402
+from solar_assets.sizing import ValidationBudget  # noqa: E402
 from solar_assets.workloads import load_torch_workload, read_workload_source  # noqa: E402
 
 LEVEL4_STYLE = '''import os
@@ -163,8 +163,8 @@ def test_validation_with_fewer_layers(tmp_path, no_network):
 def test_layer_structure_check_rejects_a_different_model(tmp_path, no_network):
     """The fewer-layers structure check is not a blank cheque: a validated IR of another shape of
     model (here: one layer more in the validated IR than the table gives) is refused."""
-    from solar_assets.golden import ValidationSizeError
-    from solar_assets.golden.sizing import check_same_structure
+    from solar_assets.sizing import ValidationSizeError
+    from solar_assets.sizing import check_same_structure
 
     full = pipeline.translate_source(pipeline.read_source(_write(tmp_path, layers=4)), None).program
     other = pipeline.translate_source(pipeline.read_source(_write(tmp_path, layers=3, file="three.py")), None).program

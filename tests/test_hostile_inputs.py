@@ -26,7 +26,7 @@ from solar_assets.execute.codegen import plan_kernel
 from solar_assets.hardware import HardwareError, load_hardware
 from solar_assets.hardware.spec import hardware_dir
 from solar_assets.ir import parse_kernel
-from solar_assets.translate.agent import use_chat_model
+from solar_assets.agent import use_chat_model
 
 
 @pytest.fixture(autouse=True)

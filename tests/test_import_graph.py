@@ -3,17 +3,12 @@
 The graph is read from the sources with ``ast`` (module-level imports, imports inside functions
 and ``TYPE_CHECKING`` imports alike: a lazy import is still a dependency) and collapsed to one
 node per package of ``solar_assets`` (``solar_assets.graph``, ``solar_assets.chain``, …; a
-top-level module such as ``solar_assets.errors`` is its own node). Three nodes are not one
-directory each, on purpose, and are the whole allowlist:
+top-level module such as ``solar_assets.errors`` is its own node). One node is not one
+directory, on purpose, and is the whole allowlist:
 
 - ``IR``: ``ir_schemas`` (the schema) and ``solar_assets.ir`` (expression grammar, printer,
   checker, structure) are one package, the IR, at the bottom; ``Program.__str__`` calls the
   printer, the printer reads the schema.
-- ``solar_assets.translate.agent`` is its own node: the agent translator validates its
-  candidates, so it sits above ``validate`` and ``golden`` while the tracers sit below them
-  (the rename plan in docs/architecture.md moves it to ``solar_assets/agent``).
-- ``solar_assets.definitions`` belongs to the Dagster layer (``solar_assets.assets``): it is that
-  layer's wiring file, beside the package only because ``dagster dev -m`` names it.
 """
 from __future__ import annotations
 
@@ -31,8 +26,6 @@ ROOTS = ("solar_assets", "ir_schemas")
 MERGED = (
     (("ir_schemas",), "IR"),
     (("solar_assets", "ir"), "IR"),
-    (("solar_assets", "translate", "agent"), "solar_assets.translate.agent"),
-    (("solar_assets", "definitions"), "solar_assets.assets"),
 )
 # Nothing of the stages may be imported by the IR: it is the bottom of the package.
 IR_MAY_IMPORT = {"solar_assets.errors", "solar_assets"}

@@ -179,8 +179,8 @@ def test_default_dtype_and_cwd_do_not_cross_files(home, tmp_path, capsys, monkey
 def test_any_file_name_gets_its_own_partition(home, tmp_path, capsys):
     """``pipe|name.py`` and a stem with a newline run through Dagster and print on one line each;
     ``other/gemm.py`` gets a partition of its own, not the shipped ``gemm``."""
-    from solar_assets.assets.partitions import WORKLOAD_PARTITIONS_NAME
-    from solar_assets.assets.runner import solar_instance
+    from solar_assets.dagster_defs.partitions import WORKLOAD_PARTITIONS_NAME
+    from solar_assets.dagster_defs.runner import solar_instance
 
     folder = tmp_path / "other"
     folder.mkdir()
@@ -270,8 +270,8 @@ def test_memory_limits_parse():
 
 
 def test_partition_keys_and_printable_names(tmp_path):
-    from solar_assets.assets.partitions import escape_key, workload_key
-    from solar_assets.assets.resources import SolarConfig
+    from solar_assets.dagster_defs.partitions import escape_key, workload_key
+    from solar_assets.dagster_defs.resources import SolarConfig
     from solar_assets.workloads.source import workload_name
 
     assert escape_key("pipe|name") == "pipe%7Cname" and escape_key("a,b[c]") == "a%2Cb%5Bc%5D"

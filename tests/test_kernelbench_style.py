@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from solar_assets import pipeline
-from solar_assets.coverage.check import check_workload
-from solar_assets.golden import ValidationBudget
-from solar_assets.golden.sizing import ValidationSize, program_cost
+from solar_assets.coverage.workload import check_workload
+from solar_assets.sizing import ValidationBudget
+from solar_assets.sizing import ValidationSize, program_cost
 from solar_assets.workloads import load_torch_workload, read_workload_source, size_constants
 
 HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"

@@ -13,7 +13,7 @@ import pytest
 from ir_programs import attention, conv2d, gemm, kernel, program, tensor
 from ir_schemas import Reshape, TopK
 from solar_assets.execute import execute_program
-from solar_assets.golden import ValidationBudget, ValidationSizeError
+from solar_assets.sizing import ValidationBudget, ValidationSizeError
 from solar_assets.ir.expr import parse_kernel
 from solar_assets.pipeline import analyze_workload, read_source, translate_source, validate_nodewise_stage
 from solar_assets.validate.nodewise import LABEL, POINTS, sample_points, validate_nodewise

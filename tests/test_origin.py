@@ -310,7 +310,7 @@ def test_an_inflated_agent_ir_is_retried_with_the_cost_diagnostic(tmp_path, no_c
     from langchain_core.language_models import GenericFakeChatModel
 
     from solar_assets.golden import make_golden
-    from solar_assets.translate.agent import translate_workload, use_chat_model
+    from solar_assets.agent import translate_workload, use_chat_model
 
     src = read_workload_source(_write(tmp_path, "tiny", TINY))
     model = GenericFakeChatModel(messages=iter([_reply(_tiny_ir(halves=True)), _reply(_tiny_ir(halves=False))]))
@@ -325,7 +325,7 @@ def test_an_inflated_agent_ir_is_retried_with_the_cost_diagnostic(tmp_path, no_c
 def test_without_a_tracer_ir_flop_counter_mode_is_the_reference(tmp_path, monkeypatch):
     from ir_schemas import Program
     from solar_assets.translate import TranslationError
-    from solar_assets.translate.agent import cost_check
+    from solar_assets.agent import cost_check
 
     src = read_workload_source(_write(tmp_path, "tiny", TINY))
 
@@ -359,7 +359,7 @@ def test_jax_transposed_conv_writes_its_output_directly():
 
 def test_the_validation_size_structure_check_ignores_origins(tmp_path):
     from ir_schemas import Origin
-    from solar_assets.golden.sizing import structure_difference
+    from solar_assets.sizing import structure_difference
 
     p = trace_torch(read_workload_source(_write(tmp_path, "conv_norm_linear", CONV_NORM_LINEAR))).program
     assert {st.kind for st in p.steps} == {"kernel", "reshape"}

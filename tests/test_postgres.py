@@ -98,8 +98,8 @@ def _execute(instance, job_fn, partition: str | None, partition_tags: dict[str, 
 def test_postgres_storage_matches_sqlite(tmp_path: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     import dagster as dg
 
-    from solar_assets.assets.partitions import register_partitions
-    from solar_assets.assets.scale_out import bounds_job, hardware_job, report_job, workload_job
+    from solar_assets.dagster_defs.partitions import register_partitions
+    from solar_assets.dagster_defs.scale_out import bounds_job, hardware_job, report_job, workload_job
 
     files = [str(REPO / "data" / "workloads" / f"{w}.py") for w in WORKLOADS]
     # the reference: solar analyze on its embedded SQLite instance
@@ -118,7 +118,7 @@ def test_postgres_storage_matches_sqlite(tmp_path: Path, postgres_url: str, monk
         f"    postgres_url: \"{postgres_url}\"\n")
     monkeypatch.setenv("SOLAR_HOME", str(pg_home))
     monkeypatch.setenv("DAGSTER_HOME", str(dagster_home))
-    # the multiprocess executor rebuilds the jobs (solar_assets.assets.scale_out) in each step process
+    # the multiprocess executor rebuilds the jobs (solar_assets.dagster_defs.scale_out) in each step process
     monkeypatch.setenv("PYTHONPATH", str(REPO))
     with dg.DagsterInstance.get() as instance:
         from dagster_postgres import PostgresEventLogStorage, PostgresRunStorage, PostgresScheduleStorage

@@ -1,4 +1,4 @@
-"""What the Dagster UI is given: figures with units (``solar_assets.assets.metadata``), code that is
+"""What the Dagster UI is given: figures with units (``solar_assets.dagster_defs.metadata``), code that is
 never cut, the per-op table, per-op roofline points, and hardware partitions from every spec dir
 the CLI searches. Fast: no asset runs; tests/test_browser_ui.py checks the rendering."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import dagster as dg
 import pytest
 
 from ir_schemas import PerOpRow
-from solar_assets.assets import metadata as md
+from solar_assets.dagster_defs import metadata as md
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -63,7 +63,7 @@ def test_the_per_op_table_has_a_record_per_op_with_units():
 
 
 def test_an_op_is_placed_at_its_own_intensity_and_attained_rate(tmp_path):
-    from solar_assets.report.roofline import op_point, plot_roofline
+    from solar_assets.report.roofline_plot import op_point, plot_roofline
 
     op = _op(1, "fc1", "addmm", 16384, 11520, 3.6e-9, 0.75)
     x, y = op_point(op)
@@ -90,9 +90,9 @@ def _row():
 
 
 def test_hardware_partitions_come_from_every_spec_dir_the_cli_searches(tmp_path, monkeypatch):
-    from solar_assets.assets.resources import SolarConfig
-    from solar_assets.assets.sensors import new_partitions
-    from solar_assets.assets.sources import hardware_file_versions
+    from solar_assets.dagster_defs.resources import SolarConfig
+    from solar_assets.dagster_defs.sensors import new_partitions
+    from solar_assets.dagster_defs.sources import hardware_file_versions
     from solar_assets.hardware import list_hardware
 
     home = tmp_path / "home"
@@ -124,7 +124,7 @@ def test_solar_ui_runs_dagster_on_the_shipped_workspace_in_a_non_editable_instal
     import subprocess
 
     from solar_assets import cli, pipeline
-    from solar_assets.assets import runner
+    from solar_assets.dagster_defs import runner
 
     monkeypatch.setattr(pipeline, "REPO_ROOT", tmp_path / "site-packages")  # no workspace.yaml there
     shipped = Path(cli.__file__).resolve().parent / "_shipped" / "workspace.yaml"

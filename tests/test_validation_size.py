@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from solar_assets import pipeline
-from solar_assets.golden import Golden, ValidationBudget, ValidationSizeError, load_golden, save_golden
-from solar_assets.golden.sizing import program_cost, scale_constants, structure_difference
+from solar_assets.golden import Golden, load_golden, save_golden
+from solar_assets.sizing import ValidationBudget, ValidationSizeError
+from solar_assets.sizing import program_cost, scale_constants, structure_difference
 from solar_assets.workloads import (
     SizeDeclarationError,
     declared_validation_sizes,
@@ -142,7 +143,7 @@ def test_golden_keeps_its_size_through_the_cache(tmp_path):
 
 
 def test_counts_and_operator_parameters_are_not_sizes():
-    from solar_assets.golden.sizing import not_a_size
+    from solar_assets.sizing import not_a_size
 
     for name in ("num_layers", "layers[2]", "DEPTH", "kernel_size[1]", "pool_kernel_size", "stride[0]",
                  "padding", "dilation", "num_groups", "GROUPS", "scale_factor", "divisor", "eps"):

@@ -1,5 +1,5 @@
 """The bounds stage: unfused, fused and whole-graph roofline bounds, and the inverse roofline."""
-from solar_assets.bounds.roofline import (
+from solar_assets.bounds.sol import (
     CODE_VERSION,
     Bound,
     BoundsError,

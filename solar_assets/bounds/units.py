@@ -22,7 +22,7 @@ the figure a lower bound whichever framework ran it.
 Units run concurrently; the tensor cores are one unit across dtypes (a bf16 and a tf32 MMA
 cannot overlap on one tensor core), while the vector pipes are kept apart per dtype (fp64 and
 fp32 have their own pipes): ``unit_key`` is ``matrix`` or ``vector.<dtype>``. How the roofline
-combines them: ``solar_assets.bounds.roofline``.
+combines them: ``solar_assets.bounds.sol``.
 """
 from __future__ import annotations
 

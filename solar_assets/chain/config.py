@@ -28,7 +28,7 @@ class RunConfig:
     """How a run analyses each workload (the same for every workload of the run)."""
 
     translator: str = "tracer"
-    """"tracer", "agent" or "auto" (``solar_assets.translate.agent.modes``)."""
+    """"tracer", "agent" or "auto" (``solar_assets.agent.modes``)."""
     framework: str | None = None
     """"torch" or "jax"; None: detected from the file's imports."""
     fp32_math: str = "auto"

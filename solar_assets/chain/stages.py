@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 # The packages whose sources key each cache (``cache_store.package_fingerprint``).
-TRACE_PACKAGES = ("solar_assets.translate", "solar_assets.ir", "ir_schemas", "solar_assets.workloads")
+TRACE_PACKAGES = ("solar_assets.translate", "solar_assets.agent", "solar_assets.ir", "ir_schemas", "solar_assets.workloads")
 GOLDEN_PACKAGES = ("solar_assets.golden", "solar_assets.workloads", "solar_assets.ir")
 SIZE_PACKAGES = (*TRACE_PACKAGES, "solar_assets.golden", "solar_assets.sizing")
 CACHE_AWARE_PACKAGES = ("solar_assets.bounds.cache_aware", "solar_assets.graph")
@@ -63,7 +63,7 @@ def read_source(path: str | Path, config: RunConfig) -> WorkloadSource:
 def translate(src: WorkloadSource, config: RunConfig, cache_dir: Path | None = None,
               constants: Mapping[str, int] | None = None) -> Translation:
     """The workload's IR by ``config.translator`` ("tracer", "agent" or "auto": see
-    ``solar_assets.translate.agent.modes``), at its own size or with ``constants`` rebound. Cached
+    ``solar_assets.agent.modes``), at its own size or with ``constants`` rebound. Cached
     by source hash, constants and translator code; for the agent modes also by model and prompt
     hash, the provenance (attempts, their diagnostics, tokens) kept in the cache file."""
     from solar_assets.translate import Translation, trace_torch
@@ -77,7 +77,7 @@ def translate(src: WorkloadSource, config: RunConfig, cache_dir: Path | None = N
         logger.debug("%s: IR from cache %s", src.name, cached)
         return translation if translator == "tracer" else dataclasses.replace(translation, from_cache=True)
     if translator != "tracer":
-        from solar_assets.translate.agent import translate as agent_translate
+        from solar_assets.agent import translate as agent_translate
 
         # the agent validates its candidates: it is handed the golden stage, not the chain
         translation = agent_translate(src, translator, constants, cache_dir,
@@ -111,7 +111,7 @@ def _ir_entry(src: WorkloadSource, cache_dir: Path | None, translator: str,
 def _agent_variant(translator: str) -> dict[str, object]:
     """The agent modes' part of the IR cache key: mode, model and prompt hash. Raises
     ``AgentNotConfigured`` for ``agent`` without a model (``auto`` runs as the tracer then)."""
-    from solar_assets.translate.agent import TRANSLATORS, agent_settings, prompt_sha256
+    from solar_assets.agent import TRANSLATORS, agent_settings, prompt_sha256
 
     if translator not in TRANSLATORS:
         raise SolarError(f"unknown translator {translator!r}; choose one of {', '.join(TRANSLATORS)}")
@@ -244,7 +244,7 @@ def validate_nodewise(src: WorkloadSource, translation: Translation, choice: Siz
     from solar_assets.validate.verdict_cache import VERDICT_PACKAGES, load_verdict, program_digest, save_verdict
 
     starting(src.name, "validate node-wise")
-    verdict_path = cache_store.source_entry(cache_dir, "verdict", src, (*VERDICT_PACKAGES, "solar_assets.translate"),
+    verdict_path = cache_store.source_entry(cache_dir, "verdict", src, (*VERDICT_PACKAGES, "solar_assets.translate", "solar_assets.agent"),
                                             ".json", {"nodewise": nodewise.POINTS, "bytes": config.nodewise_bytes,
                                                       "program": program_digest(translation.program)})
     result = load_verdict(verdict_path)

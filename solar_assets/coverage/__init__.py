@@ -5,7 +5,7 @@ pipeline stages (no Dagster) and the pipeline's caches, and prints ``format_cove
 line is ``coverage: N/M translated, K/M validated``. ``flop_reference`` (imported on its own: it
 needs torch) counts a workload with torch's FlopCounterMode next to solar's MACs.
 """
-from solar_assets.coverage.check import CoverageRow, check_workload, unlowered_op
+from solar_assets.coverage.workload import CoverageRow, check_workload, unlowered_op
 from solar_assets.coverage.runner import run_coverage
 from solar_assets.coverage.table import coverage_json, coverage_summary, format_coverage
 

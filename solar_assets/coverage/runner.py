@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from solar_assets.coverage.check import CoverageRow, check_workload, unfinished_row
+from solar_assets.coverage.workload import CoverageRow, check_workload, unfinished_row
 from solar_assets.workers.pool import (  # noqa: F401 - re-exported: bench/zoo_bench.py imports them here
     STARTUP_LIMIT_S,
     THREAD_VARIABLES,

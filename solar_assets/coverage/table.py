@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from solar_assets.coverage.check import CoverageRow
+from solar_assets.coverage.workload import CoverageRow
 
 YES, NO = "✓", "✗"
 NOTE_WIDTH = 160

@@ -7,7 +7,7 @@ from solar_assets.ir.expr import (
     ParsedKernel,
     parse_kernel,
 )
-from solar_assets.ir.check import check_program
+from solar_assets.ir.checker import check_program
 from solar_assets.ir.digest import program_digest
 from solar_assets.ir.printer import format_kernel, format_program, format_step
 

@@ -13,7 +13,7 @@ import importlib
 _EXPORTS = {
     "BACKENDS": "backends", "MeasureError": "backends", "parse_backends": "backends", "runner_for": "backends",
     "CacheFlusher": "flush", "NoFlush": "flush", "cache_bytes": "flush",
-    "HOST": "headroom", "add_measurement": "headroom", "audit": "headroom",
+    "HOST": "audit", "add_measurement": "audit", "audit": "audit",
     "Timing": "runtime", "TimingOptions": "runtime", "time_runs": "runtime",
     "MeasureOptions": "workload", "WorkloadMeasurement": "workload", "measure_workload": "workload",
 }

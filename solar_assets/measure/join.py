@@ -10,7 +10,7 @@ shares the longest path tail with the measured file.
 
 Headroom is a backend's median run over a bound, per mode: unfused, fused, the best modelled
 cache-aware schedule (``sol_cache_aware_s``) and the cache-aware lower bound
-(``sol_cache_aware_lb_s``). The audit is ``solar_assets.measure.headroom.audit``, unchanged: a
+(``sol_cache_aware_lb_s``). The audit is ``solar_assets.measure.audit.audit``, unchanged: a
 violation is a backend's fastest run below a provable bound (fused, or the cache-aware lower
 bound), listed with both figures and never clamped; a run below unfused or the modelled schedule
 is listed as explained.
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ir_schemas import ReportRow
 from solar_assets.errors import SolarError
-from solar_assets.measure.headroom import audit
+from solar_assets.measure.audit import audit
 from solar_assets.measure.runtime import Timing
 
 MEASUREMENT_SCHEMA = "solar.gpu_measurement.v1"

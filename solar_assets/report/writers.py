@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ir_schemas import REPORT_SCHEMA, REPORT_VERSION, Failure, PerOpRow, ReportDocument, ReportRow
-from solar_assets.report.roofline import plot_roofline
+from solar_assets.report.roofline_plot import plot_roofline
 from solar_assets.report.rows import rows_to_frame
 from solar_assets.report.table import format_table
 
@@ -138,7 +138,7 @@ def _write_charts(rows: Sequence[ReportRow], out: Path, stem: str) -> dict[str, 
     """The headroom chart (rows measured on this host) and the projection CSV and chart (rows on
     more than one hardware); a chart this report does not have is removed, so that no picture
     of an earlier run is taken for this one's."""
-    from solar_assets.report.headroom import plot_headroom
+    from solar_assets.report.headroom_table import plot_headroom
     from solar_assets.report.projection import plot_projection, projection_frame
 
     written: dict[str, Path] = {}
@@ -157,7 +157,7 @@ def _write_charts(rows: Sequence[ReportRow], out: Path, stem: str) -> dict[str, 
 
 
 def _measured_sections(rows: Sequence[ReportRow], charts: Mapping[str, str]) -> list[str]:
-    from solar_assets.report.headroom import audit_lines, format_headroom_table, measured_rows
+    from solar_assets.report.headroom_table import audit_lines, format_headroom_table, measured_rows
     from solar_assets.report.projection import format_projection
 
     lines: list[str] = []

@@ -116,7 +116,7 @@ def value_map(env: dict[str, Any], b: ProgramBuilder) -> dict[str, str]:
 def lower_exported(ep: Any, name: str, path: str, fallback: Any = None, values: dict[str, str] | None = None) -> Any:
     """Walk the exported graph in order and build the Program. ``fallback(builder, node, args,
     kwargs)``, when given, lowers a node that has no lowering or hits a LoweringGap (auto mode:
-    ``solar_assets.translate.agent.node.NodeFallback``) and returns the node's value. ``values``,
+    ``solar_assets.agent.node.NodeFallback``) and returns the node's value. ``values``,
     when given, receives ``value_map`` (IR tensor -> fx node)."""
     from torch.export.graph_signature import OutputKind
 

@@ -48,7 +48,7 @@ from solar_assets.bounds.cache_aware.segments import (
 from solar_assets.graph.einsum_graph import BYTES_PER_ELEMENT
 
 if TYPE_CHECKING:
-    from solar_assets.bounds.roofline import Bound, RooflineHardware
+    from solar_assets.bounds.sol import Bound, RooflineHardware
     from solar_assets.graph import EinsumGraph
 
 logger = logging.getLogger(__name__)
@@ -558,7 +558,7 @@ def cache_aware_bound(graph: EinsumGraph, hw: RooflineHardware, result: CacheAwa
     With B_io ≤ B_ca this never beats the fused bound, and it is at most the unfused bound
     whenever B_ca ≤ Σ node bytes (see ``CacheAwareResult.unfused_bytes``).
     """
-    from solar_assets.bounds.roofline import Bound, hardware_label
+    from solar_assets.bounds.sol import Bound, hardware_label
 
     result = result or cache_aware_traffic(graph, int(hw.onchip_buffer_bytes), **options)
     dtype = dtype or graph.dtype

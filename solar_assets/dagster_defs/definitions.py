@@ -11,12 +11,12 @@ from __future__ import annotations
 import dagster as dg
 
 from solar_assets import pipeline
-from solar_assets.assets.automation import reanalyse_stale, reanalyse_stale_job, reanalysis_sensor
-from solar_assets.assets.checks import REPORT_CHECKS
-from solar_assets.assets.resources import SolarConfig
-from solar_assets.assets.sensors import source_files
-from solar_assets.assets.sources import OBSERVE_JOBS, SOURCE_ASSETS
-from solar_assets.assets.stages import ASSETS
+from solar_assets.dagster_defs.automation import reanalyse_stale, reanalyse_stale_job, reanalysis_sensor
+from solar_assets.dagster_defs.asset_checks import REPORT_CHECKS
+from solar_assets.dagster_defs.resources import SolarConfig
+from solar_assets.dagster_defs.sensors import source_files
+from solar_assets.dagster_defs.sources import OBSERVE_JOBS, SOURCE_ASSETS
+from solar_assets.dagster_defs.assets import ASSETS
 
 
 def resources_for(config: SolarConfig) -> dict[str, object]:

@@ -17,10 +17,10 @@ import numpy as np
 
 from ir_schemas import Program, TensorDecl
 from solar_assets.errors import IRError
-from solar_assets.translate.agent.cache import AgentCache, cache_key, source_key
-from solar_assets.translate.agent.config import AgentSettings
-from solar_assets.translate.agent.loop import generate_program
-from solar_assets.translate.agent.prompt import node_message, prompt_sha256, system_prompt
+from solar_assets.agent.cache import AgentCache, cache_key, source_key
+from solar_assets.agent.config import AgentSettings
+from solar_assets.agent.loop import generate_program
+from solar_assets.agent.prompt import node_message, prompt_sha256, system_prompt
 from solar_assets.translate.translation import AttemptRecord, TranslationError
 from solar_assets.workloads import WorkloadSource
 
@@ -36,7 +36,7 @@ IR_TO_TORCH_DTYPE = {"float64": "float64", "float32": "float32", "float16": "flo
 
 
 def _map(value: Any, fn) -> Any:
-    from solar_assets.translate.torch_lowering.symbolic import SymTensor
+    from solar_assets.translate.core.affine import SymTensor
 
     if isinstance(value, SymTensor):
         return fn(value)
@@ -48,7 +48,7 @@ def _map(value: Any, fn) -> Any:
 
 
 def _render(value: Any) -> str:
-    from solar_assets.translate.torch_lowering.symbolic import SymTensor
+    from solar_assets.translate.core.affine import SymTensor
 
     if isinstance(value, SymTensor):
         return f"{value.base} ({value.dtype}{list(value.shape)})"
@@ -73,7 +73,7 @@ class NodeFallback:
         from langchain_core.messages import HumanMessage, SystemMessage
 
         from solar_assets.translate.torch_lowering.context import Ctx
-        from solar_assets.translate.torch_lowering.symbolic import SymTensor
+        from solar_assets.translate.core.affine import SymTensor
 
         seen: dict[str, SymTensor] = {}
 
@@ -167,7 +167,7 @@ class NodeVerifier:
 
         from solar_assets.execute import execute_program
         from solar_assets.sizing import ValidationBudget, program_cost
-        from solar_assets.translate.torch_lowering.symbolic import SymTensor
+        from solar_assets.translate.core.affine import SymTensor
         from solar_assets.validate import compare_outputs
 
         cost = program_cost(program)

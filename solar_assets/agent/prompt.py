@@ -15,7 +15,7 @@ from pathlib import Path
 
 import ir_schemas
 from ir_schemas import Program
-from solar_assets.translate.agent.examples import load_examples
+from solar_assets.agent.examples import load_examples
 
 SCHEMA_PATH = Path(ir_schemas.__file__).with_name("affine_loop_ir.v1.schema.json")
 

@@ -14,9 +14,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ir_schemas import Program
-from solar_assets.translate.agent.config import AgentSettings
-from solar_assets.translate.agent.parse import MAX_REPLY_CHARS, ReplyError, parse_program, reply_text
-from solar_assets.translate.agent.prompt import repair_message
+from solar_assets.agent.config import AgentSettings
+from solar_assets.agent.parse import MAX_REPLY_CHARS, ReplyError, parse_program, reply_text
+from solar_assets.agent.prompt import repair_message
 from solar_assets.translate.translation import AttemptRecord, TranslationError
 
 log = logging.getLogger(__name__)

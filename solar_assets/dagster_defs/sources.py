@@ -4,7 +4,7 @@ per ``<workload_dir>/<stem>.py``) and ``hardware_file`` (one per ``<hardware_dir
 An observation records each file's content hash as the partition's data version, so Dagster knows
 a file changed before anything is recomputed: ``workload_source`` / ``hardware_spec`` depend on
 them, turn stale for exactly the edited partition, and the re-analysis conditions
-(``solar_assets.assets.automation``) take it from there. The observation jobs are what the
+(``solar_assets.dagster_defs.automation``) take it from there. The observation jobs are what the
 ``source_files`` sensor launches when a hash differs from the last observed one.
 """
 from __future__ import annotations
@@ -16,13 +16,13 @@ from pathlib import Path
 
 import dagster as dg
 
-from solar_assets.assets.partitions import (
+from solar_assets.dagster_defs.partitions import (
     HARDWARE_PARTITIONS_NAME,
     WORKLOAD_PARTITIONS_NAME,
     hardware_partitions,
     workload_partitions,
 )
-from solar_assets.assets.resources import SolarConfig
+from solar_assets.dagster_defs.resources import SolarConfig
 
 
 

@@ -22,17 +22,17 @@ import numpy as np
 
 from ir_schemas import ReportRow
 from solar_assets import pipeline
-from solar_assets.assets import metadata as md
-from solar_assets.assets.automation import REANALYSE, REPORT
-from solar_assets.assets.partitions import (
+from solar_assets.dagster_defs import metadata as md
+from solar_assets.dagster_defs.automation import REANALYSE, REPORT
+from solar_assets.dagster_defs.partitions import (
     BACKEND_KEYS,
     hardware_partitions,
     workload_on_backend,
     workload_on_hardware,
     workload_partitions,
 )
-from solar_assets.assets.resources import SolarConfig
-from solar_assets.assets.sources import hardware_file, workload_file
+from solar_assets.dagster_defs.resources import SolarConfig
+from solar_assets.dagster_defs.sources import hardware_file, workload_file
 from solar_assets.chain import run as chain
 from solar_assets.chain import stages as chain_stages
 from solar_assets.errors import SolarError
@@ -96,7 +96,7 @@ def _user_errors() -> Iterator[None]:
         raise dg.Failure(description=pipeline.one_line(str(e)), allow_retries=False) from e
 
 
-_code_md = md.code  # the IR and the source as fenced blocks (solar_assets.assets.metadata)
+_code_md = md.code  # the IR and the source as fenced blocks (solar_assets.dagster_defs.metadata)
 _png_md = md.picture  # a PNG inline as a data: URI
 
 
@@ -157,7 +157,7 @@ def golden_outputs(workload_source: Any, solar: SolarConfig) -> dg.Output:
 
 
 @dg.asset(automation_condition=REANALYSE, partitions_def=workload_partitions,
-          code_version=_code_version("solar_assets.translate"),
+          code_version=_code_version("solar_assets.translate", "solar_assets.agent"),
           group_name="workload", kinds={"pytorch"})
 def ir_translation(workload_source: Any, solar: SolarConfig) -> dg.Output:
     """Affine Loop IR of the workload, with its provenance (translator, model, attempts)."""
@@ -540,7 +540,7 @@ class HeadroomConfig(dg.Config):
     """One-line errors of workloads that failed, listed in the report (the CLI passes them)."""
     record_file: str | None = None
     """``solar analyze``: the partition events its workers computed, recorded in this run first
-    (``solar_assets.assets.batch``: one run per call)."""
+    (``solar_assets.dagster_defs.batch``: one run per call)."""
 
 
 @dg.asset(
@@ -564,7 +564,7 @@ def headroom_report(context: dg.AssetExecutionContext, config: HeadroomConfig, s
     from solar_assets.report import complete_row, format_table, write_report
 
     if config.record_file:
-        from solar_assets.assets.batch import record_call
+        from solar_assets.dagster_defs.batch import record_call
 
         record_call(context, config.record_file)
     # Dagster's filesystem IO manager hands over a dict by partition key, but the bare value when
@@ -628,7 +628,7 @@ def _measurements_by_workload(measured_runtime: dict[str, Any]) -> dict[str, lis
 
 def _with_measurement(row: ReportRow, values: list[Any]) -> ReportRow:
     """The host row with every backend's latest measurement (the framework's native backend
-    first: it is the report's default), headroom and the violation audit (``measure.headroom``:
+    first: it is the report's default), headroom and the violation audit (``measure.audit``:
     judged against the provable bounds only)."""
     from solar_assets.measure import add_measurement
     from solar_assets.measure.backends import NATIVE

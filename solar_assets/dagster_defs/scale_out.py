@@ -18,10 +18,10 @@ MAX_CONCURRENT = 2
 def scale_out_definitions(max_concurrent: int = MAX_CONCURRENT) -> dg.Definitions:
     """solar's assets with four jobs (hardware, workload, bounds, report) on the multiprocess executor."""
     from solar_assets import pipeline
-    from solar_assets.assets.resources import SolarConfig
-    from solar_assets.assets.sources import SOURCE_ASSETS
-    from solar_assets.assets.stages import ASSETS
-    from solar_assets.definitions import resources_for
+    from solar_assets.dagster_defs.resources import SolarConfig
+    from solar_assets.dagster_defs.sources import SOURCE_ASSETS
+    from solar_assets.dagster_defs.assets import ASSETS
+    from solar_assets.dagster_defs.definitions import resources_for
 
     jobs = [dg.define_asset_job("solar_hardware", selection=["hardware_spec"]),
             dg.define_asset_job("solar_workload", selection=list(WORKLOAD_STAGES)),

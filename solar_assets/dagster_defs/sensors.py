@@ -12,15 +12,15 @@ import hashlib
 
 import dagster as dg
 
-from solar_assets.assets.partitions import (
+from solar_assets.dagster_defs.partitions import (
     HARDWARE_PARTITIONS_NAME,
     WORKLOAD_PARTITIONS_NAME,
     hardware_partitions,
     workload_key,
     workload_partitions,
 )
-from solar_assets.assets.resources import SolarConfig
-from solar_assets.assets.sources import OBSERVE_JOBS, changed_files, hardware_files
+from solar_assets.dagster_defs.resources import SolarConfig
+from solar_assets.dagster_defs.sources import OBSERVE_JOBS, changed_files, hardware_files
 from solar_assets.workloads import discover_workloads
 
 

@@ -16,11 +16,11 @@ from typing import Any
 
 from ir_schemas import Program
 from solar_assets.errors import IRError, SolarError
-from solar_assets.translate.agent.cache import AgentCache, cache_key, source_key
-from solar_assets.translate.agent.config import AgentSettings, agent_settings
-from solar_assets.translate.agent.cost_check import CostCheck
-from solar_assets.translate.agent.loop import generate_program
-from solar_assets.translate.agent.prompt import prompt_sha256, system_prompt, workload_message
+from solar_assets.agent.cache import AgentCache, cache_key, source_key
+from solar_assets.agent.config import AgentSettings, agent_settings
+from solar_assets.agent.cost_check import CostCheck
+from solar_assets.agent.loop import generate_program
+from solar_assets.agent.prompt import prompt_sha256, system_prompt, workload_message
 from solar_assets.translate.translation import Translation
 from solar_assets.workloads import WorkloadSource
 

@@ -86,7 +86,7 @@ def upstream_most(stale: dict[dg.AssetKey, list[str | None]], asset_graph) -> di
 def reanalyse(instance: dg.DagsterInstance, defs: dg.Definitions, max_waves: int = 16) -> list[tuple[str, str | None]]:
     """Materialise every stale partition in-process, upstream first, in waves until nothing is
     stale (a partition whose run failed is not retried in the same sweep). Returns what ran."""
-    from solar_assets.assets.runner import QUIET_LOGGERS
+    from solar_assets.dagster_defs.runner import QUIET_LOGGERS
 
     graph = defs.resolve_asset_graph()
     assets = [a for a in defs.assets or () if isinstance(a, (dg.AssetsDefinition, dg.SourceAsset))]
@@ -137,7 +137,7 @@ def _behind(asset_graph, ran: list[tuple[str, str | None]]) -> list[dg.AssetKey]
 @dg.op(required_resource_keys={"solar"})
 def reanalyse_stale_partitions(context: dg.OpExecutionContext) -> list:
     """Materialise what is stale, upstream first (see ``reanalyse``)."""
-    from solar_assets.definitions import build_definitions
+    from solar_assets.dagster_defs.definitions import build_definitions
 
     ran = reanalyse(context.instance, build_definitions(context.resources.solar))
     context.add_output_metadata({"materialised": dg.MetadataValue.md(

@@ -13,11 +13,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from solar_assets.translate.agent.config import NOT_CONFIGURED, agent_settings
-from solar_assets.translate.agent.loop import AgentGaveUp
-from solar_assets.translate.agent.node import NodeFallback
-from solar_assets.translate.agent.prompt import prompt_sha256
-from solar_assets.translate.agent.workload import flat_diagnostics, translate_workload
+from solar_assets.agent.config import NOT_CONFIGURED, agent_settings
+from solar_assets.agent.loop import AgentGaveUp
+from solar_assets.agent.node import NodeFallback
+from solar_assets.agent.prompt import prompt_sha256
+from solar_assets.agent.workload import flat_diagnostics, translate_workload
 from solar_assets.translate.translation import Translation, TranslationError
 from solar_assets.workloads import WorkloadSource
 

@@ -1,7 +1,7 @@
 """Worked examples for the agent's prompt: real tracer IRs of shipped workloads, stored as JSON.
 
 The files under ``examples/`` are generated, never typed: regenerate them after a tracer change
-with ``python -m solar_assets.translate.agent.examples`` (a test checks they still match what the
+with ``python -m solar_assets.agent.examples`` (a test checks they still match what the
 tracer produces). Stored rather than traced at import so that building a prompt stays cheap and
 the prompt hash changes only when an example really changes.
 """
@@ -18,7 +18,7 @@ from ir_schemas import Program
 log = logging.getLogger(__name__)
 
 EXAMPLES_DIR = Path(__file__).with_name("examples")
-REPO_ROOT = Path(__file__).resolve().parents[3]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 # Chosen to show a contraction, a padded stencil with bias and epilogue, and reductions with
 # normalisation: between them every kind of kernel statement the IR has.
 EXAMPLE_WORKLOADS = ("gemm", "conv2d_bias_relu", "layernorm_gelu_mlp")

@@ -6,7 +6,7 @@ examples from ``examples``), ``parse`` (reply -> Program), ``loop`` (generate, t
 ``cache`` (accepted answers on disk), ``workload`` (the whole workload), ``node`` (one graph node,
 for auto mode), ``modes`` (tracer | agent | auto).
 """
-from solar_assets.translate.agent.config import (
+from solar_assets.agent.config import (
     NOT_CONFIGURED,
     AgentNotConfigured,
     AgentSettings,
@@ -14,11 +14,11 @@ from solar_assets.translate.agent.config import (
     agent_settings,
     use_chat_model,
 )
-from solar_assets.translate.agent.loop import AgentGaveUp, AgentResult, generate_program
-from solar_assets.translate.agent.modes import TRANSLATORS, translate
-from solar_assets.translate.agent.parse import ReplyError, parse_program
-from solar_assets.translate.agent.prompt import prompt_sha256, system_prompt
-from solar_assets.translate.agent.workload import translate_workload
+from solar_assets.agent.loop import AgentGaveUp, AgentResult, generate_program
+from solar_assets.agent.modes import TRANSLATORS, translate
+from solar_assets.agent.parse import ReplyError, parse_program
+from solar_assets.agent.prompt import prompt_sha256, system_prompt
+from solar_assets.agent.workload import translate_workload
 
 __all__ = [
     "NOT_CONFIGURED", "TRANSLATORS", "AgentGaveUp", "AgentNotConfigured", "AgentResult", "AgentSettings",

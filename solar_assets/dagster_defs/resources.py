@@ -73,7 +73,7 @@ class SolarConfig(dg.ConfigurableResource):
     def workload_path(self, key: str) -> Path:
         """The file of a workload partition: from ``workload_files``, else the file of
         ``workload_dir`` whose key it is, else ``<workload_dir>/<key>.py`` (reading it names it)."""
-        from solar_assets.assets.partitions import workload_key
+        from solar_assets.dagster_defs.partitions import workload_key
         from solar_assets.workloads import discover_workloads
 
         if key in self.workload_files:

@@ -26,7 +26,7 @@ import dagster as dg
 
 from ir_schemas import ReportRow
 from solar_assets import pipeline
-from solar_assets.assets.batch import (
+from solar_assets.dagster_defs.batch import (
     Partition,
     PartitionEvent,
     compute,
@@ -36,15 +36,15 @@ from solar_assets.assets.batch import (
     upstream_failed,
     write_batch,
 )
-from solar_assets.assets.checks import REPORT_CHECKS
-from solar_assets.assets.partitions import (
+from solar_assets.dagster_defs.asset_checks import REPORT_CHECKS
+from solar_assets.dagster_defs.partitions import (
     hardware_partitions,
     register_partitions,
     workload_hardware_key,
     workload_partitions,
 )
-from solar_assets.assets.resources import SolarConfig
-from solar_assets.assets.runner import (
+from solar_assets.dagster_defs.resources import SolarConfig
+from solar_assets.dagster_defs.runner import (
     QUIET_LOGGERS,
     STORAGE_STAGE,
     DagsterStorageError,
@@ -52,11 +52,11 @@ from solar_assets.assets.runner import (
     solar_instance,
     storage_guard,
 )
-from solar_assets.assets.sources import SOURCE_ASSETS, hardware_file, workload_file
-from solar_assets.assets.stages import ASSETS, WORKLOAD_ASSETS, hardware_spec, headroom_report, measured_runtime
-from solar_assets.assets.stages import cache_aware_bound as cache_aware_bound_asset
-from solar_assets.assets.stages import inverse_roofline as inverse_roofline_asset
-from solar_assets.assets.stages import sol_bounds as sol_bounds_asset
+from solar_assets.dagster_defs.sources import SOURCE_ASSETS, hardware_file, workload_file
+from solar_assets.dagster_defs.assets import ASSETS, WORKLOAD_ASSETS, hardware_spec, headroom_report, measured_runtime
+from solar_assets.dagster_defs.assets import cache_aware_bound as cache_aware_bound_asset
+from solar_assets.dagster_defs.assets import inverse_roofline as inverse_roofline_asset
+from solar_assets.dagster_defs.assets import sol_bounds as sol_bounds_asset
 from solar_assets.errors import SolarError
 from solar_assets.pipeline import WorkloadResult
 
@@ -85,7 +85,7 @@ def prepare_call(instance: dg.DagsterInstance, config: SolarConfig, keys: Sequen
 def _resources(config: SolarConfig) -> dict[str, Any]:
     """The resources an asset function may take, as the definitions bind them (``compute``
     passes the ones its signature names)."""
-    from solar_assets.definitions import resources_for
+    from solar_assets.dagster_defs.definitions import resources_for
 
     return resources_for(config)
 
@@ -104,7 +104,7 @@ def report_call(instance: dg.DagsterInstance, config: SolarConfig, record_file: 
 def materialize(instance: dg.DagsterInstance, config: SolarConfig, selection: Sequence[Any],
                  partition_key: str | None = None, run_config: dict[str, Any] | None = None,
                  tags: dict[str, str] | None = None) -> dg.ExecuteInProcessResult:
-    from solar_assets.definitions import resources_for
+    from solar_assets.dagster_defs.definitions import resources_for
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dg.BetaWarning)
@@ -119,7 +119,7 @@ def source_observations(instance: dg.DagsterInstance, config: SolarConfig, workl
                         hardware: Sequence[str]) -> list[PartitionEvent]:
     """An observation of each given workload / hardware file whose hash differs from its last one
     (what the ``source_files`` sensor would observe), to be recorded before what depends on it."""
-    from solar_assets.assets.sources import hardware_file_versions, workload_file_versions
+    from solar_assets.dagster_defs.sources import hardware_file_versions, workload_file_versions
 
     events = []
     for asset, versions in ((workload_file, workload_file_versions(config, list(workloads))),
@@ -171,7 +171,7 @@ def materialize_measurements(path: str, cache_dir: str | None, options: dict[str
     asks for; a backend that cannot run is a warning (as on the plain path), all failing an error."""
     import logging
 
-    from solar_assets.assets.partitions import backend_key, workload_backend_key
+    from solar_assets.dagster_defs.partitions import backend_key, workload_backend_key
     from solar_assets.measure.backends import resolve_backends
     from solar_assets.workloads import read_workload_source
     from solar_assets.workloads.source import workload_name

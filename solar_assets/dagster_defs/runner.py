@@ -152,10 +152,10 @@ def dagster_home(home: Path) -> Path:
 def prepare_ui_instance(home: Path) -> None:
     """Before ``solar ui``: ``dagster.yaml`` in place, the shipped workload and hardware files
     registered as partitions and observed (the ``source_files`` sensor keeps that up to date)."""
-    from solar_assets.assets.partitions import register_partitions
-    from solar_assets.assets.resources import SolarConfig
-    from solar_assets.assets.sensors import new_partitions
-    from solar_assets.assets.sources import observe_sources
+    from solar_assets.dagster_defs.partitions import register_partitions
+    from solar_assets.dagster_defs.resources import SolarConfig
+    from solar_assets.dagster_defs.sensors import new_partitions
+    from solar_assets.dagster_defs.sources import observe_sources
 
     config = SolarConfig.default(home)
     with solar_instance(home) as instance:
@@ -203,7 +203,7 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
     import tempfile
     import threading
 
-    from solar_assets.assets.partitions import workload_key
+    from solar_assets.dagster_defs.partitions import workload_key
     from solar_assets.workers import run_in_workers
 
     home_dir = pipeline.solar_home(home)
@@ -215,8 +215,8 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
 
         def prepare() -> None:  # Dagster's imports and the instance, while the first worker starts
             try:
-                from solar_assets.assets import call
-                from solar_assets.assets.resources import SolarConfig
+                from solar_assets.dagster_defs import call
+                from solar_assets.dagster_defs.resources import SolarConfig
 
                 base = SolarConfig.default(home_dir, target_latency_s=target_latency_s)
                 config = base.model_copy(update={"workload_files": {k: p for p, k in keys.items()}})
@@ -275,13 +275,13 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
 
 def _compute_workload(path: str, cache_dir: str | None, options: dict[str, Any]) -> WorkloadResult:
     """The workers' task (``call.compute_workload``), imported there: this module stays light."""
-    from solar_assets.assets.call import compute_workload
+    from solar_assets.dagster_defs.call import compute_workload
 
     return compute_workload(path, cache_dir, options)
 
 
 def _materialize_measurements(path: str, cache_dir: str | None, options: dict[str, Any]) -> WorkloadResult:
-    from solar_assets.assets.call import materialize_measurements
+    from solar_assets.dagster_defs.call import materialize_measurements
 
     return materialize_measurements(path, cache_dir, options)
 

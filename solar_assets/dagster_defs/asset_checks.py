@@ -1,11 +1,11 @@
-"""Asset checks over the report: the great-expectations suites of ``solar_assets.checks`` run on
+"""Asset checks over the report: the great-expectations suites of ``solar_assets.expectations`` run on
 ``headroom_report``'s table, so a broken invariant shows as a failed check in the UI, with one
 line per failed expectation naming the rows.
 
 ``REPORT_CHECKS`` is what the definitions load. They run in the same run that writes the report,
 from the UI, the automation and ``solar analyze`` alike (which prints what they said), so a report
 never shows "Not evaluated". ``no_sol_violation`` fails when a measured run on this host beat a
-provable lower bound (fused, or the cache-aware lower bound: ``solar_assets.measure.headroom``).
+provable lower bound (fused, or the cache-aware lower bound: ``solar_assets.measure.audit``).
 """
 # no `from __future__ import annotations`: Dagster reads the annotations at runtime
 
@@ -17,7 +17,7 @@ from typing import Any
 
 import dagster as dg
 
-from solar_assets.assets.stages import headroom_report
+from solar_assets.dagster_defs.assets import headroom_report
 
 FAILED_VALIDATION_METADATA = "failed validation"
 
@@ -44,19 +44,19 @@ def bounds_table(headroom_report: list) -> dg.AssetCheckResult:
 
 
 def suite_failures(name: str, frame: Any, cache_dir: str | Path | None = None) -> list[str]:
-    """The great-expectations suite ``name`` (``solar_assets.checks``) on ``frame``, memoised by
+    """The great-expectations suite ``name`` (``solar_assets.expectations``) on ``frame``, memoised by
     content: a pure function of the table and the suite's code, kept under
     ``<cache>/checks/<name>-<digest>.json`` (``cache_dir``, default ``$SOLAR_HOME/cache``).
     Importing great-expectations and running the suites cost ~6 s of CPU of every ``solar
     analyze`` call; a call whose table did not change (a warm re-run) reads the verdict the same
     table got instead."""
-    from solar_assets import checks, pipeline
+    from solar_assets import expectations, pipeline
 
-    compute: Callable[[Any], list[str]] = {"bounds_table": checks.bounds_table_failures,
-                                           "all_translated_validated": checks.validation_failures}[name]
+    compute: Callable[[Any], list[str]] = {"bounds_table": expectations.bounds_table_failures,
+                                           "all_translated_validated": expectations.validation_failures}[name]
     cache_dir = pipeline.default_cache_dir() if cache_dir is None else cache_dir
     table = frame.to_csv(float_format="%.17g")  # every digit: equal text, equal table
-    digest = hashlib.sha256("\0".join([name, pipeline.package_fingerprint("solar_assets.checks"),
+    digest = hashlib.sha256("\0".join([name, pipeline.package_fingerprint("solar_assets.expectations"),
                                         table]).encode()).hexdigest()[:24]
     path = Path(cache_dir) / "checks" / f"{name}-{digest}.json"
     if path.is_file():
@@ -75,7 +75,7 @@ def suite_failures(name: str, frame: Any, cache_dir: str | Path | None = None) -
 @dg.asset_check(asset=headroom_report, name="all_translated_validated", blocking=False,
                 description="great-expectations: every workload that translated validated (100 %).")
 def all_translated_validated(context: dg.AssetCheckExecutionContext, headroom_report: list) -> dg.AssetCheckResult:
-    from solar_assets.checks import validation_frame
+    from solar_assets.expectations import validation_frame
     from solar_assets.report import rows_to_frame
 
     frame = validation_frame(rows_to_frame(headroom_report), failed_validation_of_latest_report(context.instance))
@@ -101,7 +101,7 @@ def no_sol_violation(headroom_report: list) -> dg.AssetCheckResult:
 
 
 def violation_result(rows: list) -> dg.AssetCheckResult:
-    """Failed when a row is flagged ``violation`` (``measure.headroom.audit``: provable bounds only)."""
+    """Failed when a row is flagged ``violation`` (``measure.audit.audit``: provable bounds only)."""
     violations = [f"{r.workload} on {r.hardware}: {r.violation_detail}" for r in rows if r.violation]
     measured = sum(1 for r in rows if r.measured_s is not None)
     return check_result(violations, f"{measured} measured row(s), no run below a provable lower bound", len(rows))

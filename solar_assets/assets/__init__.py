@@ -1,4 +1,0 @@
-"""The thin Dagster layer: assets over the stage functions in ``solar_assets.pipeline``.
-
-Nothing outside this package (and ``solar_assets.definitions`` / the CLI) imports Dagster.
-"""
