@@ -174,6 +174,54 @@ def get_init_inputs():
     return [min_value]
 '''
 
+BLOCK_PICKS = "import numpy as np\n" + HEADER + '''
+class Model(nn.Module):
+    """Scores of each query against keys picked from a fixed index table (all key 0, as a block-sparse
+    attention's random picks in eval mode), plus a position ramp and a column mask made in forward."""
+
+    def __init__(self, num_picks):
+        super().__init__()
+        self.num_picks = num_picks
+
+    def forward(self, q, k):
+        b, h, s, d = q.shape
+        scores = torch.matmul(q, k.transpose(-1, -2))
+        table = torch.tensor(np.zeros((h, s, self.num_picks), dtype=np.int64))
+        picked = torch.gather(scores, -1, table.unsqueeze(0).expand(b, h, s, self.num_picks))
+        ramp = torch.tensor(np.arange(s, dtype=np.float32) * 0.5 - 3.0)
+        mask = torch.tensor(np.tile(np.array([1.0, 0.0, 1.0], dtype=np.float32), (s, 1)))
+        return picked * mask + ramp[:, None]
+
+batch_size = 4
+num_heads = 4
+seq_len = 96
+head_dim = 8
+num_picks = 3
+
+def get_inputs():
+    return [torch.randn(batch_size, num_heads, seq_len, head_dim), torch.randn(batch_size, num_heads, seq_len, head_dim)]
+
+def get_init_inputs():
+    return [num_picks]
+'''
+
+SHAPELESS_CONSTANT = "import numpy as np\n" + HEADER + '''
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return x * torch.tensor(np.linspace(0.0, 1.0, 100, dtype=np.float32) ** 2)
+
+batch_size = 8
+
+def get_inputs():
+    return [torch.randn(batch_size, 100)]
+
+def get_init_inputs():
+    return []
+'''
+
 LSTM_RANDOM_STATE = HEADER + '''
 class Model(nn.Module):
     def __init__(self, input_size, hidden_size, num_layers):
@@ -351,6 +399,46 @@ def test_scalar_input(tmp_path):
 def test_constants_made_in_forward(tmp_path):
     row = validated_at_half_budget(write(tmp_path, "consts", CONSTANTS_IN_FORWARD), tmp_path)
     assert row.validated_size == "batch_size=7"
+
+
+def test_large_constants_made_in_forward_by_their_structure(tmp_path):
+    path = write(tmp_path, "block_picks", BLOCK_PICKS)
+    row = check_workload(path, tmp_path / "cache")
+    assert row.validated and row.validated_size == "full", row.error
+    program = pipeline.translate_source(read_workload_source(path), tmp_path / "cache").program
+    # the 4 x 96 x 3 = 1152-entry index table is one literal, the 96-entry ramp one affine form
+    exprs = [s.expr for s in program.steps if s.kind == "kernel"]
+    assert not any("select" in e and e.count("select") > 3 for e in exprs)
+    assert any(e.replace(" ", "") in ("(-3.0)+0.5*i0", "-3.0+0.5*i0") for e in exprs), exprs
+
+
+def test_constant_template_reproduces_the_values():
+    from solar_assets.workloads.in_forward import constant_template
+
+    rng = np.random.default_rng(0)
+    cases = [
+        np.zeros((12, 62, 3), dtype=np.int64),                              # uniform: a literal
+        np.arange(200, dtype=np.float32).reshape(10, 20) * 0.25 - 7.0,      # affine in both indices
+        np.broadcast_to(rng.integers(-5, 5, size=(1, 7, 1)), (30, 7, 9)),   # a table along one axis
+        np.tile(np.array([True, False, True]), (50, 1)),                    # bool, along the last axis
+    ]
+    for values in cases:
+        loops = [f"i{a}" for a in range(values.ndim)]
+        expr = constant_template(values, loops)
+        assert expr is not None
+        grids = np.meshgrid(*[np.arange(n) for n in values.shape], indexing="ij")
+        env = dict(zip(loops, grids), select=np.where)
+        got = np.broadcast_to(eval(expr, {"__builtins__": {}}, env), values.shape)  # noqa: S307 - our own text
+        np.testing.assert_array_equal(got.astype(values.dtype), values)
+    assert constant_template(np.linspace(0.0, 1.0, 100) ** 2, ["i0"]) is None  # no structure, > 64 entries
+
+
+def test_constant_without_structure_is_one_clear_line(tmp_path):
+    from solar_assets.translate.translation import TranslationError
+
+    path = write(tmp_path, "squares", SHAPELESS_CONSTANT)
+    with pytest.raises(TranslationError, match=r"squares\.py.*constant tensor .*100 elements.*register_buffer"):
+        pipeline.translate_source(read_workload_source(path), tmp_path / "cache")
 
 
 def test_random_state_in_forward_takes_the_fixed_pattern(tmp_path):
