@@ -35,11 +35,14 @@ def decomposition_table() -> dict[Any, Any]:
 
 
 def export_graph(model: Any, inputs: list[Any], path: str) -> Any:
-    """``torch.export`` then the core-ATen decompositions (recurrent ops kept whole)."""
+    """``torch.export`` then the core-ATen decompositions (recurrent ops kept whole: exported as
+    ``solar::`` ops, ``torch_lowering.recurrent.whole_recurrent_ops``)."""
     import torch
 
+    from solar_assets.translate.torch_lowering.recurrent import whole_recurrent_ops
+
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), whole_recurrent_ops():
             warnings.simplefilter("ignore")
             return torch.export.export(model, tuple(inputs)).run_decompositions(decomposition_table())
     except Exception as e:
