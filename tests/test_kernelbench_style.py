@@ -222,6 +222,58 @@ def get_init_inputs():
     return []
 '''
 
+GROUPNORM_MEAN = HEADER + '''
+class Model(nn.Module):
+    """3-D convolution, group normalisation, then the mean of everything per sample: each group's
+    normalised values sum to zero, so the result is rounding noise around 0."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, num_groups):
+        super().__init__()
+        self.conv = nn.Conv3d(in_channels, out_channels, kernel_size)
+        self.group_norm = nn.GroupNorm(num_groups, out_channels)
+
+    def forward(self, x):
+        x = self.group_norm(self.conv(x))
+        return x.mean(dim=[1, 2, 3, 4])
+
+batch_size = 8
+in_channels = 3
+out_channels = 8
+D, H, W = 6, 10, 10
+kernel_size = 3
+num_groups = 4
+
+def get_inputs():
+    return [torch.randn(batch_size, in_channels, D, H, W)]
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size, num_groups]
+'''
+
+TRANSPOSED_CONV3D_FIXED = HEADER + '''
+class Model(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, groups):
+        super().__init__()
+        self.deconv = nn.ConvTranspose3d(in_channels, out_channels, kernel_size, stride=stride, padding=padding,
+                                         groups=groups, bias=False)
+
+    def forward(self, x):
+        return self.deconv(x)
+
+in_channels = 4
+out_channels = 6
+kernel_size = (3, 5, 3)
+stride = (2, 1, 2)
+padding = (1, 2, 0)
+groups = 2
+
+def get_inputs():
+    return [torch.randn(2, 4, 5, 9, 7)]  # every size written here: nothing to rebind
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size, stride, padding, groups]
+'''
+
 LSTM_RANDOM_STATE = HEADER + '''
 class Model(nn.Module):
     def __init__(self, input_size, hidden_size, num_layers):
@@ -439,6 +491,40 @@ def test_constant_without_structure_is_one_clear_line(tmp_path):
     path = write(tmp_path, "squares", SHAPELESS_CONSTANT)
     with pytest.raises(TranslationError, match=r"squares\.py.*constant tensor .*100 elements.*register_buffer"):
         pipeline.translate_source(read_workload_source(path), tmp_path / "cache")
+
+
+def test_cancelled_mean_is_judged_against_the_summed_magnitude(tmp_path):
+    path = write(tmp_path, "conv_gn_mean", GROUPNORM_MEAN)
+    row = check_workload(path, tmp_path / "cache")
+    assert row.validated, row.error
+    golden = pipeline.golden_for(read_workload_source(path), tmp_path / "cache", ValidationSize({}))
+    assert np.max(np.abs(golden.outputs64[0])) < 1e-12  # the float64 result really cancels
+
+
+def test_cancellation_scale_follows_the_float32_drift():
+    from types import SimpleNamespace
+
+    from solar_assets.validate.compare import _cancellation_scale
+
+    ref64 = np.array([1e-16, -2e-16])
+    ref32 = np.array([3e-8, -1e-8], dtype=np.float32)  # float32 rounding of terms near 3e-8 * 2^24
+    golden = SimpleNamespace(outputs=[ref32], outputs64=[ref64])
+    notes: list[str] = []
+    drift = max(abs(float(np.float32(3e-8)) - 1e-16), abs(float(np.float32(-1e-8)) + 2e-16))
+    magnitude = drift * 2.0 ** 24
+    assert _cancellation_scale("mean", 0, golden, 1e-9, notes) == pytest.approx(1e-9 * magnitude / 2e-16)
+    assert "cancels" in notes[0]
+    # a result that does not cancel keeps the plain 1e-9 * max|ref|
+    plain = SimpleNamespace(outputs=[np.array([1.0, 2.0], dtype=np.float32)], outputs64=[np.array([1.0, 2.0])])
+    assert _cancellation_scale("y", 0, plain, 1e-9, []) == 1e-9
+
+
+def test_transposed_conv3d_with_no_size_to_scale_is_validated_node_wise(tmp_path):
+    path = write(tmp_path, "deconv3d", TRANSPOSED_CONV3D_FIXED)
+    tiny = ValidationBudget(tensor_bytes=4096, iterations=1000)  # not even the input fits
+    row = check_workload(path, tmp_path / "cache", tiny)
+    assert row.validated, row.error
+    assert row.validated_size.startswith("node-wise"), row.validated_size
 
 
 def test_random_state_in_forward_takes_the_fixed_pattern(tmp_path):
