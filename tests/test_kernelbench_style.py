@@ -174,6 +174,106 @@ def get_init_inputs():
     return [min_value]
 '''
 
+BLOCK_PICKS = "import numpy as np\n" + HEADER + '''
+class Model(nn.Module):
+    """Scores of each query against keys picked from a fixed index table (all key 0, as a block-sparse
+    attention's random picks in eval mode), plus a position ramp and a column mask made in forward."""
+
+    def __init__(self, num_picks):
+        super().__init__()
+        self.num_picks = num_picks
+
+    def forward(self, q, k):
+        b, h, s, d = q.shape
+        scores = torch.matmul(q, k.transpose(-1, -2))
+        table = torch.tensor(np.zeros((h, s, self.num_picks), dtype=np.int64))
+        picked = torch.gather(scores, -1, table.unsqueeze(0).expand(b, h, s, self.num_picks))
+        ramp = torch.tensor(np.arange(s, dtype=np.float32) * 0.5 - 3.0)
+        mask = torch.tensor(np.tile(np.array([1.0, 0.0, 1.0], dtype=np.float32), (s, 1)))
+        return picked * mask + ramp[:, None]
+
+batch_size = 4
+num_heads = 4
+seq_len = 96
+head_dim = 8
+num_picks = 3
+
+def get_inputs():
+    return [torch.randn(batch_size, num_heads, seq_len, head_dim), torch.randn(batch_size, num_heads, seq_len, head_dim)]
+
+def get_init_inputs():
+    return [num_picks]
+'''
+
+SHAPELESS_CONSTANT = "import numpy as np\n" + HEADER + '''
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return x * torch.tensor(np.linspace(0.0, 1.0, 100, dtype=np.float32) ** 2)
+
+batch_size = 8
+
+def get_inputs():
+    return [torch.randn(batch_size, 100)]
+
+def get_init_inputs():
+    return []
+'''
+
+GROUPNORM_MEAN = HEADER + '''
+class Model(nn.Module):
+    """3-D convolution, group normalisation, then the mean of everything per sample: each group's
+    normalised values sum to zero, so the result is rounding noise around 0."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, num_groups):
+        super().__init__()
+        self.conv = nn.Conv3d(in_channels, out_channels, kernel_size)
+        self.group_norm = nn.GroupNorm(num_groups, out_channels)
+
+    def forward(self, x):
+        x = self.group_norm(self.conv(x))
+        return x.mean(dim=[1, 2, 3, 4])
+
+batch_size = 8
+in_channels = 3
+out_channels = 8
+D, H, W = 6, 10, 10
+kernel_size = 3
+num_groups = 4
+
+def get_inputs():
+    return [torch.randn(batch_size, in_channels, D, H, W)]
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size, num_groups]
+'''
+
+TRANSPOSED_CONV3D_FIXED = HEADER + '''
+class Model(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, groups):
+        super().__init__()
+        self.deconv = nn.ConvTranspose3d(in_channels, out_channels, kernel_size, stride=stride, padding=padding,
+                                         groups=groups, bias=False)
+
+    def forward(self, x):
+        return self.deconv(x)
+
+in_channels = 4
+out_channels = 6
+kernel_size = (3, 5, 3)
+stride = (2, 1, 2)
+padding = (1, 2, 0)
+groups = 2
+
+def get_inputs():
+    return [torch.randn(2, 4, 5, 9, 7)]  # every size written here: nothing to rebind
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size, stride, padding, groups]
+'''
+
 LSTM_RANDOM_STATE = HEADER + '''
 class Model(nn.Module):
     def __init__(self, input_size, hidden_size, num_layers):
@@ -351,6 +451,80 @@ def test_scalar_input(tmp_path):
 def test_constants_made_in_forward(tmp_path):
     row = validated_at_half_budget(write(tmp_path, "consts", CONSTANTS_IN_FORWARD), tmp_path)
     assert row.validated_size == "batch_size=7"
+
+
+def test_large_constants_made_in_forward_by_their_structure(tmp_path):
+    path = write(tmp_path, "block_picks", BLOCK_PICKS)
+    row = check_workload(path, tmp_path / "cache")
+    assert row.validated and row.validated_size == "full", row.error
+    program = pipeline.translate_source(read_workload_source(path), tmp_path / "cache").program
+    # the 4 x 96 x 3 = 1152-entry index table is one literal, the 96-entry ramp one affine form
+    exprs = [s.expr for s in program.steps if s.kind == "kernel"]
+    assert not any("select" in e and e.count("select") > 3 for e in exprs)
+    assert any(e.replace(" ", "") in ("(-3.0)+0.5*i0", "-3.0+0.5*i0") for e in exprs), exprs
+
+
+def test_constant_template_reproduces_the_values():
+    from solar_assets.workloads.in_forward import constant_template
+
+    rng = np.random.default_rng(0)
+    cases = [
+        np.zeros((12, 62, 3), dtype=np.int64),                              # uniform: a literal
+        np.arange(200, dtype=np.float32).reshape(10, 20) * 0.25 - 7.0,      # affine in both indices
+        np.broadcast_to(rng.integers(-5, 5, size=(1, 7, 1)), (30, 7, 9)),   # a table along one axis
+        np.tile(np.array([True, False, True]), (50, 1)),                    # bool, along the last axis
+    ]
+    for values in cases:
+        loops = [f"i{a}" for a in range(values.ndim)]
+        expr = constant_template(values, loops)
+        assert expr is not None
+        grids = np.meshgrid(*[np.arange(n) for n in values.shape], indexing="ij")
+        env = dict(zip(loops, grids), select=np.where)
+        got = np.broadcast_to(eval(expr, {"__builtins__": {}}, env), values.shape)  # noqa: S307 - our own text
+        np.testing.assert_array_equal(got.astype(values.dtype), values)
+    assert constant_template(np.linspace(0.0, 1.0, 100) ** 2, ["i0"]) is None  # no structure, > 64 entries
+
+
+def test_constant_without_structure_is_one_clear_line(tmp_path):
+    from solar_assets.translate.translation import TranslationError
+
+    path = write(tmp_path, "squares", SHAPELESS_CONSTANT)
+    with pytest.raises(TranslationError, match=r"squares\.py.*constant tensor .*100 elements.*register_buffer"):
+        pipeline.translate_source(read_workload_source(path), tmp_path / "cache")
+
+
+def test_cancelled_mean_is_judged_against_the_summed_magnitude(tmp_path):
+    path = write(tmp_path, "conv_gn_mean", GROUPNORM_MEAN)
+    row = check_workload(path, tmp_path / "cache")
+    assert row.validated, row.error
+    golden = pipeline.golden_for(read_workload_source(path), tmp_path / "cache", ValidationSize({}))
+    assert np.max(np.abs(golden.outputs64[0])) < 1e-12  # the float64 result really cancels
+
+
+def test_cancellation_scale_follows_the_float32_drift():
+    from types import SimpleNamespace
+
+    from solar_assets.validate.compare import _cancellation_scale
+
+    ref64 = np.array([1e-16, -2e-16])
+    ref32 = np.array([3e-8, -1e-8], dtype=np.float32)  # float32 rounding of terms near 3e-8 * 2^24
+    golden = SimpleNamespace(outputs=[ref32], outputs64=[ref64])
+    notes: list[str] = []
+    drift = max(abs(float(np.float32(3e-8)) - 1e-16), abs(float(np.float32(-1e-8)) + 2e-16))
+    magnitude = drift * 2.0 ** 24
+    assert _cancellation_scale("mean", 0, golden, 1e-9, notes) == pytest.approx(1e-9 * magnitude / 2e-16)
+    assert "cancels" in notes[0]
+    # a result that does not cancel keeps the plain 1e-9 * max|ref|
+    plain = SimpleNamespace(outputs=[np.array([1.0, 2.0], dtype=np.float32)], outputs64=[np.array([1.0, 2.0])])
+    assert _cancellation_scale("y", 0, plain, 1e-9, []) == 1e-9
+
+
+def test_transposed_conv3d_with_no_size_to_scale_is_validated_node_wise(tmp_path):
+    path = write(tmp_path, "deconv3d", TRANSPOSED_CONV3D_FIXED)
+    tiny = ValidationBudget(tensor_bytes=4096, iterations=1000)  # not even the input fits
+    row = check_workload(path, tmp_path / "cache", tiny)
+    assert row.validated, row.error
+    assert row.validated_size.startswith("node-wise"), row.validated_size
 
 
 def test_random_state_in_forward_takes_the_fixed_pattern(tmp_path):

@@ -4,6 +4,10 @@ A workload can hang, exhaust memory or crash the interpreter (a numba segfault);
 process it costs only its own row ("timed out after 600 s during validate", "the worker was
 killed by SIGKILL (out of memory?)") and a fresh worker carries on with the next file. The
 worker machinery (``solar_assets.workers``) is shared with ``solar analyze``.
+
+A file whose finished row is in the cache (``row_cache``: keyed by its bytes, the code and the
+settings, computed without importing torch) is answered from there before any worker starts, so a
+repeat run over unchanged files starts no worker at all.
 """
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from solar_assets.coverage.row_cache import load_row, save_row
 from solar_assets.coverage.workload import CoverageRow, check_workload, unfinished_row
 from solar_assets.workers.pool import (  # noqa: F401 - re-exported: bench/zoo_bench.py imports them here
     STARTUP_LIMIT_S,
@@ -23,7 +28,9 @@ RowCallback = Callable[[int, CoverageRow], None]
 
 
 def _coverage_task(path: str, cache_dir: str | None, budget: Any) -> dict:
-    return check_workload(path, cache_dir, budget).as_dict()
+    row = check_workload(path, cache_dir, budget).as_dict()
+    save_row(cache_dir, path, row, budget)  # a finished row only: timeouts and crashes are not stored
+    return row
 
 
 def _coverage_unfinished(path: str, message: str, seconds: float, last_event: str | None) -> dict:
@@ -40,7 +47,19 @@ def run_coverage(paths: Sequence[str | Path], cache_dir: str | Path | None = Non
         if on_row:
             on_row(index, CoverageRow.from_dict(result))
 
-    results = run_in_workers(paths, _coverage_task, _coverage_unfinished, cache_dir, jobs=jobs,
-                             timeout_s=timeout_s, memory_limit_bytes=memory_limit_bytes, task_arg=budget,
-                             on_result=report)
-    return [CoverageRow.from_dict(r) for r in results]
+    results: list[dict | None] = [None] * len(paths)
+    missing: list[int] = []
+    for i, path in enumerate(paths):
+        results[i] = load_row(cache_dir, path, budget)
+        if results[i] is None:
+            missing.append(i)
+        else:
+            report(i, results[i])
+
+    def fresh(k: int, result: dict) -> None:
+        results[missing[k]] = result
+        report(missing[k], result)
+
+    run_in_workers([paths[i] for i in missing], _coverage_task, _coverage_unfinished, cache_dir, jobs=jobs,
+                   timeout_s=timeout_s, memory_limit_bytes=memory_limit_bytes, task_arg=budget, on_result=fresh)
+    return [CoverageRow.from_dict(r) for r in results if r is not None]

@@ -6,7 +6,6 @@ stops the translation (an op that is not lowered is never counted as zero).
 from __future__ import annotations
 
 import logging
-import math
 import time
 import warnings
 from typing import Any
@@ -36,11 +35,14 @@ def decomposition_table() -> dict[Any, Any]:
 
 
 def export_graph(model: Any, inputs: list[Any], path: str) -> Any:
-    """``torch.export`` then the core-ATen decompositions (recurrent ops kept whole)."""
+    """``torch.export`` then the core-ATen decompositions (recurrent ops kept whole: exported as
+    ``solar::`` ops, ``torch_lowering.recurrent.whole_recurrent_ops``)."""
     import torch
 
+    from solar_assets.translate.torch_lowering.recurrent import whole_recurrent_ops
+
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), whole_recurrent_ops():
             warnings.simplefilter("ignore")
             return torch.export.export(model, tuple(inputs)).run_decompositions(decomposition_table())
     except Exception as e:
@@ -182,7 +184,7 @@ def _check_returns(results: Any, path: str) -> None:
 
 
 # ---------------------------------------------------------------------------- tensors made by the model
-MAX_LIFTED_ELEMENTS = 64  # a constant made in forward is written into the IR element by element
+MAX_LIFTED_ELEMENTS = 64  # entries of a constant made in forward with no simpler structure (a table in the IR)
 
 # BUFFER_UPDATES: a buffer that ``forward`` updates (``self.hidden = ...`` on a tensor attribute, made a
 # buffer by ``attributes_to_buffers``) is an extra graph output of kind BUFFER_MUTATION. The update is
@@ -200,29 +202,30 @@ def scalar_input(value: Any, index: int) -> Any:
 
 
 def lifted_constant(b: ProgramBuilder, node: Any, value: Any, target: str) -> Any:
-    """A tensor constant made inside ``forward`` (``torch.tensor(0.5)``, ``torch.tensor([1., 2.])``),
-    lifted by torch.export into a graph input of kind CONSTANT_TENSOR: one kernel that writes its
-    values (at most ``MAX_LIFTED_ELEMENTS``; its values are real even when tracing on fake tensors)."""
+    """A tensor constant made inside ``forward`` (``torch.tensor(0.5)``, ``torch.tensor([1., 2.])``, an
+    index table built with NumPy), lifted by torch.export into a graph input of kind CONSTANT_TENSOR:
+    one kernel that writes its values, by their structure (``in_forward.constant_template``: a literal
+    along the axes it does not vary, an affine form, or a table of at most ``MAX_LIFTED_ELEMENTS``
+    entries). Its values are real even when tracing on fake tensors."""
     from torch._subclasses.fake_tensor import FakeTensor
 
-    from solar_assets.translate.core.builder import fmt_const
+    from solar_assets.workloads.in_forward import constant_template
 
-    if value is None or isinstance(value, FakeTensor) or value.numel() > MAX_LIFTED_ELEMENTS:
+    template = None
+    if value is not None and not isinstance(value, FakeTensor):
+        values = value.detach().cpu()
+        if values.dtype.is_floating_point and values.dtype.itemsize < 4:
+            values = values.float()  # bf16 / fp16: NumPy has no bf16 (the widening is exact)
+        c = Ctx(b, node)
+        loops = [f"i{i}" for i in range(len(c.out_shape()))]
+        template = constant_template(values.numpy(), loops, MAX_LIFTED_ELEMENTS)
+    if template is None:
         size = "unknown" if value is None else f"{value.numel()} elements"
         raise TranslationError(f"the constant tensor {target!r} ({size}) made in forward cannot be written into "
-                               f"the IR (at most {MAX_LIFTED_ELEMENTS} elements with known values); make it a "
-                               "buffer (self.register_buffer) in __init__")
-    flat = [v.item() for v in value.detach().reshape(-1)]
-    c = Ctx(b, node)
-    shape = c.out_shape()
-    if len(flat) == 1:
-        return c.elementwise("{0}", flat[0])
-    strides = [math.prod(shape[i + 1:]) for i in range(len(shape))]
-    index = " + ".join(f"i{i} * {s}" if s != 1 else f"i{i}" for i, s in enumerate(strides))
-    expr = fmt_const(flat[-1])
-    for k in range(len(flat) - 2, -1, -1):
-        expr = f"select(({index}) == {k}, {fmt_const(flat[k])}, {expr})"
-    return c.elementwise(expr.replace("{", "{{").replace("}", "}}"))
+                               f"the IR (its values must be known and be uniform along all but some axes, affine "
+                               f"in the indices, or at most {MAX_LIFTED_ELEMENTS} entries); make it a buffer "
+                               "(self.register_buffer) in __init__")
+    return c.elementwise(template.replace("{", "{{").replace("}", "}}"))
 
 
 def _copy_lowering(c: Ctx, dst: Any, src: Any, non_blocking: bool = False) -> Any:

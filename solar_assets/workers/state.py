@@ -130,6 +130,13 @@ def _umask() -> int:
     return mask
 
 
+# A generated kernel module lives in the kernel cache (outside the installation, like a workload's
+# helper) but is solar's own: ``execute.cache`` keeps its numba dispatcher for the process, and numba
+# imports the module by name to compile a new specialisation (another dtype or rank) for a later file;
+# dropping it from ``sys.modules`` failed that file with "No module named 'solar_kernel_…'".
+KERNEL_MODULE_PREFIX = "solar_kernel_"
+
+
 def restore(saved: ProcessState) -> list[str]:
     """Put back what ``saved`` recorded; the names of what could not be put back (the caller
     replaces the process before the next file then)."""
@@ -150,6 +157,8 @@ def restore(saved: ProcessState) -> list[str]:
                 os.environ[key] = value
     roots = installed_roots()
     for name in [n for n in sys.modules if n not in saved.modules]:
+        if name.startswith(KERNEL_MODULE_PREFIX):
+            continue  # solar's generated kernels (execute.cache): kept, numba re-imports them to specialise
         if is_local_module(sys.modules.get(name), roots) or name.startswith("solar_workload_"):
             del sys.modules[name]  # the workload's own helpers: the next file imports its own
     sys.stdin, sys.stdout, sys.stderr = saved.streams

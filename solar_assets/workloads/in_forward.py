@@ -108,3 +108,90 @@ def restore_buffers(model: Any, state: dict[str, Any]) -> None:
         prefix, _, name = qualified.rpartition(".")
         module = model.get_submodule(prefix) if prefix else model
         module._buffers[name] = value.clone()  # noqa: SLF001 - a buffer rebound in forward is only reachable here
+
+
+# ---------------------------------------------------------------------------- constants made in forward
+MAX_CONSTANT_TABLE = 64  # distinct entries a constant with no simpler structure may list in the IR
+
+
+def _literal(x: float | int | bool) -> str:
+    if isinstance(x, bool):
+        text = "1" if x else "0"
+    elif isinstance(x, int):
+        text = str(x)
+    elif x != x:
+        text = "nan"
+    elif x in (float("inf"), float("-inf")):
+        text = "inf" if x > 0 else "-inf"
+    else:
+        text = repr(float(x))
+    return f"({text})" if text.startswith("-") else text
+
+
+def _python(x: Any) -> float | int | bool:
+    return x.item() if hasattr(x, "item") else x
+
+
+def constant_template(values: Any, loop_vars: Sequence[str], max_table: int = MAX_CONSTANT_TABLE) -> str | None:
+    """The IR expression, at the loop variables' point, of a tensor whose values are known at trace
+    time (a constant torch.export lifts out of ``forward``), or None when it has no compact form.
+
+    A constant is written by its structure, so its size does not matter where the structure is
+    simple: the axes along which it does not vary are dropped; what is left is one literal (an
+    all-zero index table such as BigBird's random-attention blocks in eval mode), an affine
+    function of the remaining indices (an ``arange``), or a table of at most ``max_table`` entries
+    (a ``select`` chain on the flat index). The expression is exact: the affine form is accepted
+    only where it reproduces every value bit for bit.
+    """
+    import numpy as np
+
+    arr = np.asarray(values)
+    if arr.ndim != len(loop_vars):
+        raise ValueError(f"{arr.ndim}-d constant with {len(loop_vars)} loop variables")
+    if arr.size == 0:
+        return "0"
+    varying = []
+    for axis in range(arr.ndim):
+        first = np.take(arr, [0], axis=axis)
+        if not np.array_equal(arr, np.broadcast_to(first, arr.shape), equal_nan=arr.dtype.kind in "fc"):
+            varying.append(axis)
+    reduced = arr[tuple(slice(None) if a in varying else slice(0, 1) for a in range(arr.ndim))]
+    reduced = reduced.reshape([arr.shape[a] for a in varying])
+    v = [loop_vars[a] for a in varying]
+    base = _python(reduced.reshape(-1)[0])
+    if not varying:
+        return _literal(base)
+    affine = _affine(reduced, v, base)
+    if affine is not None:
+        return affine
+    if reduced.size > max_table:
+        return None
+    strides = [int(np.prod(reduced.shape[i + 1:])) for i in range(reduced.ndim)]
+    index = " + ".join(f"{var} * {s}" if s != 1 else var for var, s in zip(v, strides))
+    flat = [_python(x) for x in reduced.reshape(-1)]
+    expr = _literal(flat[-1])
+    for k in range(len(flat) - 2, -1, -1):
+        expr = f"select(({index}) == {k}, {_literal(flat[k])}, {expr})"
+    return expr
+
+
+def _affine(reduced: Any, loop_vars: Sequence[str], base: float | int | bool) -> str | None:
+    """``base + Σ c_a·i_a`` where that reproduces every value exactly (integers and floats), else None."""
+    import numpy as np
+
+    if reduced.dtype.kind not in "iuf" or not np.all(np.isfinite(reduced)):
+        return None
+    coefs = []
+    predicted = np.full(reduced.shape, base, dtype=np.float64)
+    for axis, n in enumerate(reduced.shape):
+        step = [0] * reduced.ndim
+        step[axis] = 1 if n > 1 else 0
+        c = float(reduced[tuple(step)]) - float(base)
+        coefs.append(int(c) if reduced.dtype.kind in "iu" else c)
+        shape = [1] * reduced.ndim
+        shape[axis] = n
+        predicted = predicted + c * np.arange(n, dtype=np.float64).reshape(shape)
+    if not np.array_equal(predicted.astype(reduced.dtype), reduced):
+        return None
+    terms = [_literal(base)] + [f"{_literal(c)} * {var}" for c, var in zip(coefs, loop_vars) if c != 0]
+    return " + ".join(terms)
