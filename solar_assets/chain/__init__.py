@@ -5,10 +5,26 @@
 and ``validate_ir``, the part ``solar coverage`` runs). ``solar_assets.pipeline`` is the older
 facade over the same functions.
 """
-from solar_assets.chain.artifacts import BoundsRow, SizeChoice, ValidatedIR, WorkloadResult
-from solar_assets.chain.config import RunConfig
-from solar_assets.progress import progress_listener
-from solar_assets.chain.run import STAGES, ChainState, Kept, analyze_workload, validate_ir
+from __future__ import annotations
 
-__all__ = ["BoundsRow", "ChainState", "Kept", "RunConfig", "STAGES", "SizeChoice", "ValidatedIR", "WorkloadResult",
-           "analyze_workload", "progress_listener", "validate_ir"]
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "BoundsRow": "artifacts", "SizeChoice": "artifacts", "ValidatedIR": "artifacts", "WorkloadResult": "artifacts",
+    "RunConfig": "config", "STAGES": "run", "ChainState": "run", "Kept": "run", "analyze_workload": "run",
+    "validate_ir": "run",
+}
+"""Loaded on first use, so that reading the run's options (``chain.config``) loads no numba or torch."""
+
+__all__ = sorted([*_EXPORTS, "progress_listener"])
+
+
+def __getattr__(name: str) -> Any:
+    if name == "progress_listener":
+        from solar_assets.progress import progress_listener
+
+        return progress_listener
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -56,12 +56,14 @@ def _settings() -> str:
 def row_path(cache_dir: str | Path | None, path: str | Path, budget: Any = None) -> Path | None:
     """Where the finished row of ``path`` lives under ``cache_dir`` (None: caching is off, or the
     file cannot be read; then the check itself says what is wrong)."""
-    from solar_assets import cache_store, pipeline
+    from solar_assets import cache_store
+    from solar_assets.chain.config import RunConfig
+    from solar_assets.workloads import read_workload_source
 
     if cache_dir is None:
         return None
     try:
-        src = pipeline.read_source(path)
+        src = read_workload_source(path, RunConfig.from_env().framework)  # as the chain reads it, without numba
     except (OSError, SolarError):
         return None
     code = ":".join(cache_store.package_fingerprint(p) for p in CODE_PACKAGES)
