@@ -1,9 +1,10 @@
-"""KernelBench as its files are written: ``solar coverage`` over the level folders, per-level counts.
+"""KernelBench as its files are written: ``solar coverage`` (and ``solar analyze``) over the level folders.
 
     .venv/bin/python bench/kernelbench.py KB_DIR                         # levels 1-4, every file
     .venv/bin/python bench/kernelbench.py KB_DIR --levels 1 --limit 20   # the first 20 level-1 problems
     .venv/bin/python bench/kernelbench.py KB_DIR --levels 2 --skip 20 --limit 10   # problems 21-30
     .venv/bin/python bench/kernelbench.py KB_DIR --levels 1 --limit 20 --code /work/main   # another checkout
+    .venv/bin/python bench/kernelbench.py KB_DIR --analyze H100_SXM      # also bound every file on a part
 
 ``KB_DIR`` holds KernelBench's ``level1`` … ``level4`` folders (the files unchanged). Per level, the
 files are taken in problem order (the leading number of ``12_Matmul_....py``) and, with ``--limit``,
@@ -15,6 +16,11 @@ is given: a cold run). ``--code DIR`` runs the coverage of the solar checkout at
 Printed: per level, translated / validated counts, the median and p90 seconds per problem (the
 rows' own seconds: trace, sizing, golden run and validation) and the level's wall time; then every
 failure with its stage and reason; then the total wall time. ``--json FILE`` also writes the rows.
+
+``--analyze PART`` then runs ``solar analyze --no-dagster --json --hardware PART --jobs J`` over the
+same files on the same home (the IR, golden outputs and verdicts the coverage run cached are
+reused) and adds a ``bounded`` column: files with a report row on that part; a file that validated
+but got no row is listed with the analyze failure's reason.
 """
 from __future__ import annotations
 
@@ -45,6 +51,9 @@ class LevelResult:
     rows: list[dict[str, Any]] = field(default_factory=list)
     wall_s: float = 0.0
     error: str | None = None  # the coverage run itself failed (no JSON came back)
+    bounded_paths: set[str] | None = None  # --analyze: files with a report row (None: not run)
+    analyze_failures: dict[str, str] = field(default_factory=dict)  # file -> reason
+    analyze_wall_s: float = 0.0
 
     @property
     def translated(self) -> int:
@@ -53,6 +62,10 @@ class LevelResult:
     @property
     def validated(self) -> int:
         return sum(bool(r.get("validated")) for r in self.rows)
+
+    @property
+    def bounded(self) -> int | None:
+        return None if self.bounded_paths is None else len(self.bounded_paths)
 
 
 def problem_files(level_dir: Path, limit: int | None, skip: int = 0) -> list[Path]:
@@ -100,26 +113,63 @@ def run_level(level: str, files: list[Path], *, code: Path, home: Path, jobs: in
     return result
 
 
+def analyze_level(result: LevelResult, files: list[Path], hardware: str, *, code: Path, home: Path, jobs: int,
+                  timeout_s: int) -> None:
+    """``solar analyze --no-dagster --json`` over ``files`` on ``hardware``: which files got a row."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(code), *filter(None, [os.environ.get("PYTHONPATH")])])
+    env["SOLAR_HOME"] = str(home)
+    command = [sys.executable, "-c", "import sys; from solar_assets.cli import main; sys.exit(main())",
+               "analyze", "--no-dagster", "--json", "--no-progress", "--home", str(home), "--hardware", hardware,
+               "--jobs", str(jobs), "--timeout", str(timeout_s), "--output", str(home / "kb_reports" / result.level),
+               *(str(f.resolve()) for f in files)]
+    start = time.perf_counter()
+    done = subprocess.run(command, env=env, cwd=code, capture_output=True, text=True, check=False)
+    result.analyze_wall_s = time.perf_counter() - start
+    try:
+        payload = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+        result.error = f"solar analyze exited with status {done.returncode}: {tail[0]}"
+        result.bounded_paths = set()
+        return
+    by_name = {f.stem: str(f.resolve()) for f in files}
+    result.bounded_paths = {by_name.get(row["workload"], row["workload"]) for row in payload["rows"]}
+    for failure in payload.get("failures", []):
+        name = failure.get("workload") or Path(failure.get("path", "?")).stem
+        result.analyze_failures[by_name.get(name, name)] = (f"[{failure.get('stage') or failure.get('status')}] "
+                                                            f"{failure.get('reason') or failure.get('error')}")
+
+
 def format_results(results: list[LevelResult], total_wall_s: float) -> str:
     """The per-level table, every failure with its reason, and the total wall time."""
+    analyzed = any(r.bounded is not None for r in results)
     lines = [f"{'level':<8} {'files':>5} {'translated':>10} {'validated':>9} {'median s':>8} {'p90 s':>7} "
-             f"{'wall s':>7}"]
+             f"{'wall s':>7}" + (f" {'bounded':>7} {'analyze s':>9}" if analyzed else "")]
     for r in results:
         seconds = [float(row.get("seconds") or 0.0) for row in r.rows]
         median = statistics.median(seconds) if seconds else float("nan")
         lines.append(f"{r.level:<8} {len(r.rows):>5} {r.translated:>10} {r.validated:>9} {median:>8.1f} "
-                     f"{percentile(seconds, 0.9):>7.1f} {r.wall_s:>7.1f}")
+                     f"{percentile(seconds, 0.9):>7.1f} {r.wall_s:>7.1f}"
+                     + (f" {r.bounded if r.bounded is not None else '-':>7} {r.analyze_wall_s:>9.1f}" if analyzed else ""))
     failures = [(r.level, row) for r in results for row in r.rows if not row.get("validated")]
+    unbounded = [(r.level, row["path"], r.analyze_failures.get(row["path"], "no report row"))
+                 for r in results if r.bounded_paths is not None for row in r.rows
+                 if row.get("validated") and row["path"] not in r.bounded_paths]
     errors = [r for r in results if r.error]
-    if failures or errors:
+    if failures or errors or unbounded:
         lines += ["", "failures:"]
         lines += [f"  {r.level}: {r.error}" for r in errors]
         for level, row in failures:
             lines.append(f"  {level}/{Path(row['path']).name} [{row.get('failed_stage') or '?'}]: "
                          f"{row.get('note') or row.get('error') or 'no reason given'}")
+        for level, path, reason in unbounded:
+            lines.append(f"  {level}/{Path(path).name} [analyze]: {reason}")
     n = sum(len(r.rows) for r in results)
     lines += ["", f"total: {sum(r.translated for r in results)}/{n} translated, "
-                  f"{sum(r.validated for r in results)}/{n} validated, wall time {total_wall_s:.1f} s"]
+                  f"{sum(r.validated for r in results)}/{n} validated"
+                  + (f", {sum(r.bounded or 0 for r in results)}/{n} bounded" if analyzed else "")
+                  + f", wall time {total_wall_s:.1f} s"]
     return "\n".join(lines)
 
 
@@ -134,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--home", type=Path, default=None, help="SOLAR_HOME to use (default: a fresh temporary one)")
     parser.add_argument("--code", type=Path, default=REPO, help="the solar checkout to run (default: this one)")
     parser.add_argument("--json", type=Path, default=None, help="also write every level's rows to this file")
+    parser.add_argument("--analyze", metavar="PART", default=None,
+                        help="also run solar analyze --no-dagster on this hardware part and count bounded files")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
 
@@ -150,10 +202,16 @@ def main(argv: list[str] | None = None) -> int:
             log.info("%s: %d files", level, len(files))
             results.append(run_level(level, files, code=args.code.resolve(), home=home, jobs=args.jobs,
                                      timeout_s=args.timeout))
+            if args.analyze:
+                analyze_level(results[-1], files, args.analyze, code=args.code.resolve(), home=home, jobs=args.jobs,
+                              timeout_s=args.timeout)
     total = time.perf_counter() - start
     sys.stdout.write(format_results(results, total) + "\n")
     if args.json:
-        args.json.write_text(json.dumps({r.level: {"rows": r.rows, "wall_s": r.wall_s, "error": r.error}
+        args.json.write_text(json.dumps({r.level: {"rows": r.rows, "wall_s": r.wall_s, "error": r.error,
+                                                   "bounded": sorted(r.bounded_paths or ()),
+                                                   "analyze_failures": r.analyze_failures,
+                                                   "analyze_wall_s": r.analyze_wall_s}
                                          for r in results}, indent=2) + "\n")
     return 0
 

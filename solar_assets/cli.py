@@ -148,6 +148,9 @@ def _parser() -> argparse.ArgumentParser:
     analyze.add_argument("--no-dagster", action="store_true",
                          help="run the stages directly, without Dagster (same output; for debugging)")
     analyze.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
+    analyze.add_argument("--jobs", type=int, default=1, metavar="N",
+                         help="worker processes side by side on the --no-dagster path (default 1; each file still "
+                              "alone in its worker)")
     analyze.add_argument("--timeout", type=float, default=pipeline.DEFAULT_TIMEOUT_S, metavar="SECONDS",
                          help="time limit per workload, which runs in a worker process (default 600; 0: none)")
     analyze.add_argument("--memory-limit", default=None, metavar="SIZE",
@@ -421,7 +424,7 @@ def _analyze_plain(paths, hardware_names, args, measure, home: Path, limits, pro
     results = pipeline.analyze_in_workers(paths, hardware_names, target_latency_s=args.target_latency,
                                           cache_dir=home / "cache", measure=measure, translator=args.translator,
                                           ski_slope_dir=report_dir / "skislope", on_stage=progress,
-                                          **limits)
+                                          jobs=args.jobs, **limits)
     rows = [row for r in results for row in r.rows]
     return results, rows
 

@@ -177,13 +177,13 @@ def analyze_workload(
 def analyze_in_workers(paths: Sequence[str | Path], hardware_names: Sequence[str] = DEFAULT_HARDWARE, *,
                        timeout_s: float | None = DEFAULT_TIMEOUT_S, memory_limit_bytes: int | None = None,
                        cache_dir: str | Path | None = None, on_stage: Callable[[str, str], None] | None = None,
-                       **options: object) -> list[WorkloadResult]:
+                       jobs: int = 1, **options: object) -> list[WorkloadResult]:
     """``chain.run.analyze_in_workers``; ``translator``, ``fp32_math`` and ``validation_budget``
     among ``options`` become the run's ``RunConfig``."""
     given = {k: options.pop(k) for k in _CONFIG_OPTIONS if k in options}
     config = options.pop("config", None) or _config(**given)  # type: ignore[arg-type]
     return _analyze_in_workers(paths, hardware_names, timeout_s=timeout_s, memory_limit_bytes=memory_limit_bytes,
-                               cache_dir=cache_dir, on_stage=on_stage, config=config, **options)
+                               cache_dir=cache_dir, on_stage=on_stage, config=config, jobs=jobs, **options)
 
 
 def analyze_workloads(paths: Sequence[str | Path], hardware_names: Sequence[str] = DEFAULT_HARDWARE,

@@ -195,17 +195,18 @@ def analyze_workloads(paths: Sequence[str | Path], hardware_names: Sequence[str]
 def analyze_in_workers(paths: Sequence[str | Path], hardware_names: Sequence[str] = DEFAULT_HARDWARE, *,
                        timeout_s: float | None = DEFAULT_TIMEOUT_S, memory_limit_bytes: int | None = None,
                        cache_dir: str | Path | None = None, on_stage: Callable[[str, str], None] | None = None,
-                       **options: object) -> list[WorkloadResult]:
+                       jobs: int = 1, **options: object) -> list[WorkloadResult]:
     """``analyze_workload`` for each file in a worker process (``solar_assets.workers``): each
     file limited to ``timeout_s`` seconds and ``memory_limit_bytes`` of resident memory, the
     process state it changes (torch's default dtype, cwd, sys.path, environment, threads) put
     back before the next file, and what it prints kept off stdout. A hang, a crash or a kill
     costs only that file's result, whose error names the file, the stage and why.
-    ``on_stage(workload, stage)`` as each stage starts; ``options`` as for ``analyze_workload``."""
+    ``on_stage(workload, stage)`` as each stage starts; ``jobs`` workers run side by side (each file
+    still alone in its worker); ``options`` as for ``analyze_workload``."""
     from solar_assets.workers import run_in_workers
 
     task_options = {"hardware_names": list(hardware_names), **options}
-    return run_in_workers(paths, _analyze_task, unfinished_result, cache_dir, jobs=1, timeout_s=timeout_s,
+    return run_in_workers(paths, _analyze_task, unfinished_result, cache_dir, jobs=max(1, jobs), timeout_s=timeout_s,
                           memory_limit_bytes=memory_limit_bytes, task_arg=task_options,
                           on_event=(lambda index, workload, stage: on_stage(workload, stage)) if on_stage else None)
 
