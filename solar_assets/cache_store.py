@@ -252,8 +252,9 @@ def _torch_version() -> str:
     return torch.__version__
 
 
-def _jax_versions() -> str:
-    """jax, jaxlib and flax versions (from package metadata: nothing is imported)."""
+def package_versions(names: tuple[str, ...]) -> str:
+    """``name=version`` of each installed distribution, ``-`` where missing (package metadata:
+    nothing is imported)."""
     from importlib import metadata
 
     def version(name: str) -> str:
@@ -262,4 +263,9 @@ def _jax_versions() -> str:
         except metadata.PackageNotFoundError:
             return "-"
 
-    return "jax" + ",".join(version(n) for n in ("jax", "jaxlib", "flax"))
+    return ",".join(f"{name}={version(name)}" for name in names)
+
+
+def _jax_versions() -> str:
+    """jax, jaxlib and flax versions, in the form cache keys have always used."""
+    return "jax" + ",".join(v.split("=", 1)[1] for v in package_versions(("jax", "jaxlib", "flax")).split(","))

@@ -23,7 +23,6 @@ import json
 import os
 import time
 from functools import lru_cache
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -39,13 +38,7 @@ NOT_SETTINGS = ("SOLAR_HOME",)
 
 @lru_cache(maxsize=None)
 def _library_versions() -> str:
-    def version(name: str) -> str:
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            return "-"
-
-    return ",".join(f"{name}={version(name)}" for name in LIBRARIES)
+    return cache_store.package_versions(LIBRARIES)
 
 
 def _settings() -> str:
