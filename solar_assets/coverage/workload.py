@@ -30,6 +30,10 @@ log = logging.getLogger(__name__)
 _UNLOWERED = re.compile(r"(?:no lowering for|cannot lower) (?:JAX primitive )?(\S+)")
 
 
+Cell = str | int | float | bool | None
+"""One field of a coverage row as JSON holds it (``as_dict``, ``from_dict``)."""
+
+
 @dataclass(frozen=True)
 class CoverageRow:
     """The coverage of one workload file (JSON-able: ``as_dict``)."""
@@ -81,13 +85,13 @@ class CoverageRow:
                 text = text[len(prefix):]
         return text
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, Cell]:
         """The fields, ``note`` as the table shows it, and the XLA ratios."""
         return {**asdict(self), "note": self.note, "xla_flops_ratio": self.xla_flops_ratio,
                 "xla_bytes_ratio": self.xla_bytes_ratio}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CoverageRow:
+    def from_dict(cls, data: dict[str, Cell]) -> CoverageRow:
         return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
 
 

@@ -11,13 +11,17 @@ provable lower bound (fused, or the cache-aware lower bound: ``solar_assets.meas
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import dagster as dg
 
+from ir_schemas import ReportRow
 from solar_assets.dagster_defs.assets import headroom_report
+
+if TYPE_CHECKING:  # pandas is imported where a check runs: loading the definitions stays light
+    import pandas as pd
 
 FAILED_VALIDATION_METADATA = "failed validation"
 
@@ -35,7 +39,7 @@ def check_result(failures: list[str], passed: str, checked: int) -> dg.AssetChec
 
 @dg.asset_check(asset=headroom_report, name="bounds_table", blocking=False,
                 description="great-expectations: positive bounds, mode ordering, no unflagged SOL violation.")
-def bounds_table(headroom_report: list) -> dg.AssetCheckResult:
+def bounds_table(headroom_report: list[ReportRow]) -> dg.AssetCheckResult:
     from solar_assets.report import rows_to_frame
 
     frame = rows_to_frame(headroom_report)
@@ -43,7 +47,7 @@ def bounds_table(headroom_report: list) -> dg.AssetCheckResult:
     return check_result(failures, f"all expectations met on {len(frame)} rows", len(frame))
 
 
-def suite_failures(name: str, frame: Any, cache_dir: str | Path | None = None) -> list[str]:
+def suite_failures(name: str, frame: "pd.DataFrame", cache_dir: str | Path | None = None) -> list[str]:
     """The great-expectations suite ``name`` (``solar_assets.expectations``) on ``frame``, memoised by
     content: a pure function of the table and the suite's code, kept under
     ``<cache>/checks/<name>-<digest>.json`` (``cache_dir``, default ``$SOLAR_HOME/cache``).
@@ -52,7 +56,7 @@ def suite_failures(name: str, frame: Any, cache_dir: str | Path | None = None) -
     table got instead."""
     from solar_assets import expectations, pipeline
 
-    compute: Callable[[Any], list[str]] = {"bounds_table": expectations.bounds_table_failures,
+    compute: Callable[["pd.DataFrame"], list[str]] = {"bounds_table": expectations.bounds_table_failures,
                                            "all_translated_validated": expectations.validation_failures}[name]
     cache_dir = pipeline.default_cache_dir() if cache_dir is None else cache_dir
     table = frame.to_csv(float_format="%.17g")  # every digit: equal text, equal table
@@ -74,7 +78,8 @@ def suite_failures(name: str, frame: Any, cache_dir: str | Path | None = None) -
 
 @dg.asset_check(asset=headroom_report, name="all_translated_validated", blocking=False,
                 description="great-expectations: every workload that translated validated (100 %).")
-def all_translated_validated(context: dg.AssetCheckExecutionContext, headroom_report: list) -> dg.AssetCheckResult:
+def all_translated_validated(context: dg.AssetCheckExecutionContext,
+                             headroom_report: list[ReportRow]) -> dg.AssetCheckResult:
     from solar_assets.expectations import validation_frame
     from solar_assets.report import rows_to_frame
 
@@ -86,7 +91,8 @@ def all_translated_validated(context: dg.AssetCheckExecutionContext, headroom_re
 def failed_validation_of_latest_report(instance: dg.DagsterInstance) -> list[str]:
     """The workloads the latest report lists as failing validation (its metadata)."""
     event = instance.get_latest_materialization_event(headroom_report.key)
-    metadata: dict[str, Any] = event.asset_materialization.metadata if event and event.asset_materialization else {}
+    metadata: Mapping[str, dg.MetadataValue] = (event.asset_materialization.metadata
+                                                if event and event.asset_materialization else {})
     value = metadata.get(FAILED_VALIDATION_METADATA)
     return list(value.value) if value is not None and isinstance(value.value, list) else []
 
@@ -96,11 +102,11 @@ def failed_validation_of_latest_report(instance: dg.DagsterInstance) -> list[str
                 description="No measured run (measured_runtime) beat a provable lower bound: sol_fused_s or "
                             "sol_cache_aware_lb_s. Runs below unfused or the best modelled schedule are explained, "
                             "not violations.")
-def no_sol_violation(headroom_report: list) -> dg.AssetCheckResult:
+def no_sol_violation(headroom_report: list[ReportRow]) -> dg.AssetCheckResult:
     return violation_result(headroom_report)
 
 
-def violation_result(rows: list) -> dg.AssetCheckResult:
+def violation_result(rows: list[ReportRow]) -> dg.AssetCheckResult:
     """Failed when a row is flagged ``violation`` (``measure.audit.audit``: provable bounds only)."""
     violations = [f"{r.workload} on {r.hardware}: {r.violation_detail}" for r in rows if r.violation]
     measured = sum(1 for r in rows if r.measured_s is not None)

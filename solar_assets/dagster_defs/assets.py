@@ -15,7 +15,7 @@ import json
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 import numpy as np
@@ -36,7 +36,20 @@ from solar_assets.dagster_defs.sources import hardware_file, workload_file
 from solar_assets.chain import run as chain
 from solar_assets.chain import stages as chain_stages
 from solar_assets.errors import SolarError
+from solar_assets.bounds import Bound, InverseRoofline, SolBounds
+from solar_assets.bounds.cache_aware import CacheAwareOutcome
+from solar_assets.dagster_defs.artifact_types import ByPartition, T, by_partition_type
+from solar_assets.golden import Golden
+from solar_assets.graph import EinsumGraph
+from solar_assets.hardware import HardwareSpec
 from solar_assets.pipeline import BoundsRow, ValidatedIR
+from solar_assets.translate import Translation
+from solar_assets.validate import ValidationResult
+from solar_assets.workloads import WorkloadSource
+
+if TYPE_CHECKING:  # imported where used: loading the definitions stays light
+    from solar_assets.measure.workload import WorkloadMeasurement
+    from solar_assets.report.per_op import PerOpRow
 
 IR_TEXT_MAX_LINES = md.CODE_MAX_LINES
 PNG_EMBED_MAX_BYTES = md.PNG_EMBED_MAX_BYTES  # larger pictures are linked by path, not embedded in the event log
@@ -132,7 +145,7 @@ def workload_source(context: dg.AssetExecutionContext, solar: SolarConfig) -> dg
 @dg.asset(automation_condition=REANALYSE, partitions_def=workload_partitions,
           code_version=_code_version("solar_assets.golden"),
           group_name="workload", kinds={"pytorch", "numpy"})
-def golden_outputs(workload_source: Any, solar: SolarConfig) -> dg.Output:
+def golden_outputs(workload_source: WorkloadSource, solar: SolarConfig) -> dg.Output:
     """The workload run by PyTorch on seeded inputs (float32 as written, and float64), at its
     validation size (full, or its size constants scaled down: see ``solar_assets.sizing``).
     None where no size fits: ``ir_validation`` then validates node-wise at the file's own size."""
@@ -159,7 +172,7 @@ def golden_outputs(workload_source: Any, solar: SolarConfig) -> dg.Output:
 @dg.asset(automation_condition=REANALYSE, partitions_def=workload_partitions,
           code_version=_code_version("solar_assets.translate", "solar_assets.agent"),
           group_name="workload", kinds={"pytorch"})
-def ir_translation(workload_source: Any, solar: SolarConfig) -> dg.Output:
+def ir_translation(workload_source: WorkloadSource, solar: SolarConfig) -> dg.Output:
     """Affine Loop IR of the workload, with its provenance (translator, model, attempts)."""
     with _user_errors():
         translation = chain_stages.translate(workload_source, solar.run_config, solar.cache_dir)
@@ -179,7 +192,7 @@ def ir_translation(workload_source: Any, solar: SolarConfig) -> dg.Output:
     })
 
 
-def _agent_metadata(translation: Any) -> dict[str, Any]:
+def _agent_metadata(translation: Translation) -> dict[str, Any]:
     """The agent's provenance: prompt hash, tokens, the nodes it lowered, one row per attempt."""
     if not getattr(translation, "attempt_log", ()):
         return {}
@@ -198,7 +211,7 @@ def _agent_metadata(translation: Any) -> dict[str, Any]:
     }
 
 
-def _validation_metadata(result: Any) -> dict[str, Any]:
+def _validation_metadata(result: ValidationResult | None) -> dict[str, Any]:
     if result is None:
         return {}
     columns = [dg.TableColumn(name, kind) for name, kind in (
@@ -221,7 +234,8 @@ def _validation_metadata(result: Any) -> dict[str, Any]:
 @dg.asset(automation_condition=REANALYSE, partitions_def=workload_partitions,
           code_version=_code_version("solar_assets.validate", "solar_assets.execute"),
           group_name="workload", kinds={"numba"})
-def ir_validation(workload_source: Any, ir_translation: Any, golden_outputs: Any, solar: SolarConfig) -> dg.Output:
+def ir_validation(workload_source: WorkloadSource, ir_translation: Translation, golden_outputs: Golden | None,
+                  solar: SolarConfig) -> dg.Output:
     """The IR run on the golden inputs and compared per output; a failure stops everything downstream.
     At a scaled-down validation size, the IR traced at that size runs (same structure, checked);
     where no size fits (``golden_outputs`` None), the IR is validated node-wise at full size."""
@@ -240,7 +254,7 @@ def ir_validation(workload_source: Any, ir_translation: Any, golden_outputs: Any
 @dg.asset(automation_condition=REANALYSE, partitions_def=workload_partitions,
           code_version=_code_version("solar_assets.graph"),
           group_name="workload", kinds={"networkx"})
-def einsum_graph(workload_source: Any, ir_validation: ValidatedIR, solar: SolarConfig) -> dg.Output:
+def einsum_graph(workload_source: WorkloadSource, ir_validation: ValidatedIR, solar: SolarConfig) -> dg.Output:
     """Extended einsums with exact MACs, FLOPs and bytes per node."""
     with _user_errors():
         graph = chain_stages.lift_graph(workload_source, ir_validation)
@@ -285,7 +299,7 @@ def hardware_spec(context: dg.AssetExecutionContext, solar: SolarConfig) -> dg.O
 
 
 # ---------------------------------------------------------------------------- per workload × hardware
-def _bound_md(bound: Any) -> str:
+def _bound_md(bound: Bound) -> str:
     from solar_assets.report import format_bytes, format_count, format_seconds
 
     proven = "" if getattr(bound, "proven_optimal", True) else " (not proven optimal)"
@@ -296,8 +310,8 @@ def _bound_md(bound: Any) -> str:
 @dg.asset(automation_condition=REANALYSE, partitions_def=workload_on_hardware,
           code_version=_code_version("solar_assets.bounds", "solar_assets.report"),
           group_name="bounds", kinds={"pyomo"})
-def sol_bounds(workload_source: Any, ir_validation: ValidatedIR, einsum_graph: Any, hardware_spec: Any,
-               cache_aware_bound: Any, solar: SolarConfig) -> dg.Output:
+def sol_bounds(workload_source: WorkloadSource, ir_validation: ValidatedIR, einsum_graph: EinsumGraph,
+               hardware_spec: HardwareSpec, cache_aware_bound: CacheAwareOutcome, solar: SolarConfig) -> dg.Output:
     """Unfused, fused and cache-aware SOL bounds of the workload on the hardware, each naming its
     limiter, with this pair's roofline plot."""
     from solar_assets.report import assemble_row, plot_roofline
@@ -340,7 +354,7 @@ def sol_bounds(workload_source: Any, ir_validation: ValidatedIR, einsum_graph: A
                      })
 
 
-def _per_op(workload: str, graph: Any, bounds: Any, hardware: str) -> list[Any] | str:
+def _per_op(workload: str, graph: EinsumGraph, bounds: SolBounds, hardware: str) -> "list[PerOpRow] | str":
     """The per-op rows (``report.per_op``), or why there are none: a graph whose breakdown cannot
     be made keeps its bounds (the breakdown is a view of them)."""
     from solar_assets.report.per_op import per_op_rows
@@ -351,7 +365,7 @@ def _per_op(workload: str, graph: Any, bounds: Any, hardware: str) -> list[Any] 
         return f"no per-op breakdown: {type(e).__name__}: {e}"
 
 
-def _per_op_metadata(rows: list[Any] | str) -> dict[str, Any]:
+def _per_op_metadata(rows: "list[PerOpRow] | str") -> dict[str, Any]:
     """The per-op breakdown on the bounds asset: a table in the UI (its largest shares) and the count."""
     if isinstance(rows, str):
         return {"per-op": dg.MetadataValue.text(rows)}
@@ -377,7 +391,8 @@ def _cache_aware_md(row: ReportRow) -> str:
 @dg.asset(automation_condition=REANALYSE, partitions_def=workload_on_hardware,
           code_version=_code_version("solar_assets.bounds.cache_aware", "solar_assets.graph"),
           group_name="bounds", kinds={"pyomo", "glpk"})
-def cache_aware_bound(workload_source: Any, einsum_graph: Any, hardware_spec: Any, solar: SolarConfig) -> dg.Output:
+def cache_aware_bound(workload_source: WorkloadSource, einsum_graph: EinsumGraph, hardware_spec: HardwareSpec,
+                      solar: SolarConfig) -> dg.Output:
     """Minimum DRAM traffic over tilings and fused segments with the hardware's on-chip buffer
     (Pyomo + GLPK ILP). A solver failure is recorded, not raised: the other modes stand."""
     outcome = pipeline.cache_aware_for(workload_source, einsum_graph, hardware_spec, solar.cache_dir)
@@ -401,7 +416,7 @@ def cache_aware_bound(workload_source: Any, einsum_graph: Any, hardware_spec: An
 @dg.asset(automation_condition=REANALYSE, partitions_def=workload_partitions,
           code_version=_code_version("solar_assets.bounds.cache_aware", "solar_assets.graph"),
           group_name="bounds", kinds={"pyomo", "matplotlib"})
-def ski_slope(workload_source: Any, einsum_graph: Any, solar: SolarConfig) -> dg.Output:
+def ski_slope(workload_source: WorkloadSource, einsum_graph: EinsumGraph, solar: SolarConfig) -> dg.Output:
     """Minimum DRAM traffic against on-chip buffer capacity (64 KiB to 1 GiB, log-spaced) as CSV and
     PNG under ``$SOLAR_HOME/reports/skislope``, with the shipped hardware's buffers marked."""
     from solar_assets.hardware import list_hardware
@@ -445,7 +460,8 @@ def _buffer_bytes(name: str, hardware_dir: str) -> int:
 
 @dg.asset(automation_condition=REANALYSE, partitions_def=workload_on_hardware,
           code_version=_code_version("solar_assets.bounds"), group_name="bounds", kinds={"python"})
-def inverse_roofline(workload_source: Any, einsum_graph: Any, hardware_spec: Any, solar: SolarConfig) -> dg.Output:
+def inverse_roofline(workload_source: WorkloadSource, einsum_graph: EinsumGraph, hardware_spec: HardwareSpec,
+                     solar: SolarConfig) -> dg.Output:
     """The peak FLOP/s and DRAM bandwidth needed to meet ``SolarConfig.target_latency_s``
     (None, with a note, when no target is configured)."""
     target = solar.target_latency_s
@@ -474,7 +490,7 @@ HOST_SPEC = "host"  # the hardware partition a measurement is compared with: the
 class MeasuredRuntime:
     """One backend's measurement of one workload, and the digest of the host spec it ran against."""
 
-    measurement: Any  # solar_assets.measure.WorkloadMeasurement, one backend
+    measurement: "WorkloadMeasurement"  # one backend
     host_digest: str
 
 
@@ -492,10 +508,11 @@ with warnings.catch_warnings():  # beta in Dagster 1.13, and the one mapping tha
 
 @dg.asset(partitions_def=workload_on_backend,
           ins={"workload_source": dg.AssetIn(partition_mapping=_WORKLOAD_OF_MEASUREMENT),
-               "hardware_spec": dg.AssetIn(partition_mapping=dg.SpecificPartitionsPartitionMapping([HOST_SPEC]))},
+               "hardware_spec": dg.AssetIn(partition_mapping=dg.SpecificPartitionsPartitionMapping([HOST_SPEC]),
+                                           dagster_type=by_partition_type(HardwareSpec))},
           code_version=_code_version("solar_assets.measure"), group_name="measure", kinds={"pytorch", "jax"})
-def measured_runtime(context: dg.AssetExecutionContext, config: MeasureConfig, workload_source: Any,
-                     hardware_spec: Any, solar: SolarConfig) -> dg.Output:
+def measured_runtime(context: dg.AssetExecutionContext, config: MeasureConfig, workload_source: WorkloadSource,
+                     hardware_spec: ByPartition[HardwareSpec], solar: SolarConfig) -> dg.Output:
     """The workload run on this host by one backend (caches flushed before each run): every timed
     run, the first call, the host spec it ran against. Headroom and the violation audit are
     computed from it in ``headroom_report`` and judged by its ``no_sol_violation`` check.
@@ -545,16 +562,21 @@ class HeadroomConfig(dg.Config):
 
 @dg.asset(
     ins={
-        "sol_bounds": dg.AssetIn(metadata={"allow_missing_partitions": True}),
-        "inverse_roofline": dg.AssetIn(metadata={"allow_missing_partitions": True}),
-        "cache_aware_bound": dg.AssetIn(metadata={"allow_missing_partitions": True}),
-        "measured_runtime": dg.AssetIn(metadata={"allow_missing_partitions": True}),
+        "sol_bounds": dg.AssetIn(metadata={"allow_missing_partitions": True},
+                                 dagster_type=by_partition_type(BoundsRow)),
+        "inverse_roofline": dg.AssetIn(metadata={"allow_missing_partitions": True},
+                                       dagster_type=by_partition_type(InverseRoofline, optional=True)),
+        "cache_aware_bound": dg.AssetIn(metadata={"allow_missing_partitions": True},
+                                        dagster_type=by_partition_type(CacheAwareOutcome)),
+        "measured_runtime": dg.AssetIn(metadata={"allow_missing_partitions": True},
+                                       dagster_type=by_partition_type(MeasuredRuntime)),
     },
     code_version=_code_version("solar_assets.report", "solar_assets.measure"), group_name="report",
     kinds={"pandas"}, automation_condition=REPORT,
 )
-def headroom_report(context: dg.AssetExecutionContext, config: HeadroomConfig, sol_bounds: Any,
-                    inverse_roofline: Any, cache_aware_bound: Any, measured_runtime: Any,
+def headroom_report(context: dg.AssetExecutionContext, config: HeadroomConfig, sol_bounds: ByPartition[BoundsRow],
+                    inverse_roofline: ByPartition[InverseRoofline | None],
+                    cache_aware_bound: ByPartition[CacheAwareOutcome], measured_runtime: ByPartition[MeasuredRuntime],
                     solar: SolarConfig) -> dg.Output:
     """One table across workloads and hardware: the latest row of every materialised
     ``sol_bounds`` partition (``config`` may narrow it), with the inverse roofline, the cache-aware
@@ -617,16 +639,16 @@ def headroom_report(context: dg.AssetExecutionContext, config: HeadroomConfig, s
     })
 
 
-def _measurements_by_workload(measured_runtime: dict[str, Any]) -> dict[str, list[Any]]:
+def _measurements_by_workload(measured_runtime: dict[str, MeasuredRuntime]) -> dict[str, list[MeasuredRuntime]]:
     """``measured_runtime`` partitions (``backend|workload``) grouped by workload key."""
-    out: dict[str, list[Any]] = {}
+    out: dict[str, list[MeasuredRuntime]] = {}
     for key, value in measured_runtime.items():
         workload = key.split("|", 1)[1] if "|" in key else value.measurement.workload
         out.setdefault(workload, []).append(value)
     return out
 
 
-def _with_measurement(row: ReportRow, values: list[Any]) -> ReportRow:
+def _with_measurement(row: ReportRow, values: list[MeasuredRuntime]) -> ReportRow:
     """The host row with every backend's latest measurement (the framework's native backend
     first: it is the report's default), headroom and the violation audit (``measure.audit``:
     judged against the provable bounds only)."""
@@ -675,7 +697,7 @@ def _workload_of(key: str, row: ReportRow, wanted: list[str] | None) -> str:
     return wanted[0] if wanted and len(wanted) == 1 else row.workload
 
 
-def _by_partition(value: Any) -> dict[str, Any]:
+def _by_partition(value: ByPartition[T]) -> dict[str, T]:
     """A multi-partition input as ``{partition key: value}`` (see ``headroom_report``)."""
     if value is None:
         return {}

@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # Dagster and the assets are imported where used: the CLI sta
     import dagster as dg
 
     from ir_schemas import ReportRow
+    from solar_assets.measure import MeasureOptions
     from solar_assets.pipeline import WorkloadResult
 
 log = logging.getLogger(__name__)
@@ -189,7 +190,7 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
                          failures: Sequence[str] = (), *, timeout_s: float | None = pipeline.DEFAULT_TIMEOUT_S,
                          memory_limit_bytes: int | None = None,
                          on_stage: Callable[[str, str], None] | None = None,
-                         measure: Any = None, checks: list[dg.AssetCheckEvaluation] | None = None,
+                         measure: MeasureOptions | None = None, checks: list[dg.AssetCheckEvaluation] | None = None,
                          ) -> tuple[list[WorkloadResult], list[ReportRow]]:
     """Materialise every asset for ``paths`` × ``hardware_names`` in **one** Dagster run; return
     per-workload results (``error`` set where a stage failed) and the ``headroom_report`` rows, in

@@ -50,9 +50,7 @@ import itertools
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
-
-import networkx as nx
+from typing import TYPE_CHECKING, Literal
 
 from ir_schemas import Cond, Kernel, Origin, Program, Repeat, Reshape, TopK
 from solar_assets.graph.footprint import Footprint, footprint_of, union_footprint
@@ -61,6 +59,9 @@ from solar_assets.ir.digest import program_digest
 from solar_assets.ir.dtypes import BYTES_PER_ELEMENT, FLOAT_DTYPES  # each tensor at its own width
 from solar_assets.ir.printer import format_reshape, format_topk
 from solar_assets.ir.expr import Access, Affine, ParsedKernel
+
+if TYPE_CHECKING:  # imported where a graph is built or drawn: loading the Dagster definitions skips it
+    import networkx as nx
 
 CODE_VERSION = "3"
 """Bump when the counting rules change: it is the Dagster code version of ``einsum_graph``."""
@@ -193,6 +194,7 @@ class EinsumGraph:
         import textwrap
 
         from matplotlib.backends.backend_agg import FigureCanvasAgg
+        import networkx as nx
         from matplotlib.figure import Figure
 
         from solar_assets.formatting import format_bytes, format_count
@@ -275,6 +277,8 @@ def _build(program: Program, choice: dict[str, int | None]) -> EinsumGraph:
     for step, _ in program.walk_steps():
         if isinstance(step, Reshape):
             storage_of[step.out] = storage_of[step.src]
+    import networkx as nx
+
     steps = _resolved_steps(program.steps, (), choice)
 
     g = nx.DiGraph(name=program.name)

@@ -21,9 +21,14 @@ and the bounds: the CLI, the report files and ``solar.analyze`` share them.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ir_schemas import PerOpRow
+
+if TYPE_CHECKING:
+    from solar_assets.bounds import SolBounds
+    from solar_assets.graph import EinsumGraph
 
 PER_OP_STEM = "per_op"
 
@@ -63,7 +68,7 @@ class PerOpTable:
                           and (hardware is None or r.hardware == hardware))
 
 
-def per_op_rows(workload: str, graph: Any, bounds: Any, hardware: str | None = None) -> list[PerOpRow]:
+def per_op_rows(workload: str, graph: EinsumGraph, bounds: SolBounds, hardware: str | None = None) -> list[PerOpRow]:
     """The per-op breakdown of ``graph`` (an EinsumGraph) under ``bounds`` (its SolBounds on one
     hardware), largest share first."""
     from solar_assets.graph.op_groups import op_groups
@@ -93,7 +98,7 @@ def per_op_rows(workload: str, graph: Any, bounds: Any, hardware: str | None = N
     return rows
 
 
-def _group_compute_s(bounds: Any):
+def _group_compute_s(bounds: SolBounds):
     """A function from a group's node names to its compute time: the bounds' own per-op figure
     where they have one for exactly these nodes (the busiest unit's time), else the sum of the
     nodes' compute times."""
@@ -156,7 +161,7 @@ def format_per_op(rows: Sequence[PerOpRow], top: int | None = 10, markdown: bool
     return "\n".join(out).rstrip("\n")
 
 
-def write_per_op_csv(rows: Sequence[PerOpRow], path) -> Any:
+def write_per_op_csv(rows: Sequence[PerOpRow], path: str | Path) -> str | Path:
     """``per_op.csv``: one line per op, the ``PerOpRow`` fields as columns."""
     PerOpTable(rows).to_pandas().to_csv(path, index=False)
     return path

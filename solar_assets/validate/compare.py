@@ -91,7 +91,7 @@ class GoldenLike(Protocol):
     outputs: list[np.ndarray]
     outputs64: list[np.ndarray] | None
 
-    def bindings(self, dtype: Any = ...) -> dict[str, np.ndarray]: ...
+    def bindings(self, dtype: type = ...) -> dict[str, np.ndarray]: ...
 
 
 def _category(dtype: np.dtype | str) -> str:

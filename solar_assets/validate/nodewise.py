@@ -22,6 +22,7 @@ import logging
 import math
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +44,11 @@ from solar_assets.validate.compare import (
 from solar_assets.validate.points import PointEvalError, PointEvaluator, step_io
 
 if TYPE_CHECKING:
+    import jax
+    import torch
+    from torch.export import ExportedProgram
+
+    from ir_schemas.affine_loop_ir import Step
     from solar_assets.translate import Translation
     from solar_assets.workloads import WorkloadSource
 
@@ -51,6 +57,8 @@ log = logging.getLogger(__name__)
 POINTS = 512  # sampled output points per written tensor of a group
 EXACT_COST = 1 << 18  # a tensor whose every point costs at most this many evaluations in all is checked whole
 LABEL = f"node-wise {POINTS} points/kernel"
+
+LiveValues = dict[str, "torch.Tensor | jax.Array"]  # framework node -> its value, while a check needs it
 
 
 class NodewiseError(SolarError):
@@ -64,7 +72,7 @@ class OpGroup:
     node: str
     op: str
     module: str
-    steps: list[Any] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
     written: list[str] = field(default_factory=list)
     external: set[str] = field(default_factory=set)
 
@@ -77,7 +85,7 @@ class OpGroup:
         return [st.name for st in self.steps]
 
 
-def op_groups(program: Program, key_of: Any = None) -> list[OpGroup]:
+def op_groups(program: Program, key_of: Callable[[str], str] | None = None) -> list[OpGroup]:
     """The program's top-level steps grouped by ``origin.node`` (``key_of(origin.node)`` when
     given; a step without one is its own group), in order of first appearance."""
     groups: dict[str, OpGroup] = {}
@@ -111,7 +119,7 @@ def sample_points(shape: tuple[int, ...], n: int, seed_text: str) -> np.ndarray:
     return np.array(sorted(picked), dtype=np.int64)
 
 
-def _numpy(value: Any) -> np.ndarray:
+def _numpy(value: torch.Tensor | jax.Array | np.ndarray) -> np.ndarray:
     """A framework tensor as a NumPy array (narrow floats widened to float32, which is exact)."""
     if type(value).__module__.split(".")[0] != "torch":  # a JAX or NumPy array
         a = np.asarray(value)
@@ -190,7 +198,7 @@ class _Plan:
     extra: dict[str, int]  # fx node -> the last position a check needs its value
 
 
-def _plan(program: Program, value_of: dict[str, str], order: dict[str, int], key: Any = None) -> _Plan:
+def _plan(program: Program, value_of: dict[str, str], order: dict[str, int], key: Callable[[str], str] | None = None) -> _Plan:
     end = max(order.values())
     groups = op_groups(program, key)
     check_at: dict[int, list[OpGroup]] = {}
@@ -226,13 +234,13 @@ class _Checker:
         self.sampled = 0
         self.outputs: list[np.ndarray] | None = None
 
-    def on_node(self, name: str, live: dict[str, Any]) -> None:
+    def on_node(self, name: str, live: LiveValues) -> None:
         for g in self.plan.check_at.get(self.order[name], ()):
             self.check(g, live)
         if name == "output" and self.outputs is None:
             self.outputs = [_numpy(live[self.value_of[t]]) for t in self.program.outputs]
 
-    def _framework(self, t: str, live: dict[str, Any], cache: dict[str, np.ndarray]) -> np.ndarray:
+    def _framework(self, t: str, live: LiveValues, cache: dict[str, np.ndarray]) -> np.ndarray:
         if t in cache:
             return cache[t]
         node = self.value_of.get(t)
@@ -249,7 +257,7 @@ class _Checker:
         cache[t] = arr
         return arr
 
-    def check(self, g: OpGroup, live: dict[str, Any]) -> None:
+    def check(self, g: OpGroup, live: LiveValues) -> None:
         cache: dict[str, np.ndarray] = {}
         label = g.label
         seeded = frozenset(t for t in g.written if t in self.written_before)
@@ -276,7 +284,7 @@ class _Checker:
                                            f"node-wise: {str(e).removeprefix(self.source + ': ')}"))
         self.written_before |= set(g.written)
 
-    def _holds_result(self, t: str, g: OpGroup, live: dict[str, Any]) -> bool:
+    def _holds_result(self, t: str, g: OpGroup, live: LiveValues) -> bool:
         """Whether the framework value mapped to ``t`` is this group's result: a node at or after
         the group's own (its getitems), or an output argument for the output copies; a tensor
         an earlier node already holds is only updated here, its earlier value is no reference."""
@@ -288,7 +296,7 @@ class _Checker:
     def _read_later(self, t: str, g: OpGroup) -> bool:
         return any(t in other.external for other in self.plan.groups if other is not g)
 
-    def _check_tensor(self, g: OpGroup, ev: PointEvaluator, t: str, label: str, live: dict[str, Any],
+    def _check_tensor(self, g: OpGroup, ev: PointEvaluator, t: str, label: str, live: LiveValues,
                       cache: dict[str, np.ndarray]) -> OutputCheck:
         decl = self.tensors[t]
         ref_full = _numpy(live[self.value_of[t]])
@@ -318,7 +326,7 @@ class _Checker:
         return dataclasses.replace(check, name=g.node if t == g.node else f"{g.node}/{t}")
 
 
-def require_tracer_frame(src: Any, translation: Any, lowered: Program, what: str) -> None:
+def require_tracer_frame(src: WorkloadSource, translation: Translation, lowered: Program, what: str) -> None:
     """The value map pairs the framework's values with the tracer's tensors, so the IR under test
     must have the frame of the tracer's own lowering (``what``: "its export", "its jaxpr")."""
     if _frame(lowered) != _frame(translation.program):
@@ -341,7 +349,7 @@ def _declared_bytes(program: Program, roles: tuple[str, ...]) -> int:
     return sum(math.prod(t.shape) * DTYPES[t.dtype].bytes for t in program.tensors if t.role in roles)
 
 
-def relower_with_values(src: WorkloadSource) -> tuple[Any, list[Any], Program, dict[str, str]]:
+def relower_with_values(src: WorkloadSource) -> tuple[ExportedProgram, list[torch.Tensor], Program, dict[str, str]]:
     """The file exported on real tensors, its inputs, the tracer's program of that export and the
     value map (IR tensor -> fx node; program outputs -> the output node's arguments)."""
     from solar_assets.translate.torch_tracer import export_graph, lower_exported

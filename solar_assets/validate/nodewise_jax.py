@@ -10,7 +10,8 @@ checked outputs need.
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,8 +22,16 @@ from solar_assets.validate.nodewise import (
     _Checker,
     _plan,
     checker_result,
+    LiveValues,
     require_tracer_frame,
 )
+
+if TYPE_CHECKING:
+    import jax
+    from jax.extend.core import ClosedJaxpr, Literal, Var
+
+    from solar_assets.translate import Translation
+    from solar_assets.workloads import WorkloadSource
 
 
 def top_level(node: str) -> str:
@@ -30,7 +39,7 @@ def top_level(node: str) -> str:
     return node.split(".", 1)[0]
 
 
-def relower_jax(src: Any) -> tuple[Any, list[Any], Program, dict[str, str]]:
+def relower_jax(src: WorkloadSource) -> tuple[ClosedJaxpr, list[jax.Array], Program, dict[str, str]]:
     """The workload's jaxpr on real arrays, its flat arguments, the tracer's program of it and
     the value map (IR tensor -> ``const<i>`` / ``in<i>`` / ``eqn<i>#<k>`` / ``out#<n>``)."""
     from solar_assets.translate.jax_lowering import walk
@@ -60,7 +69,7 @@ def relower_jax(src: Any) -> tuple[Any, list[Any], Program, dict[str, str]]:
     return closed, flat_args, program, values
 
 
-def _order(closed: Any) -> dict[str, int]:
+def _order(closed: ClosedJaxpr) -> dict[str, int]:
     jaxpr = closed.jaxpr
     order = {f"const{n}": 0 for n in range(len(jaxpr.constvars))}
     order.update({f"in{n}": 0 for n in range(len(jaxpr.invars))})
@@ -73,22 +82,23 @@ def _order(closed: Any) -> dict[str, int]:
     return order
 
 
-def run_jax_capture(closed: Any, args: list[Any], on_node: Any, extra: dict[str, int]) -> float:
+def run_jax_capture(closed: ClosedJaxpr, args: list[jax.Array], on_node: Callable[[str, LiveValues], None],
+                    extra: dict[str, int]) -> float:
     """Bind the top-level equations in order on ``args``; ``on_node(name, live)`` after each
     (``eqn<i>``, then ``output``), values kept until their last use (an equation reading them,
     the outputs, or a position in ``extra``)."""
     start = time.perf_counter()
     jaxpr = closed.jaxpr
-    env: dict[Any, Any] = {}
-    key_of: dict[Any, str] = {}
-    live: dict[str, Any] = {}
+    env: dict[Var, jax.Array] = {}
+    key_of: dict[Var, str] = {}
+    live: LiveValues = {}
     last: dict[str, int] = {}
     end = len(jaxpr.eqns) + 1
 
-    def bind(v: Any, key: str, value: Any) -> None:
+    def bind(v: Var, key: str, value: jax.Array) -> None:
         env[v], key_of[v], live[key] = value, key, value
 
-    def read(v: Any) -> Any:
+    def read(v: Var | Literal) -> jax.Array:
         return v.val if type(v).__name__ == "Literal" else env[v]
 
     for i, eqn in enumerate(jaxpr.eqns):
@@ -124,7 +134,7 @@ def run_jax_capture(closed: Any, args: list[Any], on_node: Any, extra: dict[str,
     return time.perf_counter() - start
 
 
-def validate_nodewise_jax(src: Any, translation: Any, *, points: int = POINTS) -> ValidationResult:
+def validate_nodewise_jax(src: WorkloadSource, translation: Translation, *, points: int = POINTS) -> ValidationResult:
     """``nodewise.validate_nodewise`` for a JAX workload (module docstring)."""
     start = time.perf_counter()
     closed, args, lowered, value_of = relower_jax(src)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import special
@@ -37,6 +37,9 @@ from solar_assets.execute.codegen import dtype_kind
 from solar_assets.execute.interpreter import topk_arrays
 from solar_assets.ir.dtypes import NARROW_FLOAT_DTYPES, round_to
 from solar_assets.ir.expr import Access, Affine, Indirect, ParsedKernel, parse_kernel
+
+if TYPE_CHECKING:
+    from ir_schemas.affine_loop_ir import Step
 
 CHUNK = 1 << 21  # elements of one (points x reduction) block
 SMALL_TENSOR = 1 << 20  # an internal tensor this small is computed whole when much of it is needed
@@ -96,7 +99,7 @@ def combine(update: str, cur: np.ndarray, value: np.ndarray) -> np.ndarray:
     return value
 
 
-def step_io(step: Any, free: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
+def step_io(step: Step, free: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
     """(tensors read, tensors written) by one step, nested steps included; a kernel that
     accumulates into what it keeps reads its output too."""
     if isinstance(step, Kernel):
@@ -163,7 +166,7 @@ class PointEvaluator:
     the steps, for one they update in place); ``seeded`` names the written tensors that held a
     value before the steps (else a written tensor starts as zeros, as in the executor)."""
 
-    def __init__(self, program: Program, steps: Sequence[Any], external: Callable[[str], np.ndarray],
+    def __init__(self, program: Program, steps: Sequence[Step], external: Callable[[str], np.ndarray],
                  seeded: frozenset[str] = frozenset(), source: str = "<program>"):
         self.tensors: dict[str, TensorDecl] = program.tensor_map()
         self.steps = list(steps)
@@ -341,7 +344,7 @@ class PointEvaluator:
             out[sel] = self._store(pk, acc)
         return out
 
-    def _step_whole(self, j: int, st: Any) -> dict[str, np.ndarray]:
+    def _step_whole(self, j: int, st: Step) -> dict[str, np.ndarray]:
         """Run a repeat or cond step whole with the executor, on the values of what it reads
         (memoised); its written tensors' values (flat) by name."""
         from solar_assets.execute.interpreter import Executor
