@@ -201,9 +201,25 @@ def golden(src: WorkloadSource, size: ValidationSize | Mapping[str, int], cache_
         made = make_jax_golden(src, constants)
     else:
         made = make_golden(src, constants)
-    if cached is not None:
+    if cached is not None and golden_bytes(made) <= GOLDEN_CACHE_MAX_BYTES:
         save_golden(made, cached)
+    elif cached is not None:
+        logger.debug("%s: golden outputs of %d bytes not cached (over %d: the verdict cache answers a repeat run)",
+                     src.name, golden_bytes(made), GOLDEN_CACHE_MAX_BYTES)
     return made
+
+
+GOLDEN_CACHE_MAX_BYTES = 32 << 20
+"""The largest golden entry (inputs, weights and outputs) kept on disk. A passed validation is
+cached by its verdict, so a golden entry is read again only when the IR changed; a KernelBench run
+that kept every one wrote ~50 GB (its GEMMs keep 8192 × 8192 weights at the validation size).
+Larger ones are made again from the seed when needed (one forward pass)."""
+
+
+def golden_bytes(g: Golden) -> int:
+    """Bytes a golden entry would take on disk."""
+    arrays = [*g.inputs, *g.params.values(), *g.outputs, *(g.outputs64 or [])]
+    return sum(int(getattr(a, "nbytes", 0)) for a in arrays)
 
 
 def validate(src: WorkloadSource, translation: Translation, golden_outputs: Golden,
