@@ -12,7 +12,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from solar_assets import pipeline
 from solar_assets.sizing import ValidationBudget
-from solar_assets.sizing.search import crossed_order
+from solar_assets.sizing import crossed_order
 
 CAUSAL_BLOCK = '''\
 import math
