@@ -18,7 +18,11 @@ with production sizes (a 4096³ GEMM, 16 images of 512²) do not fit that comfor
    where odd values break the model; by 1/16, 1/32, … while over budget, by 1/4 and 1/2 where 1/8
    is too small for the model (a 224² AlexNet input cut to 27² pools down to nothing). Each
    candidate is traced, and the first whose IR is within the budget and has the full-size IR's
-   structure (``structure_difference``) is the one; at most ``MAX_ATTEMPTS`` traces.
+   structure (``structure_difference``) is the one; at most ``MAX_ATTEMPTS`` traces. A candidate
+   that fails to build or export after a scaled size fell below a kept one it was at least
+   (``crossed_order``: a causal-mask buffer of ``max_seqlen`` sliced to a kept ``seq_len``) is
+   retried at once with those sizes as written; a tier no cheaper than an earlier tier at the same
+   factor is given up, leaving the attempts to the next (which scales the pair together).
 
 The IR at the validation size must have the same structure as the full-size one — the same
 steps, kernel statements, tensor names, roles and dtypes, with every number normalised away —
