@@ -10,6 +10,8 @@ from solar_assets.sizing.search import (
     ValidationSizeError,
     check_same_structure,
     choose_validation_size,
+    crossed_order,
+    not_a_size,
     program_cost,
     reduction_lengths,
     scale_constants,
@@ -18,5 +20,5 @@ from solar_assets.sizing.search import (
 
 __all__ = [
     "ValidationBudget", "ValidationCost", "ValidationSize", "ValidationSizeError", "check_same_structure",
-    "choose_validation_size", "program_cost", "reduction_lengths", "scale_constants", "structure_difference",
+    "choose_validation_size", "crossed_order", "not_a_size", "program_cost", "reduction_lengths", "scale_constants", "structure_difference",
 ]

@@ -18,7 +18,11 @@ with production sizes (a 4096³ GEMM, 16 images of 512²) do not fit that comfor
    where odd values break the model; by 1/16, 1/32, … while over budget, by 1/4 and 1/2 where 1/8
    is too small for the model (a 224² AlexNet input cut to 27² pools down to nothing). Each
    candidate is traced, and the first whose IR is within the budget and has the full-size IR's
-   structure (``structure_difference``) is the one; at most ``MAX_ATTEMPTS`` traces.
+   structure (``structure_difference``) is the one; at most ``MAX_ATTEMPTS`` traces. A candidate
+   that fails to build or export after a scaled size fell below a kept one it was at least
+   (``crossed_order``: a causal-mask buffer of ``max_seqlen`` sliced to a kept ``seq_len``) is
+   retried at once with those sizes as written; a tier no cheaper than an earlier tier at the same
+   factor is given up, leaving the attempts to the next (which scales the pair together).
 
 The IR at the validation size must have the same structure as the full-size one — the same
 steps, kernel statements, tensor names, roles and dtypes, with every number normalised away —
@@ -300,6 +304,8 @@ class _Search:
         self.tried: list[str] = []
         self.seen: set[str] = set()
         self.attempts = 0
+        self.trace_failed = False  # the last "failed" attempt failed to trace (not: another structure)
+        self.over_at: dict[int, ValidationCost] = {}  # factor -> an earlier tier's over-budget cost there
 
     def attempt(self, constants: dict[str, int]) -> tuple[str, ValidationCost | None]:
         """("ok" | "over" | "failed" | "seen" | "exhausted", the cost when traced)."""
@@ -315,7 +321,9 @@ class _Search:
             with _quiet_fake_tensor_failures():
                 small = self.trace(constants)
         except SolarError as e:
+            self.trace_failed = True
             return self._note("failed", f"{label}: {_first_line(str(e), self.path)}"), None
+        self.trace_failed = False
         cost = program_cost(small)
         if not cost.within(self.budget):
             return self._note("over", f"{label}: {cost}, over budget"), cost
@@ -394,33 +402,60 @@ def _search_tier(search: _Search, tier: ScalingTier, values: Mapping[str, int], 
     budget at ≥ ``STALLED`` of the full size's (an MLP's 16384² weights do not shrink with its batch)
     is given up at once, leaving the attempts to the tiers that scale what dominates."""
     factor, direction, last = SCALE_FACTORS[0], 0, full_cost  # direction: +1 smaller, -1 gentler
-    while 2 <= factor <= SCALE_FACTORS[-1]:
-        outcomes = []
-        for exact in (False, True):
-            scaled = scale_constants(values, tier.names, factor, exact)
-            outcome, cost = search.attempt(scaled)
-            if outcome == "ok":
-                return scaled, factor, exact, cost
-            outcomes.append(outcome)
-            if outcome == "exhausted":
-                return None
-            if outcome == "over":
-                if _stalled(cost, last, search.budget):
+    kept: set[str] = set()  # constants whose scaling reversed an order the model needs (``crossed_order``)
+    over_here: dict[int, ValidationCost] = {}
+    try:
+        while 2 <= factor <= SCALE_FACTORS[-1]:
+            outcomes = []
+            for exact in (False, True):
+                scaled = _without(scale_constants(values, tier.names, factor, exact), kept)
+                outcome, cost = search.attempt(scaled)
+                if outcome == "failed" and search.trace_failed:
+                    crossed = crossed_order(values, scaled)
+                    if crossed:  # retry at once with those sizes as written, for the rest of the tier too
+                        kept |= crossed
+                        scaled = _without(scaled, kept)
+                        outcome, cost = search.attempt(scaled)
+                if outcome == "ok":
+                    return scaled, factor, exact, cost
+                outcomes.append(outcome)
+                if outcome == "exhausted":
                     return None
-                last = cost
-                break  # the other variant costs about the same
-        if "over" in outcomes:
-            if direction < 0:
-                return None  # too small at the previous factor, over budget at this one
-            direction = 1
-        elif "failed" in outcomes:
-            if direction > 0:
-                return None  # over budget one factor up, unusable here
-            direction = -1
-        elif direction == 0:
-            return None  # nothing new to try at 8 (the sizes are at their floor, or tried in an earlier tier)
-        factor = factor * 2 if direction > 0 else factor // 2
-    return None
+                if outcome == "over":
+                    earlier = search.over_at.get(factor)
+                    if _stalled(cost, last, search.budget) or (earlier and _stalled(cost, earlier, search.budget)):
+                        return None  # (or: no cheaper than an earlier tier that found nothing at this factor)
+                    last = over_here[factor] = cost
+                    break  # the other variant costs about the same
+            if "over" in outcomes:
+                if direction < 0:
+                    return None  # too small at the previous factor, over budget at this one
+                direction = 1
+            elif "failed" in outcomes:
+                if direction > 0:
+                    return None  # over budget one factor up, unusable here
+                direction = -1
+            elif direction == 0:
+                return None  # nothing new to try at 8 (the sizes are at their floor, or tried in an earlier tier)
+            factor = factor * 2 if direction > 0 else factor // 2
+        return None
+    finally:
+        for f, c in over_here.items():
+            search.over_at.setdefault(f, c)
+
+
+def _without(scaled: dict[str, int], kept: set[str]) -> dict[str, int]:
+    return {n: v for n, v in scaled.items() if n not in kept}
+
+
+def crossed_order(values: Mapping[str, int], scaled: Mapping[str, int]) -> set[str]:
+    """The scaled constants now below a constant left as written that they were at least at full size
+    (``max_seqlen = 1024`` scaled to 127 under a kept ``seq_len = 512``). Such a pair is often an
+    order the model relies on — a causal-mask buffer of ``max_seqlen`` sliced to the input's length —
+    so a candidate that fails to build or export is retried with these constants as written; the
+    structure check still judges the result."""
+    kept = [v for n, v in values.items() if n not in scaled and v >= MIN_SCALABLE_SIZE]
+    return {n for n, new in scaled.items() if any(new < k <= values[n] for k in kept)}
 
 
 @contextlib.contextmanager

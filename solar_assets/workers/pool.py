@@ -16,6 +16,7 @@ two processes with two BLAS threads each on two cores made small GEMMs 100–100
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing
 import multiprocessing.connection
@@ -27,7 +28,7 @@ import tempfile
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,27 @@ def warm_up_tracer() -> float:
         warnings.simplefilter("ignore")
         torch.export.export(_Tiny(), (torch.ones(2, 2),)).run_decompositions()
     return time.perf_counter() - start
+
+
+@contextlib.contextmanager
+def _thread_environment(threads: int | None) -> Iterator[None]:
+    """The thread variables set in this process while a worker is spawned, so the child has them
+    from its first import: unpickling its task imports the stages, numba among them, and numba
+    reads NUMBA_NUM_THREADS once at import ("Cannot set NUMBA_NUM_THREADS to a different value
+    once the threads have been launched" when ``_serve`` changes it later)."""
+    if not threads:
+        yield
+        return
+    saved = {v: os.environ.get(v) for v in THREAD_VARIABLES}
+    os.environ.update({v: str(threads) for v in THREAD_VARIABLES})
+    try:
+        yield
+    finally:
+        for variable, value in saved.items():
+            if value is None:
+                os.environ.pop(variable, None)
+            else:
+                os.environ[variable] = value
 
 
 def _serve(conn: Any, task: Task, cache_dir: str | None, task_arg: Any, threads: int | None, log_level: int,
@@ -207,7 +229,8 @@ def run_in_workers(paths: Sequence[str | Path], task: Task, unfinished: Unfinish
         parent, child = ctx.Pipe()
         process = ctx.Process(target=_serve, name="solar-worker", daemon=True,
                               args=(child, task, cache, task_arg, threads, solar_level(), capture_path))
-        process.start()
+        with _thread_environment(threads):
+            process.start()
         child.close()
         return _Worker(process, parent, capture_path)
 
