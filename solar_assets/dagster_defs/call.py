@@ -244,7 +244,8 @@ def _per_op_rows(workload: str, values: dict[Partition, Any], key: str, hardware
 def compute_workload(path: str, cache_dir: str | None, options: dict[str, Any]) -> WorkloadResult:
     """In a worker: the workload partition's assets, then its bound assets on each hardware, by
     their own functions (``batch.compute``); values into the IO manager's storage, the events to
-    ``<call_dir>/<hash of path>.pickle`` for the CLI's one run. The result carries the first error."""
+    ``<call_dir>/<hash of path>.pickle`` for the CLI's one run. The result carries the first error
+    and each pair's per-op rows (as the plain path's worker returns them)."""
     from solar_assets.workloads.source import workload_name
 
     result = WorkloadResult(workload=workload_name(path), path=path)
