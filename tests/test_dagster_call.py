@@ -108,7 +108,8 @@ def _config(analysed):
 
 def test_the_worker_returns_each_pairs_per_op_rows_as_lifting_the_cached_ir_gives(analysed):
     """``per_op.csv`` of a Dagster call comes from the worker (no re-lift in the CLI); the rows
-    equal the ones the CLI's fallback computes independently from the cached IR. First in the file: a later test edits a hardware spec."""
+    equal the ones the CLI's fallback computes independently from the cached IR. First in the
+    file: a later test edits a hardware spec."""
     import dataclasses
 
     from solar_assets.cli import _per_op_of
