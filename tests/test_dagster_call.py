@@ -106,6 +106,22 @@ def _config(analysed):
     return base.model_copy(update={"workload_files": {workload_key(f, base.workload_dir): str(f)
                                                       for f in analysed["files"]}})
 
+def test_the_worker_returns_each_pairs_per_op_rows_as_lifting_the_cached_ir_gives(analysed):
+    """``per_op.csv`` of a Dagster call comes from the worker (no re-lift in the CLI); the rows
+    equal the ones the CLI's fallback computes independently from the cached IR. First in the
+    file: a later test edits a hardware spec."""
+    import dataclasses
+
+    from solar_assets.cli import _per_op_of
+
+    bounded = [r for r in analysed["results"] if r.ok and r.rows]
+    assert {Path(r.path).stem for r in bounded} == {"small_fc", "small_bmm"}
+    for result in bounded:
+        assert {o.hardware for o in result.per_op} == set(HARDWARE)
+        lifted = _per_op_of([dataclasses.replace(result, per_op=[])], analysed["home"])
+        assert sorted(map(repr, result.per_op)) == sorted(map(repr, lifted))
+
+
 
 def test_one_run_materialises_every_partition_and_fails_only_the_broken_file(analysed):
     instance, files = analysed["instance"], analysed["files"]
@@ -187,3 +203,4 @@ def test_a_hardware_edit_reanalyses_exactly_that_parts_bound_partitions(analysed
     assert sorted(ran, key=str) == sorted(
         [("hardware_spec", "A6000"), ("headroom_report", None)]
         + [(a, _pair(f, "A6000")) for a in ("cache_aware_bound", "sol_bounds") for f in good], key=str)
+

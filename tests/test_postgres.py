@@ -164,7 +164,7 @@ def test_solar_analyze_on_postgres_is_one_run_with_the_same_rows(tmp_path: Path,
                                "--home", str(home), "--json", "--no-progress", *extra],
                               capture_output=True, text=True, env=env)
         assert done.returncode == 0, done.stderr[-3000:]
-        rows[kind] = json.loads(done.stdout)
+        rows[kind] = json.loads(done.stdout)["rows"]  # the --json document: schema, rows, failures
     key = lambda r: (r["workload"], r["hardware"])  # noqa: E731
     assert sorted(rows["pg"], key=key) == sorted(rows["plain"], key=key)
     with dg.DagsterInstance.from_config(str(tmp_path / "pg" / "dagster")) as instance:

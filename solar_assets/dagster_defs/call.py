@@ -55,6 +55,7 @@ from solar_assets.dagster_defs.runner import (
 from solar_assets.dagster_defs.sources import SOURCE_ASSETS, hardware_file, workload_file
 from solar_assets.dagster_defs.assets import ASSETS, WORKLOAD_ASSETS, hardware_spec, headroom_report, measured_runtime
 from solar_assets.dagster_defs.assets import cache_aware_bound as cache_aware_bound_asset
+from solar_assets.dagster_defs.assets import einsum_graph as einsum_graph_asset
 from solar_assets.dagster_defs.assets import inverse_roofline as inverse_roofline_asset
 from solar_assets.dagster_defs.assets import sol_bounds as sol_bounds_asset
 from solar_assets.errors import SolarError
@@ -223,10 +224,28 @@ def _parents(asset: dg.AssetsDefinition, workload: str, hardware: str | None) ->
     return out
 
 
+def _per_op_rows(workload: str, values: dict[Partition, Any], key: str, hardware: str) -> list[Any]:
+    """The pair's per-op rows from the values just computed, for the CLI's ``per_op.csv`` (else
+    the CLI lifts every graph again from the cached IR, importing torch: ~2 s of a call); a
+    breakdown that cannot be made is left out (the CLI logs it), the bounds stand."""
+    from solar_assets.report.per_op import per_op_rows
+
+    graph = values.get(Partition(einsum_graph_asset.key.path[-1], key))
+    bounds = values.get(Partition.of(sol_bounds_asset.key.path[-1], workload_hardware_key(key, hardware)))
+    if graph is None or bounds is None:
+        return []
+    try:
+        return per_op_rows(workload, graph, bounds.bounds, hardware)
+    except Exception:  # a view of the bounds: the CLI lifts it again and logs why it is missing
+        log.debug("%s on %s: no per-op breakdown", workload, hardware, exc_info=True)
+        return []
+
+
 def compute_workload(path: str, cache_dir: str | None, options: dict[str, Any]) -> WorkloadResult:
     """In a worker: the workload partition's assets, then its bound assets on each hardware, by
     their own functions (``batch.compute``); values into the IO manager's storage, the events to
-    ``<call_dir>/<hash of path>.pickle`` for the CLI's one run. The result carries the first error."""
+    ``<call_dir>/<hash of path>.pickle`` for the CLI's one run. The result carries the first error
+    and each pair's per-op rows (as the plain path's worker returns them)."""
     from solar_assets.workloads.source import workload_name
 
     result = WorkloadResult(workload=workload_name(path), path=path)
@@ -273,6 +292,7 @@ def compute_workload(path: str, cache_dir: str | None, options: dict[str, Any]) 
                     run(asset, Partition.of(asset.key.path[-1], workload_hardware_key(key, name)), name)
                 if result.error is not None:
                     break
+                result.per_op += _per_op_rows(result.workload, values, key, name)
             result.seconds["bounds"] = time.perf_counter() - start
     except Exception as e:  # the worker must answer for its file: one line naming it
         log.debug("%s failed", path, exc_info=True)
