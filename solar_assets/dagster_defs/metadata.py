@@ -13,7 +13,7 @@ as its digits (``67000000000000``), so the assets attach figures through these h
   significant digits (the model is not more precise than that, and no 17-digit float shows).
 * **Code and pictures** as Markdown, which Dagster renders whole: the IR in a fenced block, its
   line breaks kept (``MetadataValue.text`` would run the lines together), lines longer than
-  ``CODE_WRAP_COLUMNS`` continued on the next line (``↪``) so that none is cut at the dialog's
+  ``CODE_WRAP_COLUMNS`` (120) continued on the next line (``↪``) so that none is cut at the dialog's
   edge; pictures as Markdown images with ``data:`` URIs (no file server needed). Dagster 1.13
   shows Markdown of 1000 characters or more behind a "[Show Markdown]" link, in a dialog as wide
   as its content (up to the window): there the IR and the pictures appear, uncut
@@ -37,9 +37,10 @@ PLOT_DIGITS = 4
 """Significant digits of a figure kept as a number for Dagster's plots."""
 CODE_MAX_LINES = 400
 """Lines of code shown in one entry; the rest are counted, not shown (the event log keeps every entry)."""
-CODE_WRAP_COLUMNS = 160
+CODE_WRAP_COLUMNS = 120
 """Longer code lines continue on the next: the dialog Dagster shows them in is as wide as the window
-(1600 px: about 185 monospace characters), and a line past its edge is cut."""
+less its padding (at 1600 px, 1240 px shown: about 150 monospace characters of ~8.1 px), and a line
+past its edge is cut; 120 leaves room down to a window of about 1300 px."""
 PNG_EMBED_MAX_BYTES = 1 << 20
 """Larger pictures are named by path, not embedded in the event log."""
 
