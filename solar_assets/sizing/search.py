@@ -21,8 +21,9 @@ with production sizes (a 4096³ GEMM, 16 images of 512²) do not fit that comfor
    structure (``structure_difference``) is the one; at most ``MAX_ATTEMPTS`` traces. A candidate
    that fails to build or export after a scaled size fell below a kept one it was at least
    (``crossed_order``: a causal-mask buffer of ``max_seqlen`` sliced to a kept ``seq_len``) is
-   retried at once with those sizes as written; a tier no cheaper than an earlier tier at the same
-   factor is given up, leaving the attempts to the next (which scales the pair together).
+   retried at once with those sizes as written; a tier that keeping them made no cheaper than an
+   earlier tier at the same factor is given up, leaving the attempts to the next (which scales the
+   pair together).
 
 The IR at the validation size must have the same structure as the full-size one — the same
 steps, kernel statements, tensor names, roles and dtypes, with every number normalised away —
@@ -423,8 +424,8 @@ def _search_tier(search: _Search, tier: ScalingTier, values: Mapping[str, int], 
                     return None
                 if outcome == "over":
                     earlier = search.over_at.get(factor)
-                    if _stalled(cost, last, search.budget) or (earlier and _stalled(cost, earlier, search.budget)):
-                        return None  # (or: no cheaper than an earlier tier that found nothing at this factor)
+                    if _stalled(cost, last, search.budget) or (kept and earlier and _stalled(cost, earlier, search.budget)):
+                        return None  # (or: sizes kept as written made it no cheaper than an earlier tier here)
                     last = over_here[factor] = cost
                     break  # the other variant costs about the same
             if "over" in outcomes:
