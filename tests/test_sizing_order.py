@@ -95,3 +95,17 @@ def test_mask_buffer_longer_than_the_sequence_is_scaled_with_it(tmp_path: Path):
     hand = b * t * c * 3 * c + 2 * b * h * t * t * (c // h) + b * t * c * c
     assert counter.get_total_flops() == 2 * hand
     assert row.macs == hand
+
+
+def test_an_alias_kept_as_written_is_not_an_order():
+    """``num_channels = embed_dim`` left as written is the same size under another name: scaling
+    ``embed_dim`` below it is no crossed order (a vision-attention block sized this way validated
+    scaled before the retry existed and must still), while a mask buffer longer than the kept
+    sequence length is one."""
+    from solar_assets.sizing import crossed_order
+
+    vision = {"batch_size": 2, "embed_dim": 128, "num_heads": 4, "num_channels": 128,
+              "image_height": 128, "image_width": 128}
+    assert crossed_order(vision, {"embed_dim": 15, "image_height": 15, "image_width": 15}) == set()
+    causal = {"batch_size": 128, "max_seqlen": 1024, "seq_len": 512, "n_embd": 768, "n_head": 8}
+    assert crossed_order(causal, {"batch_size": 15, "max_seqlen": 127}) == {"max_seqlen"}

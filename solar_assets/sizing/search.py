@@ -450,13 +450,15 @@ def _without(scaled: dict[str, int], kept: set[str]) -> dict[str, int]:
 
 
 def crossed_order(values: Mapping[str, int], scaled: Mapping[str, int]) -> set[str]:
-    """The scaled constants now below a constant left as written that they were at least at full size
+    """The scaled constants now below a constant left as written that they exceeded at full size
     (``max_seqlen = 1024`` scaled to 127 under a kept ``seq_len = 512``). Such a pair is often an
     order the model relies on — a causal-mask buffer of ``max_seqlen`` sliced to the input's length —
     so a candidate that fails to build or export is retried with these constants as written; the
     structure check still judges the result."""
     kept = [v for n, v in values.items() if n not in scaled and v >= MIN_SCALABLE_SIZE]
-    return {n for n, new in scaled.items() if any(new < k <= values[n] for k in kept)}
+    # strictly smaller at full size: a kept constant EQUAL to a scaled one is the same size under
+    # another name (``num_channels = embed_dim``), not an order between two sizes
+    return {n for n, new in scaled.items() if any(new < k < values[n] for k in kept)}
 
 
 @contextlib.contextmanager
