@@ -1,7 +1,6 @@
 """The Dagster layer: the definitions load, and one workload × H100_SXM materialises end to end."""
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import dagster as dg
@@ -9,9 +8,9 @@ import pytest
 
 from solar_assets.dagster_defs.partitions import register_partitions, workload_hardware_key
 from solar_assets.dagster_defs.resources import SolarConfig
-from solar_assets.dagster_defs.runner import QUIET_LOGGERS, solar_instance
-from solar_assets.dagster_defs.sources import SOURCE_ASSETS
-from solar_assets.dagster_defs.assets import ASSETS, BOUND_ASSETS, WORKLOAD_ASSETS, hardware_spec, headroom_report
+from solar_assets.dagster_defs.runner import solar_instance
+from solar_assets.dagster_defs.assets import BOUND_ASSETS, WORKLOAD_ASSETS, hardware_spec, headroom_report
+from dagster_helpers import materialize as _materialize
 
 REPO = Path(__file__).resolve().parents[1]
 GEMM = REPO / "data" / "workloads" / "gemm.py"
@@ -31,14 +30,6 @@ def test_definitions_load():
     assert checks == {"bounds_table", "all_translated_validated", "no_sol_violation"}
 
 
-def _materialize(instance, config, selection, partition_key=None, run_config=None):
-    from solar_assets.dagster_defs.definitions import resources_for
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", dg.BetaWarning)
-        return dg.materialize([*SOURCE_ASSETS, *ASSETS], selection=list(selection), partition_key=partition_key,
-                              instance=instance, resources=resources_for(config),
-                              run_config={**QUIET_LOGGERS, **(run_config or {})}, raise_on_error=False)
 
 
 def test_gemm_on_h100_materialises_to_bounds(tmp_path, monkeypatch):

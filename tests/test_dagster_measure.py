@@ -3,7 +3,6 @@ headroom computed from it, and the ``no_sol_violation`` check judged on provable
 from __future__ import annotations
 
 import statistics
-import warnings
 from types import SimpleNamespace
 
 import dagster as dg
@@ -12,9 +11,9 @@ import pytest
 from solar_assets.dagster_defs.asset_checks import violation_result
 from solar_assets.dagster_defs.partitions import register_partitions, workload_backend_key, workload_hardware_key
 from solar_assets.dagster_defs.resources import SolarConfig
-from solar_assets.dagster_defs.runner import QUIET_LOGGERS, solar_instance
-from solar_assets.dagster_defs.sources import SOURCE_ASSETS
-from solar_assets.dagster_defs.assets import ASSETS, headroom_report, measured_runtime
+from solar_assets.dagster_defs.runner import solar_instance
+from solar_assets.dagster_defs.assets import headroom_report, measured_runtime
+from dagster_helpers import materialize as _materialize
 
 SMALL = """import torch
 import torch.nn as nn
@@ -56,14 +55,6 @@ def test_no_sol_violation_fails_only_on_flagged_rows():
     assert "a on host" not in result.description
 
 
-def _materialize(instance, config, selection, partition_key=None, run_config=None):
-    from solar_assets.dagster_defs.definitions import resources_for
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", dg.BetaWarning)
-        return dg.materialize([*SOURCE_ASSETS, *ASSETS], selection=list(selection), partition_key=partition_key,
-                              instance=instance, resources=resources_for(config),
-                              run_config={**QUIET_LOGGERS, **(run_config or {})}, raise_on_error=False)
 
 
 @pytest.mark.slow
