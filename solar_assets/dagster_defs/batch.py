@@ -21,121 +21,35 @@ regular per-partition runs.
 """
 # no `from __future__ import annotations`: the asset modules read annotations at runtime
 
-import dataclasses
-import inspect
 import logging
-import os
-import pickle
 import time
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
 
+from solar_assets.asset_compute.keys import Partition, PartitionEvent
+from solar_assets.asset_compute.storage import read_events, write_events
+from solar_assets.dagster_defs.metadata import to_dagster
+
 log = logging.getLogger(__name__)
 
-PICKLE_PROTOCOL = 4  # as Dagster's filesystem IO manager writes
+
+def partition_key(partition: Partition) -> "str | dg.MultiPartitionKey | None":
+    """The key as Dagster takes it: a ``MultiPartitionKey`` for a partition with dimensions."""
+    return dg.MultiPartitionKey(dict(partition.dims)) if partition.dims else partition.key
 
 
-@dataclasses.dataclass(frozen=True)
-class Partition:
-    """An asset partition: the key as Dagster prints it, and the dimensions of a multi-partition."""
-
-    asset: str
-    key: str | None
-    dims: tuple[tuple[str, str], ...] = ()
-
-    @classmethod
-    def of(cls, asset: str, key: "str | dg.MultiPartitionKey | None") -> "Partition":
-        if isinstance(key, dg.MultiPartitionKey):
-            return cls(asset, str(key), tuple(sorted(key.keys_by_dimension.items())))
-        return cls(asset, key)
-
-    @property
-    def partition_key(self) -> "str | dg.MultiPartitionKey | None":
-        return dg.MultiPartitionKey(dict(self.dims)) if self.dims else self.key
-
-    @property
-    def asset_key(self) -> dg.AssetKey:
-        return dg.AssetKey(self.asset)
+def partition_of(asset: str, key: "str | dg.MultiPartitionKey | None") -> Partition:
+    """A Dagster partition key as solar's plain ``Partition``."""
+    if isinstance(key, dg.MultiPartitionKey):
+        return Partition.multi(asset, key.keys_by_dimension)
+    return Partition(asset, key)
 
 
-@dataclasses.dataclass(frozen=True)
-class PartitionEvent:
-    """What became of one asset partition in a worker: materialised (``data_version`` set) or
-    failed (``error``; ``upstream_failed`` when an input's asset failed before it)."""
-
-    partition: Partition
-    code_version: str | None
-    parents: tuple[Partition, ...] = ()
-    data_version: str | None = None
-    metadata: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    error: str | None = None
-    upstream_failed: bool = False
-    observation: bool = False  # a source file's hash (``workload_file`` / ``hardware_file``)
-
-
-class _PartitionContext:
-    """What the asset functions read from their context when called outside a run."""
-
-    def __init__(self, partition_key: "str | dg.MultiPartitionKey"):
-        self.partition_key = partition_key
-
-
-def storage_path(home: str | Path, partition: Partition) -> Path:
-    """Where Dagster's ``FilesystemIOManager`` (``base_dir=$SOLAR_HOME/storage``) keeps a value:
-    ``<asset>/<partition>``, a multi-partition as its dimension values in dimension-name order."""
-    tail = "/".join(v for _, v in partition.dims) if partition.dims else (partition.key or "")
-    return Path(home) / "storage" / partition.asset / tail if tail else Path(home) / "storage" / partition.asset
-
-
-def store_value(home: str | Path, partition: Partition, value: Any) -> None:
-    path = storage_path(home, partition)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with tmp.open("wb") as f:
-        pickle.dump(value, f, PICKLE_PROTOCOL)
-    os.replace(tmp, path)  # a reader never sees half a pickle
-
-
-def load_value(home: str | Path, partition: Partition) -> Any:
-    with storage_path(home, partition).open("rb") as f:
-        return pickle.load(f)
-
-
-def compute(asset: dg.AssetsDefinition, partition: Partition, inputs: Mapping[str, Any],
-            resources: Mapping[str, Any], parents: Sequence[Partition]) -> tuple[PartitionEvent, Any]:
-    """Call ``asset``'s own compute function on ``partition`` (no run: what its step would
-    compute, with its metadata and data version); a ``dg.Failure`` or an unexpected error becomes
-    a failed event whose ``error`` is the one line the step's failure would carry."""
-    fn = asset.op.compute_fn.decorated_fn
-    wanted = inspect.signature(fn).parameters
-    kwargs = {name: value for name, value in {**inputs, **resources}.items() if name in wanted}
-    if "context" in wanted:
-        kwargs["context"] = _PartitionContext(partition.partition_key)
-    code_version = asset.code_versions_by_key.get(asset.key)
-    try:
-        with warnings.catch_warnings():  # data_version on Output is beta in Dagster 1.13 (pinned)
-            warnings.simplefilter("ignore", dg.BetaWarning)
-            warnings.simplefilter("ignore", dg.PreviewWarning)
-            output = fn(**kwargs)
-    except dg.Failure as e:
-        return PartitionEvent(partition, code_version, tuple(parents), error=e.description or str(e),
-                              metadata=dict(e.metadata or {})), None
-    except Exception as e:  # the step would fail "unexpectedly": say which and why, on one line
-        log.debug("%s[%s] failed", partition.asset, partition.key, exc_info=True)
-        return PartitionEvent(partition, code_version, tuple(parents),
-                              error=f"{partition.asset} failed unexpectedly: {type(e).__name__}: {e}"), None
-    version = output.data_version.value if output.data_version is not None else None
-    return PartitionEvent(partition, code_version, tuple(parents), data_version=version,
-                          metadata=dict(output.metadata or {})), output.value
-
-
-def upstream_failed(asset: dg.AssetsDefinition, partition: Partition, failed: Partition) -> PartitionEvent:
-    return PartitionEvent(partition, asset.code_versions_by_key.get(asset.key), error=(
-        f"not materialised: its input {failed.asset}[{failed.key}] failed"), upstream_failed=True)
+def asset_key(partition: Partition) -> dg.AssetKey:
+    return dg.AssetKey(partition.asset)
 
 
 # ---------------------------------------------------------------------------- writing the events
@@ -179,11 +93,11 @@ def _entry(event: PartitionEvent, tags: dict[str, str], run_id: str, job_name: s
     step_key = p.asset
     if event.observation:
         kind = DagsterEventType.ASSET_OBSERVATION
-        data: Any = AssetObservationData(dg.AssetObservation(p.asset_key, partition=p.key, tags=tags))
+        data: Any = AssetObservationData(dg.AssetObservation(asset_key(p), partition=p.key, tags=tags))
     elif event.error is None:
         kind = DagsterEventType.ASSET_MATERIALIZATION
-        data = StepMaterializationData(dg.AssetMaterialization(p.asset_key, partition=p.key,
-                                                                metadata=dict(event.metadata), tags=tags))
+        data = StepMaterializationData(dg.AssetMaterialization(asset_key(p), partition=p.key,
+                                                                metadata=to_dagster(event.metadata), tags=tags))
     else:
         from dagster._core.definitions.events import (
             AssetMaterializationFailure,
@@ -194,7 +108,7 @@ def _entry(event: PartitionEvent, tags: dict[str, str], run_id: str, job_name: s
         reason = AssetMaterializationFailureReason.UPSTREAM_FAILED_TO_MATERIALIZE if event.upstream_failed else \
             AssetMaterializationFailureReason.FAILED_TO_MATERIALIZE
         data = AssetFailedToMaterializeData(AssetMaterializationFailure(
-            asset_key=p.asset_key, partition=p.key, failure_type=AssetMaterializationFailureType.FAILED,
+            asset_key=asset_key(p), partition=p.key, failure_type=AssetMaterializationFailureType.FAILED,
             reason=reason, description=event.error, metadata={"error": dg.MetadataValue.text(event.error)}))
         kind = DagsterEventType.ASSET_FAILED_TO_MATERIALIZE
     dagster_event = DagsterEvent(event_type_value=kind.value, job_name=job_name, step_key=step_key,
@@ -225,8 +139,8 @@ def _tags(event: PartitionEvent, inputs: Mapping[Partition, tuple[str, int] | No
         tags[CODE_VERSION_TAG] = event.code_version or ""
         for parent in event.parents:
             found = inputs.get(parent)
-            tags[get_input_data_version_tag(parent.asset_key)] = found[0] if found else DEFAULT_DATA_VERSION.value
-            tags[get_input_event_pointer_tag(parent.asset_key)] = str(found[1]) if found else NULL_EVENT_POINTER
+            tags[get_input_data_version_tag(asset_key(parent))] = found[0] if found else DEFAULT_DATA_VERSION.value
+            tags[get_input_event_pointer_tag(asset_key(parent))] = str(found[1]) if found else NULL_EVENT_POINTER
         tags[DATA_VERSION_TAG] = event.data_version or ""
         tags[DATA_VERSION_IS_USER_PROVIDED_TAG] = "true"
     if p.dims:
@@ -275,7 +189,7 @@ def record_events(instance: dg.DagsterInstance, events: Sequence[PartitionEvent]
             entry = _entry(event, _tags(event, known), run_id, job_name)
             storage.store_event(entry)
             if event.error is None:
-                found = latest_versions(instance, event.partition.asset_key, [event.partition.key],
+                found = latest_versions(instance, asset_key(event.partition), [event.partition.key],
                                         observation=event.observation)
                 known[event.partition] = found.get(event.partition.key)
     return len(events)
@@ -285,13 +199,11 @@ _TAGGED = (dg.DagsterEventType.ASSET_MATERIALIZATION, dg.DagsterEventType.ASSET_
 
 
 def write_batch(path: Path, events: Sequence[PartitionEvent]) -> None:
-    with path.open("wb") as f:
-        pickle.dump(list(events), f, PICKLE_PROTOCOL)
+    write_events(path, list(events))
 
 
 def read_batch(path: str | Path) -> list[PartitionEvent]:
-    with Path(path).open("rb") as f:
-        return pickle.load(f)
+    return read_events(path)
 
 
 def record_call(context: dg.AssetExecutionContext, batch_file: str | Path) -> int:

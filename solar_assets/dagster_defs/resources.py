@@ -5,9 +5,8 @@ from pathlib import Path
 
 import dagster as dg
 
+from solar_assets.asset_compute.settings import FIELDS, AssetSettings
 from solar_assets.chain.config import DEFAULT_NODEWISE_BYTES, RunConfig
-from solar_assets.hardware import hardware_dir
-from solar_assets.paths import REPO_ROOT, reports_dir, solar_home
 from solar_assets.sizing import ValidationBudget
 
 _BUDGET = ValidationBudget()
@@ -49,47 +48,25 @@ class SolarConfig(dg.ConfigurableResource):
                 target_latency_s: float | None = None, run: RunConfig | None = None) -> SolarConfig:
         """The resource for ``home``; the run's options ``run``, else ``RunConfig.from_env()``
         (what ``solar`` exported for this process)."""
-        run = run or RunConfig.from_env()
-        return cls(
-            home=str(solar_home(home)),
-            workload_dir=str(Path(workload_dir) if workload_dir else REPO_ROOT / "data" / "workloads"),
-            hardware_dir=str(hardware_dir()),
-            target_latency_s=target_latency_s,
-            translator=run.translator,
-            framework=run.framework,
-            fp32_math=run.fp32_math,
-            validation_tensor_bytes=run.validation_budget.tensor_bytes,
-            validation_iterations=run.validation_budget.iterations,
-            nodewise_bytes=run.nodewise_bytes,
-        )
+        return cls(**AssetSettings.default(home, workload_dir, target_latency_s, run).as_dict())
+
+    @property
+    def settings(self) -> AssetSettings:
+        """The same fields as the plain settings the asset functions take (``solar_assets.asset_compute``)."""
+        return AssetSettings(**{name: getattr(self, name) for name in FIELDS})
 
     @property
     def run_config(self) -> RunConfig:
         """The options the stages take (``solar_assets.chain.stages``)."""
-        return RunConfig(translator=self.translator, framework=self.framework, fp32_math=self.fp32_math,
-                         validation_budget=ValidationBudget(self.validation_tensor_bytes, self.validation_iterations),
-                         nodewise_bytes=self.nodewise_bytes)
+        return self.settings.run_config
 
     def workload_path(self, key: str) -> Path:
-        """The file of a workload partition: from ``workload_files``, else the file of
-        ``workload_dir`` whose key it is, else ``<workload_dir>/<key>.py`` (reading it names it)."""
-        from solar_assets.dagster_defs.partitions import workload_key
-        from solar_assets.workloads import discover_workloads
-
-        if key in self.workload_files:
-            return Path(self.workload_files[key])
-        plain = Path(self.workload_dir) / f"{key}.py"
-        if plain.is_file() and workload_key(plain, self.workload_dir) == key:
-            return plain
-        for path in discover_workloads(self.workload_dir) if Path(self.workload_dir).is_dir() else ():
-            if workload_key(path, self.workload_dir) == key:
-                return path
-        return plain
+        return self.settings.workload_path(key)
 
     @property
     def cache_dir(self) -> Path:
-        return Path(self.home) / "cache"
+        return self.settings.cache_dir
 
     @property
     def reports_dir(self) -> Path:
-        return reports_dir(Path(self.home))
+        return self.settings.reports_dir

@@ -204,13 +204,18 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
     import tempfile
     import threading
 
-    from solar_assets.dagster_defs.partitions import workload_key
+    from solar_assets.asset_compute.keys import workload_key
+    from solar_assets.asset_compute.pictures import PictureThread
+    from solar_assets.asset_compute.settings import AssetSettings
+    from solar_assets.asset_compute.worker import DRAWN_BY_CLI, events_file
     from solar_assets.workers import run_in_workers
 
     home_dir = pipeline.solar_home(home)
     check_storage(home_dir)
     workload_dir = pipeline.REPO_ROOT / "data" / "workloads"
     keys = {str(p): workload_key(p, workload_dir) for p in paths}
+    settings = AssetSettings.default(home_dir, workload_dir, target_latency_s=target_latency_s,
+                                     workload_files={k: p for p, k in keys.items()})
     with tempfile.TemporaryDirectory(prefix="solar-call-") as call_dir, contextlib.ExitStack() as stack:
         prepared: dict[str, Any] = {}
 
@@ -219,26 +224,26 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
                 from solar_assets.dagster_defs import call
                 from solar_assets.dagster_defs.resources import SolarConfig
 
-                base = SolarConfig.default(home_dir, target_latency_s=target_latency_s)
-                config = base.model_copy(update={"workload_files": {k: p for p, k in keys.items()}})
+                config = SolarConfig(**settings.as_dict())
                 with storage_guard(home_dir):
                     instance = stack.enter_context(solar_instance(home_dir))
-                    prepared.update(call=call, base=base, instance=instance,
+                    prepared.update(call=call, base=config, instance=instance,
                                     events=call.prepare_call(instance, config, list(keys.values()), hardware_names))
             except BaseException as e:  # re-raised in the caller's thread
                 prepared["error"] = e
 
         thread = threading.Thread(target=prepare, name="solar-dagster-prepare", daemon=True)
         thread.start()
-        from solar_assets.hardware import hardware_dir
-
-        config = {"home": str(home_dir), "workload_dir": str(workload_dir), "hardware_dir": str(hardware_dir()),
-                  "target_latency_s": target_latency_s, "workload_files": {k: p for p, k in keys.items()}}
-        options = {"home": str(home_dir), "config": config, "keys": keys, "hardware": list(hardware_names),
-                   "inverse": target_latency_s is not None, "call_dir": call_dir}
-        results = run_in_workers(list(keys), _compute_workload, pipeline.unfinished_result, None, jobs=1,
+        pictures = PictureThread(settings, DRAWN_BY_CLI)  # drawn while the worker goes on
+        options = {"home": str(home_dir), "settings": settings.as_dict(), "keys": keys,
+                   "hardware": list(hardware_names), "inverse": target_latency_s is not None,
+                   "call_dir": call_dir, "defer_pictures": True}
+        paths_in_order = list(keys)
+        results = run_in_workers(paths_in_order, _compute_workload, pipeline.unfinished_result, None, jobs=1,
                                  timeout_s=timeout_s, memory_limit_bytes=memory_limit_bytes, task_arg=options,
+                                 on_result=lambda index, _: pictures.submit(events_file(call_dir, paths_in_order[index])),
                                  on_event=(lambda index, workload, stage: on_stage(workload, stage)) if on_stage else None)
+        pictures.join()
         thread.join()
         if "error" in prepared:
             raise prepared["error"]
@@ -275,8 +280,8 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
 
 
 def _compute_workload(path: str, cache_dir: str | None, options: dict[str, Any]) -> WorkloadResult:
-    """The workers' task (``call.compute_workload``), imported there: this module stays light."""
-    from solar_assets.dagster_defs.call import compute_workload
+    """The workers' task (``asset_compute.worker.compute_workload``: no Dagster in a worker)."""
+    from solar_assets.asset_compute.worker import compute_workload
 
     return compute_workload(path, cache_dir, options)
 

@@ -1,0 +1,78 @@
+"""Partition keys and asset partitions as plain data (no Dagster: the CLI derives keys before it
+imports Dagster, and the workers never import it).
+
+A workload's partition key is derived from its path (``workload_key``): the file's stem for a file
+in the configured workload dir (``data/workloads``: ``gemm``), else the stem and 8 hex digits of
+its resolved path (``gemm@3f9c2a1e``), so ``other/gemm.py`` never takes over the shipped
+``gemm``'s history. Characters Dagster rejects in a key (``|``, ``,``, ``[``, ``]``, control
+characters, ``...``) and ``%`` are escaped as ``%XX`` (``pipe%7Cname``).
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import unicodedata
+from collections.abc import Mapping
+from pathlib import Path
+
+from solar_assets.asset_compute.metadata import Metadata
+
+_KEY_RESERVED = set("|,[]%")  # Dagster's multi-partition separator and range syntax, and the escape
+
+
+def escape_key(text: str) -> str:
+    """``text`` as a valid Dagster partition key: reserved and control characters as ``%XX``
+    (UTF-8 bytes), and a dot that would make ``...`` likewise; everything else kept."""
+    out: list[str] = []
+    for char in text:
+        if char in _KEY_RESERVED or unicodedata.category(char).startswith("C") or \
+                (char == "." and len(out) >= 1 and out[-1] == "."):
+            out.append("".join(f"%{b:02X}" for b in char.encode("utf-8")))
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def workload_key(path: str | Path, workload_dir: str | Path) -> str:
+    """The partition key of a workload file: its escaped stem when it lies directly in
+    ``workload_dir``, else ``<escaped stem>@<8 hex digits of its resolved path>``."""
+    path = Path(path)
+    resolved = path.resolve()
+    if resolved.parent == Path(workload_dir).resolve():
+        return escape_key(path.stem)
+    return f"{escape_key(path.stem)}@{hashlib.sha256(str(resolved).encode()).hexdigest()[:8]}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Partition:
+    """An asset partition: the key as Dagster prints it, and the dimensions of a multi-partition
+    (in dimension-name order, as Dagster joins them: ``H100_SXM|gemm``)."""
+
+    asset: str
+    key: str | None
+    dims: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def multi(cls, asset: str, dims: Mapping[str, str]) -> Partition:
+        ordered = tuple(sorted(dims.items()))
+        return cls(asset, "|".join(v for _, v in ordered), ordered)
+
+    @classmethod
+    def pair(cls, asset: str, workload: str, hardware: str) -> Partition:
+        """A ``workload`` × ``hardware`` partition (``sol_bounds`` and the other bound assets)."""
+        return cls.multi(asset, {"workload": workload, "hardware": hardware})
+
+
+@dataclasses.dataclass(frozen=True)
+class PartitionEvent:
+    """What became of one asset partition in a worker: materialised (``data_version`` set) or
+    failed (``error``; ``upstream_failed`` when an input's asset failed before it)."""
+
+    partition: Partition
+    code_version: str | None
+    parents: tuple[Partition, ...] = ()
+    data_version: str | None = None
+    metadata: Metadata = dataclasses.field(default_factory=dict)
+    error: str | None = None
+    upstream_failed: bool = False
+    observation: bool = False  # a source file's hash (``workload_file`` / ``hardware_file``)

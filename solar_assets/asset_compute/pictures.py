@@ -1,0 +1,84 @@
+"""The UI pictures of a worker's partitions, drawn in a thread of the CLI while the worker goes on.
+
+A per-pair roofline and an einsum graph cost ~0.3–0.5 s of a small workload's ~0.5 s of bounds
+(bench/dagster_overhead.py), in a worker that computes one file after another; drawn here, from
+the values the worker stored, they overlap the next file's work. The same functions draw them
+inside a regular Dagster step (``workload.graph_picture``, ``bounds.roofline_picture``), so a
+picture is the same whichever path made it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import queue
+import threading
+from pathlib import Path
+
+from solar_assets.asset_compute.keys import Partition, PartitionEvent
+from solar_assets.asset_compute.metadata import Metadata, Text
+from solar_assets.asset_compute.settings import AssetSettings
+from solar_assets.asset_compute.storage import load_value, read_events, write_events
+
+log = logging.getLogger(__name__)
+
+
+def pictures_for(event: PartitionEvent, settings: AssetSettings) -> Metadata:
+    """The picture entries of a materialised ``einsum_graph`` or ``sol_bounds`` partition, drawn
+    from its stored value (and the workload's graph and source)."""
+    from solar_assets.asset_compute.bounds import per_op_or_why, roofline_picture
+    from solar_assets.asset_compute.workload import graph_picture
+
+    p = event.partition
+    if p.asset == "einsum_graph":
+        source = load_value(settings.home, Partition("workload_source", p.key))
+        return graph_picture(load_value(settings.home, p), source.name, settings)
+    if p.asset == "sol_bounds":
+        dims = dict(p.dims)
+        bounds_row = load_value(settings.home, p)
+        graph = load_value(settings.home, Partition("einsum_graph", dims["workload"]))
+        row = bounds_row.row
+        return roofline_picture(row, per_op_or_why(row.workload, graph, bounds_row.bounds, row.hardware), settings)
+    return {}
+
+
+def with_pictures(events: list[PartitionEvent], settings: AssetSettings, assets: tuple[str, ...]) -> list[PartitionEvent]:
+    """``events`` with the pictures of the materialised partitions of ``assets`` added to their
+    metadata; a picture that cannot be drawn says why in its entry (the values stand)."""
+    out = []
+    for event in events:
+        if event.error is None and not event.observation and event.partition.asset in assets:
+            try:
+                extra = pictures_for(event, settings)
+            except Exception as e:  # a picture is a nicety: record why it is missing
+                log.debug("no picture for %s[%s]", event.partition.asset, event.partition.key, exc_info=True)
+                name = "graph" if event.partition.asset == "einsum_graph" else "roofline"
+                extra = {name: Text(f"no picture: {type(e).__name__}: {e}")}
+            event = dataclasses.replace(event, metadata={**event.metadata, **extra})
+        out.append(event)
+    return out
+
+
+class PictureThread:
+    """Draws the deferred pictures of each events file handed to ``submit`` (rewritten in place),
+    one file after another, in one daemon thread; ``join`` waits for all of them."""
+
+    def __init__(self, settings: AssetSettings, assets: tuple[str, ...]):
+        self.settings, self.assets = settings, assets
+        self._files: queue.Queue[Path | None] = queue.Queue()
+        self._thread = threading.Thread(target=self._run, name="solar-pictures", daemon=True)
+        self._thread.start()
+
+    def submit(self, events_file: Path) -> None:
+        self._files.put(events_file)
+
+    def join(self) -> None:
+        self._files.put(None)
+        self._thread.join()
+
+    def _run(self) -> None:
+        while (path := self._files.get()) is not None:
+            try:
+                if path.is_file():
+                    write_events(path, with_pictures(read_events(path), self.settings, self.assets))
+            except Exception:  # the events stand without their pictures
+                log.warning("%s: the pictures could not be drawn", path, exc_info=True)

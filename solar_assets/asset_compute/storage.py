@@ -1,0 +1,44 @@
+"""Asset values where Dagster's ``FilesystemIOManager`` (``base_dir=$SOLAR_HOME/storage``) keeps
+them, so a value a worker computed is what a Dagster run, the report and the UI load."""
+from __future__ import annotations
+
+import os
+import pickle
+from pathlib import Path
+
+from solar_assets.asset_compute.keys import Partition
+
+PICKLE_PROTOCOL = 4  # as Dagster's filesystem IO manager writes
+
+
+def storage_path(home: str | Path, partition: Partition) -> Path:
+    """``<asset>/<partition>``, a multi-partition as its dimension values in dimension-name order."""
+    tail = "/".join(v for _, v in partition.dims) if partition.dims else (partition.key or "")
+    return Path(home) / "storage" / partition.asset / tail if tail else Path(home) / "storage" / partition.asset
+
+
+def store_value(home: str | Path, partition: Partition, value: object) -> None:
+    path = storage_path(home, partition)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with tmp.open("wb") as f:
+        pickle.dump(value, f, PICKLE_PROTOCOL)
+    os.replace(tmp, path)  # a reader never sees half a pickle
+
+
+def load_value(home: str | Path, partition: Partition) -> object:
+    with storage_path(home, partition).open("rb") as f:
+        return pickle.load(f)
+
+
+def write_events(path: Path, events: list) -> None:
+    """A worker's partition events, for the CLI's one run (``dagster_defs.batch.record_events``)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with tmp.open("wb") as f:
+        pickle.dump(list(events), f, PICKLE_PROTOCOL)
+    os.replace(tmp, path)
+
+
+def read_events(path: str | Path) -> list:
+    with Path(path).open("rb") as f:
+        return pickle.load(f)

@@ -1,0 +1,173 @@
+"""In a worker of ``solar analyze`` (Dagster path): one file's asset partitions, without Dagster.
+
+The worker (``solar_assets.workers``: time and memory limits, one process per call, state
+restored between files) calls each asset's function (``asset_compute.graph``) on the file's
+partitions in the order of the asset graph: the workload assets, then the bound assets on each
+hardware. Values go where Dagster's IO manager reads them (``asset_compute.storage``); each asset
+partition gives a ``PartitionEvent`` (data version, code version, metadata, parents; or the
+one-line failure, and "upstream failed" below it), written to a file of the call's directory that
+the CLI records in its one Dagster run (``dagster_defs.batch.record_events``).
+
+The pictures of ``einsum_graph`` and ``sol_bounds`` are left to the CLI when the call says so
+(``defer_pictures``: ``asset_compute.pictures`` draws them in a thread of the CLI while this
+worker goes on with the next file).
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from solar_assets.asset_compute.graph import BOUND_NODES, HARDWARE_NODE, NODES, WORKLOAD_NODES, AssetNode
+from solar_assets.asset_compute.keys import Partition, PartitionEvent
+from solar_assets.asset_compute.settings import AssetSettings
+from solar_assets.asset_compute.storage import store_value, write_events
+from solar_assets.chain.artifacts import WorkloadResult
+from solar_assets.errors import SolarError, one_line, with_path
+from solar_assets.validate.errors import ValidationFailed
+
+log = logging.getLogger(__name__)
+
+DRAWN_BY_CLI = ("einsum_graph", "sol_bounds")
+"""The assets whose pictures a deferring call leaves to the CLI (``asset_compute.pictures``)."""
+
+
+def partition_of(node: AssetNode, workload: str, hardware: str | None) -> Partition:
+    if node.partitioning == "workload":
+        return Partition(node.name, workload)
+    if node.partitioning == "hardware":
+        return Partition(node.name, hardware)
+    return Partition.pair(node.name, workload, hardware or "")
+
+
+def parents_of(node: AssetNode, workload: str, hardware: str | None) -> dict[str, Partition]:
+    """``input name -> Partition`` of each input, then each observed source file."""
+    out = {name: partition_of(NODES[name], workload, hardware) for name in node.inputs}
+    for source in node.sources:
+        out[source] = Partition(source, workload if source == "workload_file" else hardware)
+    return out
+
+
+def compute(node: AssetNode, partition: Partition, inputs: Mapping[str, Any], settings: AssetSettings,
+            parents: Sequence[Partition], **options: Any) -> tuple[PartitionEvent, Any]:
+    """``node``'s function on ``partition``: what its Dagster step computes, with its metadata and
+    data version; a stage's error becomes a failed event with the one line the step's failure
+    would carry (a failed validation with its per-output table)."""
+    from solar_assets.asset_compute.workload import validation_metadata
+
+    kwargs = {name: inputs[name] for name in node.inputs}
+    if node.takes_key:
+        kwargs["key"] = partition.key
+    try:
+        out = node.fn(**kwargs, solar=settings, **options)
+    except ValidationFailed as e:
+        return PartitionEvent(partition, node.code_version, tuple(parents), error=one_line(str(e)),
+                              metadata=validation_metadata(e.result)), None
+    except SolarError as e:
+        return PartitionEvent(partition, node.code_version, tuple(parents), error=one_line(str(e))), None
+    except Exception as e:  # the step would fail "unexpectedly": say which and why, on one line
+        log.debug("%s[%s] failed", partition.asset, partition.key, exc_info=True)
+        return PartitionEvent(partition, node.code_version, tuple(parents),
+                              error=f"{partition.asset} failed unexpectedly: {type(e).__name__}: {e}"), None
+    return PartitionEvent(partition, node.code_version, tuple(parents), data_version=out.data_version,
+                          metadata=dict(out.metadata)), out.value
+
+
+def upstream_failed(node: AssetNode, partition: Partition, failed: Partition) -> PartitionEvent:
+    return PartitionEvent(partition, node.code_version, error=(
+        f"not materialised: its input {failed.asset}[{failed.key}] failed"), upstream_failed=True)
+
+
+def events_file(call_dir: str | Path, path: str) -> Path:
+    return Path(call_dir) / f"{hashlib.sha256(path.encode()).hexdigest()[:16]}.pickle"
+
+
+def killed_events(key: str, error: str) -> list[PartitionEvent]:
+    """A worker killed before it wrote a file's events (time or memory limit, a crash): its
+    workload partition's assets as failed with its error."""
+    first = partition_of(WORKLOAD_NODES[0], key, None)
+    return [PartitionEvent(first, WORKLOAD_NODES[0].code_version, error=error),
+            *(upstream_failed(n, partition_of(n, key, None), first) for n in WORKLOAD_NODES[1:])]
+
+
+def compute_workload(path: str, cache_dir: str | None, options: dict[str, Any]) -> WorkloadResult:
+    """The workload partition's assets, then its bound assets on each hardware; values into the
+    IO manager's storage, the events to ``events_file(call_dir, path)``. The result carries the
+    first error and each pair's per-op rows (as the plain path's worker returns them).
+
+    ``options``: ``settings`` (``AssetSettings.as_dict()``), ``keys`` (path -> workload key),
+    ``hardware`` (names), ``inverse`` (compute ``inverse_roofline``), ``call_dir``,
+    ``defer_pictures``."""
+    from solar_assets.workloads.source import workload_name
+
+    result = WorkloadResult(workload=workload_name(path), path=path)
+    settings = AssetSettings(**options["settings"])
+    key, home = options["keys"][path], settings.home
+    defer = bool(options.get("defer_pictures"))
+    bound_nodes = [n for n in BOUND_NODES if options["inverse"] or n.name != "inverse_roofline"]
+    events: list[PartitionEvent] = []
+    values: dict[Partition, Any] = {}
+    failed: dict[Partition, Partition] = {}  # partition -> the failed partition that stopped it
+
+    def run(node: AssetNode, hardware: str | None) -> None:
+        partition = partition_of(node, key, hardware)
+        parents = parents_of(node, key, hardware)
+        stopped = next((failed[p] for p in parents.values() if p in failed), None)
+        if stopped is not None:
+            events.append(upstream_failed(node, partition, stopped))
+            failed[partition] = stopped
+            return
+        inputs = {name: values[p] for name, p in parents.items() if p in values}
+        extra = {"draw": False} if defer and node.name in DRAWN_BY_CLI else {}
+        event, value = compute(node, partition, inputs, settings, list(parents.values()), **extra)
+        events.append(event)
+        if event.error is not None:
+            failed[partition] = partition
+            if result.error is None:
+                result.error = with_path(event.error, path)
+            return
+        store_value(home, partition, value)
+        values[partition] = value
+
+    try:
+        start = time.perf_counter()
+        for node in WORKLOAD_NODES:
+            run(node, None)
+        result.seconds["workload stages"] = time.perf_counter() - start
+        if result.error is None:
+            start = time.perf_counter()
+            for name in options["hardware"]:
+                spec = partition_of(HARDWARE_NODE, key, name)
+                event, value = compute(HARDWARE_NODE, spec, {}, settings, [])
+                if event.error is not None:  # recorded by the CLI, which computes the spec too
+                    result.error = with_path(event.error, Path(settings.hardware_dir) / f"{name}.yaml")
+                    break
+                values[spec] = value
+                for node in bound_nodes:
+                    run(node, name)
+                if result.error is not None:
+                    break
+                result.per_op += _per_op_rows(result.workload, values, key, name)
+            result.seconds["bounds"] = time.perf_counter() - start
+    except Exception as e:  # the worker must answer for its file: one line naming it
+        log.debug("%s failed", path, exc_info=True)
+        result.error = with_path(f"the assets failed unexpectedly: {type(e).__name__}: {e}", path)
+    write_events(events_file(options["call_dir"], path), events)
+    return result
+
+
+def _per_op_rows(workload: str, values: dict[Partition, Any], key: str, hardware: str) -> list[Any]:
+    """The pair's per-op rows from the values just computed, for the CLI's ``per_op.csv`` (else
+    the CLI lifts every graph again from the cached IR, importing torch: ~2 s of a call); a
+    breakdown that cannot be made is left out (the CLI logs it), the bounds stand."""
+    from solar_assets.asset_compute.bounds import per_op_or_why
+
+    graph = values.get(Partition("einsum_graph", key))
+    bounds = values.get(Partition.pair("sol_bounds", key, hardware))
+    if graph is None or bounds is None:
+        return []
+    rows = per_op_or_why(workload, graph, bounds.bounds, hardware)
+    return rows if isinstance(rows, list) else []
