@@ -35,6 +35,7 @@ from solar_assets.dagster_defs.partitions import (
     workload_on_hardware,
     workload_partitions,
 )
+from solar_assets.dagster_defs.report_inputs import STORED_PARTITIONS
 from solar_assets.dagster_defs.resources import SolarConfig
 from solar_assets.dagster_defs.sources import hardware_file, workload_file
 from solar_assets.errors import SolarError, one_line
@@ -260,13 +261,13 @@ class HeadroomConfig(dg.Config):
 
 @dg.asset(
     ins={
-        "sol_bounds": dg.AssetIn(metadata={"allow_missing_partitions": True},
+        "sol_bounds": dg.AssetIn(input_manager_key=STORED_PARTITIONS,
                                  dagster_type=by_partition_type(BoundsRow)),
-        "inverse_roofline": dg.AssetIn(metadata={"allow_missing_partitions": True},
+        "inverse_roofline": dg.AssetIn(input_manager_key=STORED_PARTITIONS,
                                        dagster_type=by_partition_type(InverseRoofline, optional=True)),
-        "cache_aware_bound": dg.AssetIn(metadata={"allow_missing_partitions": True},
+        "cache_aware_bound": dg.AssetIn(input_manager_key=STORED_PARTITIONS,
                                         dagster_type=by_partition_type(CacheAwareOutcome)),
-        "measured_runtime": dg.AssetIn(metadata={"allow_missing_partitions": True},
+        "measured_runtime": dg.AssetIn(input_manager_key=STORED_PARTITIONS,
                                        dagster_type=by_partition_type(MeasuredRuntime)),
     },
     code_version=code_version("solar_assets.report", "solar_assets.measure"), group_name="report",

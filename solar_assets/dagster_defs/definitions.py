@@ -21,7 +21,11 @@ from solar_assets.dagster_defs.assets import ASSETS
 
 def resources_for(config: SolarConfig) -> dict[str, object]:
     """The resources every materialisation needs (the CLI builds them per workload directory)."""
-    return {"solar": config, "io_manager": dg.FilesystemIOManager(base_dir=f"{config.home}/storage")}
+    from solar_assets.dagster_defs.report_inputs import STORED_PARTITIONS, StoredPartitions
+
+    storage = f"{config.home}/storage"
+    return {"solar": config, "io_manager": dg.FilesystemIOManager(base_dir=storage),
+            STORED_PARTITIONS: StoredPartitions(base_dir=storage)}
 
 
 def build_definitions(config: SolarConfig) -> dg.Definitions:

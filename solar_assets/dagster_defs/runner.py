@@ -24,6 +24,7 @@ import json
 import logging
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -243,8 +244,12 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
                                  timeout_s=timeout_s, memory_limit_bytes=memory_limit_bytes, task_arg=options,
                                  on_result=lambda index, _: pictures.submit(events_file(call_dir, paths_in_order[index])),
                                  on_event=(lambda index, workload, stage: on_stage(workload, stage)) if on_stage else None)
+        waited = time.perf_counter()
         pictures.join()
+        log.debug("the workers finished; the pictures %.2f s after them", time.perf_counter() - waited)
+        waited = time.perf_counter()
         thread.join()
+        log.debug("the Dagster preparation finished %.2f s after the pictures", time.perf_counter() - waited)
         if "error" in prepared:
             raise prepared["error"]
         call, instance, events = prepared["call"], prepared["instance"], prepared["events"]
@@ -266,8 +271,10 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
         with storage_guard(home_dir):
             _fail_abandoned_runs(instance, results)
             # every materialised partition: the report is the whole table, this call's rows within it
+            start = time.perf_counter()
             every_row, evaluations = call.report_call(instance, prepared["base"], record_file,
                                                       [*failures, *(r.error for r in results if r.error)])
+            log.debug("the report run took %.2f s", time.perf_counter() - start)
         if checks is not None:
             checks.extend(evaluations)
     order = {p: i for i, p in enumerate(keys)}
