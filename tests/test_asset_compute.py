@@ -47,6 +47,34 @@ def get_init_inputs():
 '''
 
 
+MATMUL = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """One matrix product."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a, b):
+        return torch.matmul(a, b)
+
+
+m = 64
+k = 32
+n = 48
+
+
+def get_inputs():
+    return [torch.randn(m, k), torch.randn(k, n)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
 def test_the_plain_graph_is_the_dagster_graph():
     import dagster as dg
 
@@ -108,3 +136,27 @@ def test_a_worker_computes_without_dagster_what_a_dagster_step_computes(tmp_path
     assert set(done["events"]) == {"workload_source", "golden_outputs", "ir_translation", "ir_validation",
                                    "einsum_graph", "ski_slope", "cache_aware_bound", "sol_bounds"}
     # the same data versions as Dagster's own steps: tests/test_dagster_call.py (after a CLI call)
+
+
+@pytest.mark.slow
+def test_the_dagster_path_honours_the_run_options(tmp_path):
+    """``--fp32-math tf32`` reaches the Dagster path's worker (it once got only the paths and
+    bounded with the default policy): an fp32 matmul is bounded at the spec's TF32 tensor-core peak,
+    on both paths alike."""
+    import json
+
+    import yaml
+
+    tf32 = float(yaml.safe_load((ROOT / "hardware" / "H100_SXM.yaml").read_text())["peak_flop_per_s"]["matrix"]["tf32"])
+    path = tmp_path / "matmul.py"
+    path.write_text(MATMUL)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    rows = {}
+    for flag in ([], ["--no-dagster"]):
+        out = subprocess.run([sys.executable, "-m", "solar", "analyze", str(path), "--hardware", "H100_SXM",
+                              "--fp32-math", "tf32", "--json", "--no-progress", "--home", str(tmp_path / "home"),
+                              *flag], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
+        assert out.returncode == 0, out.stderr[-3000:]
+        rows[bool(flag)] = json.loads(out.stdout)["rows"][0]
+    assert rows[False]["peak_flop_per_s"] == pytest.approx(tf32)
+    assert rows[False]["sol_fused_s"] == pytest.approx(rows[True]["sol_fused_s"])
