@@ -2,11 +2,10 @@
 
 A ``dg.materialize`` per partition cost 1.1–1.9 s of fixed Dagster machinery each (run creation,
 step events, one SQLite transaction per event: ``docs/dagster.md``, overhead), so 100 workloads
-paid it 200 times. Here a worker (``solar_assets.workers``: time and memory limits, one process
-per file, state restored between files) calls each asset's **own compute function** on its
-partition, in the order of the asset graph — the same code, metadata and content-hash data version
-as a Dagster step — stores each value where the filesystem IO manager reads it
-(``$SOLAR_HOME/storage/<asset>/<partition>``), and returns a ``PartitionEvent`` per asset
+paid it 200 times. Here a worker (``solar_assets.asset_compute.worker``, no Dagster) calls each
+asset's function on its partition, in the order of the asset graph — the same code, metadata and
+content-hash data version as a Dagster step — stores each value where the filesystem IO manager
+reads it (``$SOLAR_HOME/storage/<asset>/<partition>``), and returns a ``PartitionEvent`` per asset
 partition: its data version, code version, metadata and parents, or the failure that stopped it.
 
 The CLI then runs **one** Dagster run, of ``headroom_report`` and its checks; the report step
@@ -34,18 +33,6 @@ from solar_assets.asset_compute.storage import read_events, write_events
 from solar_assets.dagster_defs.metadata import to_dagster
 
 log = logging.getLogger(__name__)
-
-
-def partition_key(partition: Partition) -> "str | dg.MultiPartitionKey | None":
-    """The key as Dagster takes it: a ``MultiPartitionKey`` for a partition with dimensions."""
-    return dg.MultiPartitionKey(dict(partition.dims)) if partition.dims else partition.key
-
-
-def partition_of(asset: str, key: "str | dg.MultiPartitionKey | None") -> Partition:
-    """A Dagster partition key as solar's plain ``Partition``."""
-    if isinstance(key, dg.MultiPartitionKey):
-        return Partition.multi(asset, key.keys_by_dimension)
-    return Partition(asset, key)
 
 
 def asset_key(partition: Partition) -> dg.AssetKey:

@@ -197,7 +197,7 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
     per-workload results (``error`` set where a stage failed) and the ``headroom_report`` rows, in
     the order asked. ``failures``: errors found before any run (bad paths), listed in the report
     too. Each file's assets are computed in a worker process limited to ``timeout_s`` and
-    ``memory_limit_bytes`` (``assets.call.compute_workload``); meanwhile a thread of this process
+    ``memory_limit_bytes`` (``asset_compute.worker.compute_workload``); meanwhile a thread of this process
     imports Dagster and prepares the instance (``call.prepare_call``); then the run of
     ``headroom_report`` and its checks records every partition event of the call and writes the
     report (``call.report_call``). ``on_stage(workload, stage)`` as each stage starts. Raises
