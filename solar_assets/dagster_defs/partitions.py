@@ -15,11 +15,9 @@ to exactly its own specs, where a static list would carry every spec of this rep
 """
 from __future__ import annotations
 
-import hashlib
-import unicodedata
-from pathlib import Path
-
 import dagster as dg
+
+from solar_assets.dagster_defs.keys import escape_key, workload_key  # noqa: F401  (re-exported; Dagster-free)
 
 WORKLOAD_PARTITIONS_NAME = "workload"
 HARDWARE_PARTITIONS_NAME = "hardware"
@@ -50,32 +48,6 @@ def backend_key(framework: str, backend: str) -> str:
 
 def workload_backend_key(workload: str, backend: str) -> dg.MultiPartitionKey:
     return dg.MultiPartitionKey({"workload": workload, "backend": backend})
-
-
-_KEY_RESERVED = set("|,[]%")  # Dagster's multi-partition separator and range syntax, and the escape
-
-
-def escape_key(text: str) -> str:
-    """``text`` as a valid Dagster partition key: reserved and control characters as ``%XX``
-    (UTF-8 bytes), and a dot that would make ``...`` likewise; everything else kept."""
-    out: list[str] = []
-    for char in text:
-        if char in _KEY_RESERVED or unicodedata.category(char).startswith("C") or \
-                (char == "." and len(out) >= 1 and out[-1] == "."):
-            out.append("".join(f"%{b:02X}" for b in char.encode("utf-8")))
-        else:
-            out.append(char)
-    return "".join(out)
-
-
-def workload_key(path: str | Path, workload_dir: str | Path) -> str:
-    """The partition key of a workload file: its escaped stem when it lies directly in
-    ``workload_dir``, else ``<escaped stem>@<8 hex digits of its resolved path>``."""
-    path = Path(path)
-    resolved = path.resolve()
-    if resolved.parent == Path(workload_dir).resolve():
-        return escape_key(path.stem)
-    return f"{escape_key(path.stem)}@{hashlib.sha256(str(resolved).encode()).hexdigest()[:8]}"
 
 
 def workload_hardware_key(workload: str, hardware: str) -> dg.MultiPartitionKey:

@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # Dagster and the assets are imported where used: the CLI sta
     import dagster as dg
 
     from ir_schemas import ReportRow
+    from solar_assets.dagster_defs import call_records
     from solar_assets.measure import MeasureOptions
     from solar_assets.pipeline import WorkloadResult
 
@@ -191,7 +192,7 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
                          memory_limit_bytes: int | None = None,
                          on_stage: Callable[[str, str], None] | None = None,
                          measure: MeasureOptions | None = None, checks: list[dg.AssetCheckEvaluation] | None = None,
-                         ) -> tuple[list[WorkloadResult], list[ReportRow]]:
+                         record: bool = True) -> tuple[list[WorkloadResult], list[ReportRow]]:
     """Materialise every asset for ``paths`` × ``hardware_names`` in **one** Dagster run; return
     per-workload results (``error`` set where a stage failed) and the ``headroom_report`` rows, in
     the order asked. ``failures``: errors found before any run (bad paths), listed in the report
@@ -199,18 +200,31 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
     ``memory_limit_bytes`` (``assets.call.compute_workload``); meanwhile a thread of this process
     imports Dagster and prepares the instance (``call.prepare_call``); then the run of
     ``headroom_report`` and its checks records every partition event of the call and writes the
-    report (``call.report_call``). ``on_stage(workload, stage)`` as each stage starts. Raises
-    ``DagsterStorageError`` when the instance's database cannot be used."""
+    report (``call.report_call``). ``on_stage(workload, stage)`` as each stage starts.
+
+    A file whose call record matches (``call_records``: same freshness key, stored values
+    unchanged, and the instance's latest materialisations still the recorded ones) gets no
+    worker and records no event: its result is the record's, its rows the report's. ``record``:
+    write the records of this call's fully successful files (False: read none, write none).
+    Raises ``DagsterStorageError`` when the instance's database cannot be used."""
     import tempfile
     import threading
 
-    from solar_assets.dagster_defs.partitions import workload_key
+    from solar_assets.chain.config import RunConfig
+    from solar_assets.dagster_defs import call_records
+    from solar_assets.dagster_defs.keys import workload_key
+    from solar_assets.hardware import hardware_dir
     from solar_assets.workers import run_in_workers
 
     home_dir = pipeline.solar_home(home)
     check_storage(home_dir)
     workload_dir = pipeline.REPO_ROOT / "data" / "workloads"
     keys = {str(p): workload_key(p, workload_dir) for p in paths}
+    spec_dir = hardware_dir()
+    # decided before Dagster is imported: a file whose record matches starts no worker
+    freshness = {p: call_records.freshness_key(p, k, hardware_names, spec_dir, target_latency_s, RunConfig.from_env())
+                 for p, k in keys.items()} if record else {}
+    hits = call_records.find_hits(home_dir, keys, freshness) if record else {}
     with tempfile.TemporaryDirectory(prefix="solar-call-") as call_dir, contextlib.ExitStack() as stack:
         prepared: dict[str, Any] = {}
 
@@ -224,27 +238,41 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
                 with storage_guard(home_dir):
                     instance = stack.enter_context(solar_instance(home_dir))
                     prepared.update(call=call, base=base, instance=instance,
-                                    events=call.prepare_call(instance, config, list(keys.values()), hardware_names))
+                                    events=call.prepare_call(instance, config, list(keys.values()), hardware_names),
+                                    unverified=call_records.verify(instance, hits) if hits else set())
             except BaseException as e:  # re-raised in the caller's thread
                 prepared["error"] = e
 
         thread = threading.Thread(target=prepare, name="solar-dagster-prepare", daemon=True)
         thread.start()
-        from solar_assets.hardware import hardware_dir
-
-        config = {"home": str(home_dir), "workload_dir": str(workload_dir), "hardware_dir": str(hardware_dir()),
+        config = {"home": str(home_dir), "workload_dir": str(workload_dir), "hardware_dir": str(spec_dir),
                   "target_latency_s": target_latency_s, "workload_files": {k: p for p, k in keys.items()}}
         options = {"home": str(home_dir), "config": config, "keys": keys, "hardware": list(hardware_names),
                    "inverse": target_latency_s is not None, "call_dir": call_dir}
-        results = run_in_workers(list(keys), _compute_workload, pipeline.unfinished_result, None, jobs=1,
-                                 timeout_s=timeout_s, memory_limit_bytes=memory_limit_bytes, task_arg=options,
-                                 on_event=(lambda index, workload, stage: on_stage(workload, stage)) if on_stage else None)
+
+        def compute(files: list[str]) -> dict[str, WorkloadResult]:  # no worker at all for no file
+            return dict(zip(files, run_in_workers(
+                files, _compute_workload, pipeline.unfinished_result, None, jobs=1, timeout_s=timeout_s,
+                memory_limit_bytes=memory_limit_bytes, task_arg=options,
+                on_event=(lambda index, workload, stage: on_stage(workload, stage)) if on_stage else None)))
+
+        computed = compute([p for p in keys if p not in hits])
         thread.join()
         if "error" in prepared:
             raise prepared["error"]
         call, instance, events = prepared["call"], prepared["instance"], prepared["events"]
-        for path, result in zip(keys, results):
-            events += call.worker_events(call_dir, path, keys[path], result)
+        again = [p for p in keys if p in prepared["unverified"]]  # the instance contradicts the record
+        if again:
+            log.debug("%d recorded file(s) failed verification against the instance: computed", len(again))
+            computed.update(compute(again))
+        recorded = {p: r for p, r in hits.items() if p not in computed}
+        for path, hit in recorded.items():
+            if on_stage:
+                on_stage(hit.workload, "unchanged since the last call")
+        results = [computed[p] if p in computed else _recorded_result(p, recorded[p]) for p in keys]
+        file_events = {p: call.worker_events(call_dir, p, keys[p], computed[p]) for p in keys if p in computed}
+        for path in keys:
+            events += file_events.get(path, [])
         if measure is not None:
             bounded = [r.path for r in results if r.ok]
             measured = run_in_workers(bounded, _materialize_measurements, pipeline.unfinished_result, None, jobs=1,
@@ -265,6 +293,10 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
                                                       [*failures, *(r.error for r in results if r.error)])
         if checks is not None:
             checks.extend(evaluations)
+        for path, result in computed.items():  # the run recorded them: a next call may skip these files
+            if record and result.ok and freshness.get(path) is not None:
+                call_records.save_record(home_dir, path, keys[path], freshness[path], result.workload,
+                                         file_events[path], result.per_op)
     order = {p: i for i, p in enumerate(keys)}
     wanted = {h: i for i, h in enumerate(hardware_names)}
     rows = sorted((r for r in every_row if r.source in order and r.hardware in wanted),
@@ -272,6 +304,12 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
     for result in results:
         result.rows = [r for r in rows if r.source == result.path]
     return results, rows
+
+
+def _recorded_result(path: str, record: call_records.CallRecord) -> WorkloadResult:
+    """The result of a file answered from its call record: no error, the recorded per-op rows
+    (its rows come from the report, as the others')."""
+    return pipeline.WorkloadResult(workload=record.workload, path=path, per_op=list(record.per_op))
 
 
 def _compute_workload(path: str, cache_dir: str | None, options: dict[str, Any]) -> WorkloadResult:
