@@ -250,7 +250,9 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
         options = {"home": str(home_dir), "config": config, "keys": keys, "hardware": list(hardware_names),
                    "inverse": target_latency_s is not None, "call_dir": call_dir}
 
-        def compute(files: list[str]) -> dict[str, WorkloadResult]:  # no worker at all for no file
+        def compute(files: list[str]) -> dict[str, WorkloadResult]:
+            if not files:  # every file recorded: no worker at all
+                return {}
             return dict(zip(files, run_in_workers(
                 files, _compute_workload, pipeline.unfinished_result, None, jobs=1, timeout_s=timeout_s,
                 memory_limit_bytes=memory_limit_bytes, task_arg=options,
