@@ -10,6 +10,10 @@ materialisation (or failure) and writes the report of every materialised partiti
 backend runs before the report. A failed asset or a killed worker is reported per workload (the
 message names the file and the stage) and the other workloads carry on.
 
+A file whose call record matches (``call_records``: nothing it depends on changed, its stored
+values and the instance's latest materialisations are the recorded ones) gets no worker: a warm
+call on unchanged files starts none.
+
 This module imports neither Dagster nor the assets at import time, so the CLI's worker starts
 first (Dagster's import and the instance cost seconds the worker's own start-up hides).
 
