@@ -108,33 +108,34 @@ def store_json(path: Path | None, value: Any) -> bool:
     return store(path, json.dumps(value))
 
 
-def load(path: Path | None, decode: Callable[[bytes], T]) -> T | None:
+def load(path: Path | None, decode: Callable[[bytes], T], discard_level: int = logging.WARNING) -> T | None:
     """The entry at ``path`` decoded by ``decode``, or None: no entry (a miss), or one that fails
-    its digest or does not decode (deleted, with a warning naming the file)."""
-    return load_file(path, lambda p: decode(p.read_bytes()))
+    its digest or does not decode (deleted, logged at ``discard_level`` naming the file)."""
+    return load_file(path, lambda p: decode(p.read_bytes()), discard_level)
 
 
-def load_file(path: Path | None, decode: Callable[[Path], T]) -> T | None:
+def load_file(path: Path | None, decode: Callable[[Path], T], discard_level: int = logging.WARNING) -> T | None:
     """``load`` for a decoder that reads the verified file itself (``np.load``)."""
     if path is None or not path.is_file():
         return None
     try:
         problem = _digest_problem(path)
     except OSError as e:
-        return _discard(path, f"cannot be read ({e.strerror or e})")
+        return _discard(path, f"cannot be read ({e.strerror or e})", discard_level)
     if problem:
-        return _discard(path, problem)
+        return _discard(path, problem, discard_level)
     try:
         value = decode(path)
     except DECODE_ERRORS as e:
-        return _discard(path, f"does not decode ({type(e).__name__}: {_first_line(e)})")
+        return _discard(path, f"does not decode ({type(e).__name__}: {_first_line(e)})", discard_level)
     logger.debug("cache hit %s", path)
     return value
 
 
-def load_json(path: Path | None, decode: Callable[[Any], T] = lambda value: value) -> T | None:
+def load_json(path: Path | None, decode: Callable[[Any], T] = lambda value: value,
+              discard_level: int = logging.WARNING) -> T | None:
     """``load`` of a JSON entry, ``decode`` applied to the parsed value."""
-    return load(path, lambda data: decode(json.loads(data.decode("utf-8"))))
+    return load(path, lambda data: decode(json.loads(data.decode("utf-8"))), discard_level)
 
 
 def file_sha256(path: Path) -> str:
@@ -161,8 +162,8 @@ def _digest_problem(path: Path) -> str:
     return ""
 
 
-def _discard(path: Path, problem: str) -> None:
-    logger.warning("cache entry %s %s; discarded, recomputing", path, problem)
+def _discard(path: Path, problem: str, level: int = logging.WARNING) -> None:
+    logger.log(level, "cache entry %s %s; discarded, recomputing", path, problem)
     for p in (path, digest_path(path)):
         with contextlib.suppress(OSError):  # already gone, or not ours to remove
             p.unlink()
@@ -175,6 +176,13 @@ def _first_line(e: BaseException) -> str:
 
 
 # ---------------------------------------------------------------------------- where an entry lives
+CALL_RECORDS = "call_records"  # kind (directory under $SOLAR_HOME) of ``call_record_entry``
+CODE_PACKAGES = ("solar_assets", "ir_schemas")  # the code a finished result depends on
+# the frameworks and numeric libraries whose installed versions a finished result depends on
+LIBRARIES = ("torch", "numpy", "numba", "transformers", "einops", "jax", "jaxlib", "flax")
+SETTINGS_PREFIX = "SOLAR_"
+NOT_SETTINGS = ("SOLAR_HOME",)  # where results live, not what they are
+
 class KeyedSource(Protocol):
     """What a cache key reads of a workload (``solar_assets.workloads.WorkloadSource``)."""
 
@@ -230,6 +238,16 @@ def source_entry(cache_dir: Path | None, kind: str, src: KeyedSource, packages: 
     return Path(cache_dir) / kind / f"{file_safe(src.name)}-{key[:16]}{suffix}"
 
 
+def call_record_entry(home: Path, partition_key: str) -> Path:
+    """Where ``solar analyze``'s call record of a workload partition lives
+    (``dagster_defs.call_records``): ``$SOLAR_HOME/call_records/<key>-<hash of key>.json``. One
+    entry per partition, replaced by each call that records it; the freshness key is inside
+    (a record of other inputs is a miss). Not under ``$SOLAR_HOME/dagster``: wiping Dagster's
+    history leaves the records, and their verification against the instance then fails."""
+    digest = hashlib.sha256(partition_key.encode()).hexdigest()[:16]
+    return Path(home) / CALL_RECORDS / f"{file_safe(partition_key)}-{digest}.json"
+
+
 def digest_entry(cache_dir: Path | None, kind: str, name: str, graph: KeyedGraph, packages: tuple[str, ...],
                  variant: str) -> Path | None:
     """A cache file keyed by an einsum graph's digest, the producing packages' sources and
@@ -269,3 +287,20 @@ def package_versions(names: tuple[str, ...]) -> str:
 def _jax_versions() -> str:
     """jax, jaxlib and flax versions, in the form cache keys have always used."""
     return "jax" + ",".join(v.split("=", 1)[1] for v in package_versions(("jax", "jaxlib", "flax")).split(","))
+
+
+@functools.lru_cache(maxsize=None)
+def _library_versions() -> str:
+    return package_versions(LIBRARIES)
+
+
+def environment_key() -> str:
+    """What a finished result (a coverage row, a call record) depends on beyond its own inputs,
+    taken without importing torch, numba or Dagster: every source of ``solar_assets`` and
+    ``ir_schemas`` (``package_fingerprint``), the installed versions of ``LIBRARIES`` (package
+    metadata) and every ``SOLAR_*`` setting but ``SOLAR_HOME`` (sizes, budgets, translator,
+    hardware dir, fp32 policy)."""
+    code = ":".join(package_fingerprint(p) for p in CODE_PACKAGES)
+    settings = json.dumps({k: v for k, v in sorted(os.environ.items())
+                           if k.startswith(SETTINGS_PREFIX) and k not in NOT_SETTINGS})
+    return f"{code}|{_library_versions()}|{settings}"

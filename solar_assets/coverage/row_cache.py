@@ -7,11 +7,11 @@ reading them, so the whole row is kept too, under a key computed without importi
 
 - the file's bytes and the local modules it imports (``WorkloadSource.version``) and its path
   (the row names it),
-- the code: every source of ``solar_assets`` and ``ir_schemas`` (``cache_store.package_fingerprint``,
-  a hash of the files, not of anything imported),
-- the installed versions of the frameworks and numeric libraries (package metadata),
-- the validation budget and every ``SOLAR_*`` setting but ``SOLAR_HOME`` (sizes, node-wise budget,
-  translator).
+- the validation budget,
+- ``cache_store.environment_key()``, shared with ``solar analyze``'s call records: every source of
+  ``solar_assets`` and ``ir_schemas`` (a hash of the files, not of anything imported), the
+  installed versions of the frameworks and numeric libraries (package metadata), and every
+  ``SOLAR_*`` setting but ``SOLAR_HOME`` (sizes, node-wise budget, translator).
 
 Only rows that ``check_workload`` finished are stored, failures included (a missing lowering is
 as deterministic as a pass); a file that timed out or killed its worker is checked again.
@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -30,26 +28,11 @@ from solar_assets import cache_store
 from solar_assets.errors import SolarError
 
 KIND = "coverage_row"
-CODE_PACKAGES = ("solar_assets", "ir_schemas")
-LIBRARIES = ("torch", "numpy", "numba", "transformers", "einops", "jax", "jaxlib", "flax")
-SETTINGS_PREFIX = "SOLAR_"
-NOT_SETTINGS = ("SOLAR_HOME",)
-
-
-@lru_cache(maxsize=None)
-def _library_versions() -> str:
-    return cache_store.package_versions(LIBRARIES)
-
-
-def _settings() -> str:
-    return json.dumps({k: v for k, v in sorted(os.environ.items())
-                       if k.startswith(SETTINGS_PREFIX) and k not in NOT_SETTINGS})
 
 
 def row_path(cache_dir: str | Path | None, path: str | Path, budget: Any = None) -> Path | None:
     """Where the finished row of ``path`` lives under ``cache_dir`` (None: caching is off, or the
     file cannot be read; then the check itself says what is wrong)."""
-    from solar_assets import cache_store
     from solar_assets.chain.config import RunConfig
     from solar_assets.workloads import read_workload_source
 
@@ -59,9 +42,8 @@ def row_path(cache_dir: str | Path | None, path: str | Path, budget: Any = None)
         src = read_workload_source(path, RunConfig.from_env().framework)  # as the chain reads it, without numba
     except (OSError, SolarError):
         return None
-    code = ":".join(cache_store.package_fingerprint(p) for p in CODE_PACKAGES)
-    key = hashlib.sha256("|".join([src.version, src.framework, str(path), code, _library_versions(),
-                                   repr(budget), _settings()]).encode()).hexdigest()
+    key = hashlib.sha256("|".join([src.version, src.framework, str(path), repr(budget),
+                                   cache_store.environment_key()]).encode()).hexdigest()
     return Path(cache_dir) / KIND / f"{cache_store.file_safe(src.name)}-{key[:16]}.json"
 
 

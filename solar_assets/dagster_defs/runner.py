@@ -10,6 +10,10 @@ materialisation (or failure) and writes the report of every materialised partiti
 backend runs before the report. A failed asset or a killed worker is reported per workload (the
 message names the file and the stage) and the other workloads carry on.
 
+A file whose call record matches (``call_records``: nothing it depends on changed, its stored
+values and the instance's latest materialisations are the recorded ones) gets no worker: a warm
+call on unchanged files starts none.
+
 This module imports neither Dagster nor the assets at import time, so the CLI's worker starts
 first (Dagster's import and the instance cost seconds the worker's own start-up hides).
 
@@ -36,6 +40,7 @@ if TYPE_CHECKING:  # Dagster and the assets are imported where used: the CLI sta
     import dagster as dg
 
     from ir_schemas import ReportRow
+    from solar_assets.dagster_defs import call_records
     from solar_assets.measure import MeasureOptions
     from solar_assets.pipeline import WorkloadResult
 
@@ -192,7 +197,7 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
                          memory_limit_bytes: int | None = None,
                          on_stage: Callable[[str, str], None] | None = None,
                          measure: MeasureOptions | None = None, checks: list[dg.AssetCheckEvaluation] | None = None,
-                         ) -> tuple[list[WorkloadResult], list[ReportRow]]:
+                         record: bool = True) -> tuple[list[WorkloadResult], list[ReportRow]]:
     """Materialise every asset for ``paths`` × ``hardware_names`` in **one** Dagster run; return
     per-workload results (``error`` set where a stage failed) and the ``headroom_report`` rows, in
     the order asked. ``failures``: errors found before any run (bad paths), listed in the report
@@ -200,8 +205,13 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
     ``memory_limit_bytes`` (``asset_compute.worker.compute_workload``); meanwhile a thread of this process
     imports Dagster and prepares the instance (``call.prepare_call``); then the run of
     ``headroom_report`` and its checks records every partition event of the call and writes the
-    report (``call.report_call``). ``on_stage(workload, stage)`` as each stage starts. Raises
-    ``DagsterStorageError`` when the instance's database cannot be used."""
+    report (``call.report_call``). ``on_stage(workload, stage)`` as each stage starts.
+
+    A file whose call record matches (``call_records``: same freshness key, stored values
+    unchanged, and the instance's latest materialisations still the recorded ones) gets no
+    worker and records no event: its result is the record's, its rows the report's. ``record``:
+    write the records of this call's fully successful files (False: read none, write none).
+    Raises ``DagsterStorageError`` when the instance's database cannot be used."""
     import tempfile
     import threading
 
@@ -209,6 +219,8 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
     from solar_assets.asset_compute.pictures import PictureThread
     from solar_assets.asset_compute.settings import AssetSettings
     from solar_assets.asset_compute.worker import DRAWN_BY_CLI, events_file
+    from solar_assets.chain.config import RunConfig
+    from solar_assets.dagster_defs import call_records
     from solar_assets.workers import run_in_workers
 
     home_dir = pipeline.solar_home(home)
@@ -217,6 +229,10 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
     keys = {str(p): workload_key(p, workload_dir) for p in paths}
     settings = AssetSettings.default(home_dir, workload_dir, target_latency_s=target_latency_s,
                                      workload_files={k: p for p, k in keys.items()})
+    # decided before Dagster is imported: a file whose record matches starts no worker
+    freshness = {p: call_records.freshness_key(p, k, hardware_names, Path(settings.hardware_dir), target_latency_s,
+                                               RunConfig.from_env()) for p, k in keys.items()} if record else {}
+    hits = call_records.find_hits(home_dir, keys, freshness) if record else {}
     with tempfile.TemporaryDirectory(prefix="solar-call-") as call_dir, contextlib.ExitStack() as stack:
         prepared: dict[str, Any] = {}
 
@@ -229,7 +245,8 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
                 with storage_guard(home_dir):
                     instance = stack.enter_context(solar_instance(home_dir))
                     prepared.update(call=call, base=config, instance=instance,
-                                    events=call.prepare_call(instance, config, list(keys.values()), hardware_names))
+                                    events=call.prepare_call(instance, config, list(keys.values()), hardware_names),
+                                    unverified=call_records.verify(instance, hits) if hits else set())
             except BaseException as e:  # re-raised in the caller's thread
                 prepared["error"] = e
 
@@ -239,22 +256,38 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
         options = {"home": str(home_dir), "settings": settings.as_dict(), "keys": keys,
                    "hardware": list(hardware_names), "inverse": target_latency_s is not None,
                    "call_dir": call_dir, "defer_pictures": True}
-        paths_in_order = list(keys)
-        results = run_in_workers(paths_in_order, _compute_workload, pipeline.unfinished_result, None, jobs=1,
-                                 timeout_s=timeout_s, memory_limit_bytes=memory_limit_bytes, task_arg=options,
-                                 on_result=lambda index, _: pictures.submit(events_file(call_dir, paths_in_order[index])),
-                                 on_event=(lambda index, workload, stage: on_stage(workload, stage)) if on_stage else None)
-        waited = time.perf_counter()
-        pictures.join()
-        log.debug("the workers finished; the pictures %.2f s after them", time.perf_counter() - waited)
+
+        def compute(files: list[str]) -> dict[str, WorkloadResult]:
+            if not files:  # every file recorded: no worker at all
+                return {}
+            return dict(zip(files, run_in_workers(
+                files, _compute_workload, pipeline.unfinished_result, None, jobs=1, timeout_s=timeout_s,
+                memory_limit_bytes=memory_limit_bytes, task_arg=options,
+                on_result=lambda index, _: pictures.submit(events_file(call_dir, files[index])),
+                on_event=(lambda index, workload, stage: on_stage(workload, stage)) if on_stage else None)))
+
+        computed = compute([p for p in keys if p not in hits])
         waited = time.perf_counter()
         thread.join()
-        log.debug("the Dagster preparation finished %.2f s after the pictures", time.perf_counter() - waited)
+        log.debug("the Dagster preparation finished %.2f s after the workers", time.perf_counter() - waited)
         if "error" in prepared:
             raise prepared["error"]
         call, instance, events = prepared["call"], prepared["instance"], prepared["events"]
-        for path, result in zip(keys, results):
-            events += call.worker_events(call_dir, path, keys[path], result)
+        again = [p for p in keys if p in prepared["unverified"]]  # the instance contradicts the record
+        if again:
+            log.debug("%d recorded file(s) failed verification against the instance: computed", len(again))
+            computed.update(compute(again))
+        waited = time.perf_counter()
+        pictures.join()
+        log.debug("the pictures finished %.2f s after the workers", time.perf_counter() - waited)
+        recorded = {p: r for p, r in hits.items() if p not in computed}
+        for path, hit in recorded.items():
+            if on_stage:
+                on_stage(hit.workload, "unchanged since the last call")
+        results = [computed[p] if p in computed else _recorded_result(p, recorded[p]) for p in keys]
+        file_events = {p: call.worker_events(call_dir, p, keys[p], computed[p]) for p in keys if p in computed}
+        for path in keys:
+            events += file_events.get(path, [])
         if measure is not None:
             bounded = [r.path for r in results if r.ok]
             measured = run_in_workers(bounded, _materialize_measurements, pipeline.unfinished_result, None, jobs=1,
@@ -277,6 +310,10 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
             log.debug("the report run took %.2f s", time.perf_counter() - start)
         if checks is not None:
             checks.extend(evaluations)
+        for path, result in computed.items():  # the run recorded them: a next call may skip these files
+            if record and result.ok and freshness.get(path) is not None:
+                call_records.save_record(home_dir, path, keys[path], freshness[path], result.workload,
+                                         file_events[path], result.per_op)
     order = {p: i for i, p in enumerate(keys)}
     wanted = {h: i for i, h in enumerate(hardware_names)}
     rows = sorted((r for r in every_row if r.source in order and r.hardware in wanted),
@@ -284,6 +321,12 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
     for result in results:
         result.rows = [r for r in rows if r.source == result.path]
     return results, rows
+
+
+def _recorded_result(path: str, record: call_records.CallRecord) -> WorkloadResult:
+    """The result of a file answered from its call record: no error, the recorded per-op rows
+    (its rows come from the report, as the others')."""
+    return pipeline.WorkloadResult(workload=record.workload, path=path, per_op=list(record.per_op))
 
 
 def _compute_workload(path: str, cache_dir: str | None, options: dict[str, Any]) -> WorkloadResult:

@@ -1,0 +1,194 @@
+"""Call records: what a ``solar analyze`` call recorded for a file, so a warm call skips its worker.
+
+A warm call on unchanged files should do what Dagster is for: recompute only what changed. The
+worker for a file costs seconds (a spawned process importing torch) even when every stage cache
+hits, so after a call's report run succeeded the CLI writes, for each file whose every event of
+the call succeeded, a **record** (``$SOLAR_HOME/call_records/``, ``cache_store.call_record_entry``):
+
+- the file's **freshness key** (``freshness_key``): its bytes and the local modules it imports
+  (``WorkloadSource.version``), its path and workload partition key, the hardware names asked and
+  each spec file's sha256, the target latency, the run options (``RunConfig``: translator,
+  framework, fp32 policy, validation and node-wise budgets) and ``cache_store.environment_key()``
+  (solar's code, the installed libraries, every ``SOLAR_*`` setting but ``SOLAR_HOME``);
+- each asset partition the call recorded for the file, with its data version and its stored
+  value's file (``asset_compute.storage.storage_path``), size and mtime;
+- the per-op rows the worker returned and the result's workload name.
+
+The next call, before any worker or Dagster import, looks the records up (``find_hits``): a record
+whose key matches and whose stored files are all there, unchanged, is a hit. In the thread that
+prepares the instance, each hit is verified (``verify``): the latest materialisation of each
+recorded partition still has the recorded data version (history wiped, a UI run re-materialised
+it, a partition never recorded: a failed verification, and the file is computed after all).
+
+This module imports neither Dagster, torch nor numba (``verify`` imports Dagster when called).
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict
+
+from ir_schemas import PerOpRow
+from solar_assets import cache_store
+from solar_assets.errors import SolarError
+
+if TYPE_CHECKING:
+    import dagster as dg
+
+    from solar_assets.chain.config import RunConfig
+    from solar_assets.asset_compute.keys import PartitionEvent
+
+log = logging.getLogger(__name__)
+
+RECORD_FORMAT = 1  # bumped when the record's fields change: an older record is then a miss
+
+
+class RecordedPartition(BaseModel):
+    """One asset partition a call recorded for the file: its data version and its stored value."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    asset: str
+    partition: str  # the key as Dagster prints it (``gemm``, ``H100_SXM|gemm``)
+    data_version: str
+    storage: str  # relative to $SOLAR_HOME (``storage/sol_bounds/H100_SXM/gemm``)
+    size: int
+    mtime_ns: int
+
+
+class CallRecord(BaseModel):
+    """What a call recorded for one workload partition, and under which inputs."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    format: int = RECORD_FORMAT
+    freshness_key: str
+    workload_key: str
+    workload: str  # ``WorkloadResult.workload``
+    path: str  # the path the recording call was given
+    partitions: list[RecordedPartition]
+    per_op: list[PerOpRow]
+
+
+# ---------------------------------------------------------------------------- the freshness key
+def _hardware_files(hardware_names: Sequence[str], hardware_dir: Path | None) -> list[str]:
+    """``name=sha256`` of each spec file as the assets load it (``hardware_dir`` first, then the
+    search path); a name that resolves to no file gives ``name=-`` (its assets fail: never recorded)."""
+    from solar_assets.hardware.spec import HardwareError, _resolve
+
+    out = []
+    for name in hardware_names:
+        try:
+            digest = cache_store.file_sha256(_resolve(name, hardware_dir))
+        except (HardwareError, OSError):
+            digest = "-"
+        out.append(f"{name}={digest}")
+    return out
+
+
+def freshness_key(path: str | Path, workload_key: str, hardware_names: Sequence[str], hardware_dir: Path | None,
+                  target_latency_s: float | None, run: RunConfig) -> str | None:
+    """Everything a file's asset partitions in a call depend on, hashed (module docstring); None
+    when the file cannot be read (never a hit: the worker says what is wrong)."""
+    from solar_assets.workloads import read_workload_source
+
+    try:
+        src = read_workload_source(path, run.framework)
+    except (OSError, SolarError):
+        return None
+    parts = [f"record={RECORD_FORMAT}", src.version, src.framework, str(Path(path).resolve()), workload_key,
+             *_hardware_files(hardware_names, hardware_dir), f"target={target_latency_s!r}", repr(run),
+             cache_store.environment_key()]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+# ---------------------------------------------------------------------------- reading and writing
+def load_record(home: Path, workload_key: str) -> CallRecord | None:
+    """The stored record of a workload partition; a corrupt one is a miss (logged at debug)."""
+    return cache_store.load(cache_store.call_record_entry(home, workload_key), CallRecord.model_validate_json,
+                            discard_level=logging.DEBUG)
+
+
+def _unchanged(home: Path, recorded: RecordedPartition) -> bool:
+    try:
+        stat = os.stat(home / recorded.storage)
+    except OSError:
+        return False
+    return stat.st_size == recorded.size and stat.st_mtime_ns == recorded.mtime_ns
+
+
+def find_hits(home: Path, keys: Mapping[str, str], freshness: Mapping[str, str | None]) -> dict[str, CallRecord]:
+    """``path -> record`` of each file (``keys``: path -> workload partition key) whose record's
+    freshness key equals ``freshness[path]`` and whose recorded storage files all exist with the
+    recorded size and mtime. No Dagster: the CLI decides this before importing it."""
+    hits = {}
+    for path, key in keys.items():
+        wanted = freshness.get(path)
+        record = load_record(home, key) if wanted is not None else None
+        if record is None or record.freshness_key != wanted or record.workload_key != key:
+            continue
+        stale = [p for p in record.partitions if not _unchanged(home, p)]
+        if stale:
+            log.debug("%s: recorded %s[%s] changed on disk: computed again", path, stale[0].asset, stale[0].partition)
+            continue
+        hits[path] = record
+    return hits
+
+
+def save_record(home: Path, path: str, workload_key: str, freshness: str, workload: str,
+                events: Sequence[PartitionEvent], per_op: Sequence[PerOpRow]) -> bool:
+    """Store the record of a file whose every event of the call succeeded (``events``: its
+    workload and bound assets' events, as recorded by the call's run). False (nothing stored)
+    when an event failed or a stored value is missing."""
+    from solar_assets.asset_compute.storage import storage_path
+
+    partitions = []
+    for event in events:
+        if event.error is not None or event.observation or event.data_version is None:
+            return False
+        file = storage_path(home, event.partition)
+        try:
+            stat = file.stat()
+        except OSError:
+            return False
+        partitions.append(RecordedPartition(asset=event.partition.asset, partition=str(event.partition.key),
+                                            data_version=event.data_version,
+                                            storage=str(file.relative_to(home)), size=stat.st_size,
+                                            mtime_ns=stat.st_mtime_ns))
+    if not partitions:
+        return False
+    record = CallRecord(freshness_key=freshness, workload_key=workload_key, workload=workload, path=path,
+                        partitions=partitions, per_op=list(per_op))
+    return cache_store.store(cache_store.call_record_entry(home, workload_key), record.model_dump_json())
+
+
+# ---------------------------------------------------------------------------- against the instance
+def verify(instance: dg.DagsterInstance, hits: Mapping[str, CallRecord]) -> set[str]:
+    """The paths of ``hits`` whose record the instance contradicts: a recorded asset partition
+    whose latest materialisation is missing or has another data version. Two queries per asset
+    (``batch.latest_versions``), whatever the number of partitions."""
+    import dagster as dg
+
+    from solar_assets.dagster_defs.batch import latest_versions
+
+    by_asset: dict[str, set[str]] = {}
+    for record in hits.values():
+        for p in record.partitions:
+            by_asset.setdefault(p.asset, set()).add(p.partition)
+    latest = {asset: latest_versions(instance, dg.AssetKey(asset), sorted(keys)) for asset, keys in by_asset.items()}
+    failed = set()
+    for path, record in hits.items():
+        for p in record.partitions:
+            found = latest[p.asset].get(p.partition)
+            if found is None or found[0] != p.data_version:
+                log.debug("%s: %s[%s] is %s in the instance, recorded %s: computed again", path, p.asset,
+                          p.partition, found[0] if found else "not materialised", p.data_version)
+                failed.add(path)
+                break
+    return failed
+
