@@ -149,8 +149,7 @@ def _parser() -> argparse.ArgumentParser:
                          help="run the stages directly, without Dagster (same output; for debugging)")
     analyze.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
     analyze.add_argument("--jobs", type=int, default=1, metavar="N",
-                         help="worker processes side by side on the --no-dagster path (default 1; each file still "
-                              "alone in its worker)")
+                         help="worker processes side by side (default 1; each file still alone in its worker)")
     analyze.add_argument("--timeout", type=float, default=pipeline.DEFAULT_TIMEOUT_S, metavar="SECONDS",
                          help="time limit per workload, which runs in a worker process (default 600; 0: none)")
     analyze.add_argument("--memory-limit", default=None, metavar="SIZE",
@@ -380,7 +379,7 @@ def analyze(args: argparse.Namespace) -> int:
         try:
             results, rows = analyze_with_dagster(paths, hardware_names, args.target_latency, home,
                                                  failures=input_errors, on_stage=progress, measure=measure,
-                                                 checks=checks, **limits)
+                                                 checks=checks, jobs=args.jobs, **limits)
             _print_checks(checks)
         except DagsterStorageError as e:  # the rows still land: the same stages without Dagster
             progress.done()

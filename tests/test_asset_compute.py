@@ -160,3 +160,26 @@ def test_the_dagster_path_honours_the_run_options(tmp_path):
         rows[bool(flag)] = json.loads(out.stdout)["rows"][0]
     assert rows[False]["peak_flop_per_s"] == pytest.approx(tf32)
     assert rows[False]["sol_fused_s"] == pytest.approx(rows[True]["sol_fused_s"])
+
+
+@pytest.mark.slow
+def test_two_workers_on_the_dagster_path_give_the_plain_rows(tmp_path):
+    """``solar analyze --jobs 2`` runs two workers on the Dagster path too (the worker imports no
+    Dagster, and each file's events are its own file); the rows are the plain path's."""
+    import json
+
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    (folder / "relu_linear.py").write_text(WORKLOAD)
+    (folder / "matmul.py").write_text(MATMUL)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    rows = {}
+    for flag in (["--jobs", "2"], ["--no-dagster"]):
+        out = subprocess.run([sys.executable, "-m", "solar", "analyze", str(folder), "--hardware", "H100_SXM",
+                              "--json", "--no-progress", "--home", str(tmp_path / "home"), *flag],
+                             capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
+        assert out.returncode == 0, out.stderr[-3000:]
+        rows[flag[0]] = {r["workload"]: (r["macs"], r["sol_fused_s"], r["bytes_fused"])
+                         for r in json.loads(out.stdout)["rows"]}
+    assert rows["--jobs"] == rows["--no-dagster"]
+    assert rows["--jobs"]["matmul"][0] == 64 * 32 * 48  # MACs of the product, by hand

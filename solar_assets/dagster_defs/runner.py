@@ -197,7 +197,7 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
                          memory_limit_bytes: int | None = None,
                          on_stage: Callable[[str, str], None] | None = None,
                          measure: MeasureOptions | None = None, checks: list[dg.AssetCheckEvaluation] | None = None,
-                         record: bool = True) -> tuple[list[WorkloadResult], list[ReportRow]]:
+                         record: bool = True, jobs: int = 1) -> tuple[list[WorkloadResult], list[ReportRow]]:
     """Materialise every asset for ``paths`` × ``hardware_names`` in **one** Dagster run; return
     per-workload results (``error`` set where a stage failed) and the ``headroom_report`` rows, in
     the order asked. ``failures``: errors found before any run (bad paths), listed in the report
@@ -211,6 +211,7 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
     unchanged, and the instance's latest materialisations still the recorded ones) gets no
     worker and records no event: its result is the record's, its rows the report's. ``record``:
     write the records of this call's fully successful files (False: read none, write none).
+    ``jobs``: worker processes side by side (each file still alone in its worker).
     Raises ``DagsterStorageError`` when the instance's database cannot be used."""
     import tempfile
     import threading
@@ -261,7 +262,7 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
             if not files:  # every file recorded: no worker at all
                 return {}
             return dict(zip(files, run_in_workers(
-                files, _compute_workload, pipeline.unfinished_result, None, jobs=1, timeout_s=timeout_s,
+                files, _compute_workload, pipeline.unfinished_result, None, jobs=max(1, jobs), timeout_s=timeout_s,
                 memory_limit_bytes=memory_limit_bytes, task_arg=options,
                 on_result=lambda index, _: pictures.submit(events_file(call_dir, files[index])),
                 on_event=(lambda index, workload, stage: on_stage(workload, stage)) if on_stage else None)))
