@@ -230,11 +230,12 @@ class EinsumGraph:
             for name, label in node_labels.items():
                 ax.text(*pos[name], label, fontsize=_NODE_PT, family="monospace", ha="center", va="center",
                         clip_on=False, zorder=3)
-            label_box = {"boxstyle": "round", "ec": "white", "fc": "white"}
-            for (a, b), label in edge_labels.items():
-                (xa, ya), (xb, yb) = pos[a], pos[b]
-                ax.text((xa + xb) / 2, (ya + yb) / 2, label, fontsize=_EDGE_PT, ha="center", va="center",
-                        bbox=label_box, clip_on=False, zorder=1.5)
+            middles = {edge: ((pos[edge[0]][0] + pos[edge[1]][0]) / 2, (pos[edge[0]][1] + pos[edge[1]][1]) / 2)
+                       for edge in edge_labels}
+            _label_backgrounds(ax, [(middles[e], label) for e, label in edge_labels.items()])
+            for edge, label in edge_labels.items():
+                ax.text(*middles[edge], label, fontsize=_EDGE_PT, family="monospace", ha="center", va="center",
+                        clip_on=False, zorder=1.5)
         return write_png(fig, path)
 
 
@@ -445,9 +446,9 @@ def _dot_quote(text: str) -> str:
 
 _NODE_SIDE_PT = 1800 ** 0.5  # a node's square, points (networkx's node_size=1800: an area in points²)
 _ARROW_PT = (8.0, 3.0)  # an arrowhead's length and half width, points
-_TITLE_PT, _NODE_PT, _EDGE_PT = 9, 7, 6  # font sizes: title (sans), node labels (monospace), edge labels (sans)
-_MONO_EM = 0.602  # DejaVu Sans Mono's advance, em: a node label's width is its longest line × this
-_SANS_EM = 0.65  # a generous mean advance of DejaVu Sans, em (edge labels, for the margins only)
+_TITLE_PT, _NODE_PT, _EDGE_PT = 9, 7, 6  # font sizes: title (sans), node and edge labels (monospace)
+_MONO_EM = 0.602  # DejaVu Sans Mono's advance, em: a label's width is its longest line × this
+_LINE_EM = 1.2  # a label's line height, em (matplotlib's default line spacing)
 _MAX_FIGURE_IN = (40.0, 60.0)  # the largest picture; a wider or taller graph's layers are packed closer
 
 
@@ -477,7 +478,7 @@ class _GraphLayout:
             return max([len(line) for line in label.split("\n")] + [0]) * em * size / 72
 
         node_w = max([width_in(t, _MONO_EM, _NODE_PT) for t in node_labels] + [_NODE_SIDE_PT / 72])
-        edge_w = max([width_in(t, _SANS_EM, _EDGE_PT) for t in edge_labels] + [0])
+        edge_w = max([width_in(t, _MONO_EM, _EDGE_PT) for t in edge_labels] + [0])
         margin = (max(node_w, edge_w) / 2 + 0.15, _NODE_SIDE_PT / 72 / 2 + 0.35)
         across = max([len(layer) for layer in layers] + [1])
         pitch = [max(1.9, node_w + 0.3), 1.0]
@@ -490,6 +491,22 @@ class _GraphLayout:
         positions = {name: (margin[0] + (j + (across - len(layer)) / 2) * pitch[0], axes[1] - margin[1] - d * pitch[1])
                      for d, layer in enumerate(layers) for j, name in enumerate(layer)}
         return cls(positions, axes, figure)
+
+
+def _label_backgrounds(ax, labels: list[tuple[tuple[float, float], str]]) -> None:
+    """A white box behind each edge label (centred at its point, inches), so the line it sits on
+    does not cross its text: one polygon collection, sized from the monospace advance, instead of
+    a box patch per label laid out at every draw."""
+    from matplotlib.collections import PolyCollection
+
+    pad = 0.3 * _EDGE_PT / 72
+    boxes = []
+    for (x, y), label in labels:
+        lines = label.split("\n")
+        half_w = max(len(line) for line in lines) * _MONO_EM * _EDGE_PT / 72 / 2 + pad
+        half_h = len(lines) * _LINE_EM * _EDGE_PT / 72 / 2 + pad / 2
+        boxes.append([(x - half_w, y - half_h), (x + half_w, y - half_h), (x + half_w, y + half_h), (x - half_w, y + half_h)])
+    ax.add_collection(PolyCollection(boxes, facecolors="white", edgecolors="none", zorder=1.4), autolim=False)
 
 
 def _draw_edges(ax, edges: list[tuple[tuple[float, float], tuple[float, float]]]) -> None:
