@@ -499,6 +499,8 @@ def _label_backgrounds(ax, labels: list[tuple[tuple[float, float], str]]) -> Non
     a box patch per label laid out at every draw."""
     from matplotlib.collections import PolyCollection
 
+    if not labels:
+        return
     pad = 0.3 * _EDGE_PT / 72
     boxes = []
     for (x, y), label in labels:
@@ -529,5 +531,7 @@ def _draw_edges(ax, edges: list[tuple[tuple[float, float], tuple[float, float]]]
         shafts.append([start, base])
         heads.append([tip, (base[0] - halfwidth * uy, base[1] + halfwidth * ux),
                       (base[0] + halfwidth * uy, base[1] - halfwidth * ux)])
+    if not shafts:
+        return
     ax.add_collection(LineCollection(shafts, colors="black", linewidths=1, zorder=1), autolim=False)
     ax.add_collection(PolyCollection(heads, facecolors="black", edgecolors="none", zorder=1), autolim=False)
