@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -190,45 +191,52 @@ class EinsumGraph:
         """Draw the DAG (layered by topological generation) to a PNG with matplotlib's Agg canvas.
 
         Byte counts read as everywhere else (``format_bytes``: ``13.0 GiB``); labels are not clipped
-        at the axes and the axes are padded, so edge and node labels at the border stay whole."""
-        import textwrap
-
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        at the axes and the axes are padded, so edge and node labels at the border stay whole.
+        Drawn for every ``einsum_graph`` partition, so cheaply (issue 16): laid out in inches
+        (``_GraphLayout``: the picture as large as its content, not a fixed page cropped by
+        ``bbox_inches="tight"``, which drew it twice), plain artists instead of networkx's drawing
+        (its arrows clipped bezier paths against the nodes at every draw): the edges are one line
+        collection ending at the squares' borders and one collection of arrowheads."""
         import networkx as nx
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
 
         from solar_assets.formatting import format_bytes, format_count
+        from solar_assets.png import write_png
 
-        path = Path(path)
         g = self.nx
-        pos: dict[str, tuple[float, float]] = {}
-        generations = list(nx.topological_generations(g)) if g.number_of_nodes() else []
-        for depth, gen in enumerate(generations):
-            ordered = sorted(gen, key=[n.name for n in self.nodes].index)
-            for j, name in enumerate(ordered):
-                pos[name] = (j - (len(ordered) - 1) / 2, -depth)
-        width = max([len(gen) for gen in generations] + [1])
-        fig = Figure(figsize=(min(4 + 2.5 * width, 40), min(2 + 1.2 * len(generations), 60)), dpi=100)
+        order = {n.name: i for i, n in enumerate(self.nodes)}
+        layers = [sorted(gen, key=order.__getitem__) for gen in nx.topological_generations(g)] if len(g) else []
+        title = (f"{self.program.name}: {format_count(self.macs)} MACs, {format_bytes(self.bytes_unfused)} unfused, "
+                 f"{format_bytes(self.io_bytes)} I/O")
+        node_labels = {n.name: f"{n.name}\n{format_count(n.macs)} MAC\n{format_bytes(n.bytes)}" for n in self.nodes}
+        edge_labels = {(a, b): textwrap.fill(", ".join(d["tensors"]), 28) for a, b, d in g.edges(data=True)}
+        layout = _GraphLayout.of(layers, node_labels.values(), edge_labels.values(), title)
+        fig = Figure(figsize=layout.figure, dpi=100)
         FigureCanvasAgg(fig)
-        ax = fig.add_subplot(1, 1, 1)
+        ax = fig.add_axes(layout.axes_rect)
         ax.set_axis_off()
-        ax.set_title(f"{self.program.name}: {format_count(self.macs)} MACs, "
-                     f"{format_bytes(self.bytes_unfused)} unfused, {format_bytes(self.io_bytes)} I/O", fontsize=9)
+        ax.set_title(title, fontsize=_TITLE_PT, y=1.0)
+        ax.set_xlim(0, layout.axes[0])  # data units are inches
+        ax.set_ylim(0, layout.axes[1])
+        pos = layout.positions
         if pos:
-            colors = ["#cfe3f7" if g.nodes[n]["kind"] == "kernel" else "#eeeeee" for n in g.nodes]
-            nx.draw_networkx_nodes(g, pos, ax=ax, node_color=colors, node_shape="s", node_size=1800)
-            nx.draw_networkx_edges(g, pos, ax=ax, arrows=True, node_size=1800)
-            labels = {n.name: f"{n.name}\n{format_count(n.macs)} MAC\n{format_bytes(n.bytes)}" for n in self.nodes}
-            nx.draw_networkx_labels(g, pos, labels=labels, ax=ax, font_size=7, font_family="monospace",
-                                    clip_on=False)
-            edge_labels = {(a, b): textwrap.fill(", ".join(d["tensors"]), 28) for a, b, d in g.edges(data=True)}
-            nx.draw_networkx_edge_labels(g, pos, edge_labels=edge_labels, ax=ax, font_size=6, clip_on=False,
-                                         rotate=False)
-            xs, ys = [p[0] for p in pos.values()], [p[1] for p in pos.values()]
-            ax.set_xlim(min(xs) - 0.8, max(xs) + 0.8)  # room for the square nodes and labels at the border
-            ax.set_ylim(min(ys) - 0.6, max(ys) + 0.6)
-        fig.savefig(path, format="png", bbox_inches="tight")
-        return path
+            _draw_edges(ax, [(pos[a], pos[b]) for a, b in g.edges])
+            for kernels, color in ((True, "#cfe3f7"), (False, "#eeeeee")):  # kernels blue, reshapes grey
+                names = [n for n in pos if (g.nodes[n]["kind"] == "kernel") == kernels]
+                if names:
+                    ax.scatter([pos[n][0] for n in names], [pos[n][1] for n in names], s=_NODE_SIDE_PT ** 2,
+                               marker="s", color=color, edgecolors="none", zorder=2)
+            for name, label in node_labels.items():
+                ax.text(*pos[name], label, fontsize=_NODE_PT, family="monospace", ha="center", va="center",
+                        clip_on=False, zorder=3)
+            middles = {edge: ((pos[edge[0]][0] + pos[edge[1]][0]) / 2, (pos[edge[0]][1] + pos[edge[1]][1]) / 2)
+                       for edge in edge_labels}
+            _label_backgrounds(ax, [(middles[e], label) for e, label in edge_labels.items()])
+            for edge, label in edge_labels.items():
+                ax.text(*middles[edge], label, fontsize=_EDGE_PT, family="monospace", ha="center", va="center",
+                        clip_on=False, zorder=1.5)
+        return write_png(fig, path)
 
 
 def build_einsum_graph(program: Program, source: str = "<program>") -> EinsumGraph:
@@ -434,3 +442,96 @@ def _dot_escape(text: str) -> str:
 
 def _dot_quote(text: str) -> str:
     return '"' + _dot_escape(text) + '"'
+
+
+_NODE_SIDE_PT = 1800 ** 0.5  # a node's square, points (networkx's node_size=1800: an area in points²)
+_ARROW_PT = (8.0, 3.0)  # an arrowhead's length and half width, points
+_TITLE_PT, _NODE_PT, _EDGE_PT = 9, 7, 6  # font sizes: title (sans), node and edge labels (monospace)
+_MONO_EM = 0.602  # DejaVu Sans Mono's advance, em: a label's width is its longest line × this
+_LINE_EM = 1.2  # a label's line height, em (matplotlib's default line spacing)
+_MAX_FIGURE_IN = (40.0, 60.0)  # the largest picture; a wider or taller graph's layers are packed closer
+
+
+@dataclass(frozen=True)
+class _GraphLayout:
+    """Where the graph picture puts things, in inches: each node's centre (layers top-down, each
+    centred), the axes (the content and its margins) and the figure (the axes, 0.1 in around
+    them, the title above). Node pitch: the widest node label plus room, at least 1.9 in across
+    and 1 in down; margins: half the widest label, so a label at the border stays whole."""
+
+    positions: dict[str, tuple[float, float]]
+    axes: tuple[float, float]
+    figure: tuple[float, float]
+
+    @property
+    def axes_rect(self) -> tuple[float, float, float, float]:
+        """The axes as (left, bottom, width, height), fractions of the figure: centred across."""
+        (aw, ah), (fw, fh) = self.axes, self.figure
+        return ((fw - aw) / 2 / fw, 0.1 / fh, aw / fw, ah / fh)
+
+    @classmethod
+    def of(cls, layers: list[list[str]], node_labels, edge_labels, title: str) -> _GraphLayout:
+        from matplotlib.font_manager import FontProperties
+        from matplotlib.textpath import TextToPath
+
+        def width_in(label: str, em: float, size: float) -> float:
+            return max([len(line) for line in label.split("\n")] + [0]) * em * size / 72
+
+        node_w = max([width_in(t, _MONO_EM, _NODE_PT) for t in node_labels] + [_NODE_SIDE_PT / 72])
+        edge_w = max([width_in(t, _MONO_EM, _EDGE_PT) for t in edge_labels] + [0])
+        margin = (max(node_w, edge_w) / 2 + 0.15, _NODE_SIDE_PT / 72 / 2 + 0.35)
+        across = max([len(layer) for layer in layers] + [1])
+        pitch = [max(1.9, node_w + 0.3), 1.0]
+        for k, count in enumerate((across, len(layers))):  # pack closer rather than exceed the largest picture
+            if count > 1:
+                pitch[k] = max(min(pitch[k], (_MAX_FIGURE_IN[k] - 0.5 - 2 * margin[k]) / (count - 1)), 0.1)
+        axes = (2 * margin[0] + (across - 1) * pitch[0], 2 * margin[1] + (max(len(layers), 1) - 1) * pitch[1])
+        title_w = TextToPath().get_text_width_height_descent(title, FontProperties(size=_TITLE_PT), ismath=False)[0]
+        figure = (max(axes[0], title_w / 72) + 0.2, axes[1] + 0.45)
+        positions = {name: (margin[0] + (j + (across - len(layer)) / 2) * pitch[0], axes[1] - margin[1] - d * pitch[1])
+                     for d, layer in enumerate(layers) for j, name in enumerate(layer)}
+        return cls(positions, axes, figure)
+
+
+def _label_backgrounds(ax, labels: list[tuple[tuple[float, float], str]]) -> None:
+    """A white box behind each edge label (centred at its point, inches), so the line it sits on
+    does not cross its text: one polygon collection, sized from the monospace advance, instead of
+    a box patch per label laid out at every draw."""
+    from matplotlib.collections import PolyCollection
+
+    if not labels:
+        return
+    pad = 0.3 * _EDGE_PT / 72
+    boxes = []
+    for (x, y), label in labels:
+        lines = label.split("\n")
+        half_w = max(len(line) for line in lines) * _MONO_EM * _EDGE_PT / 72 / 2 + pad
+        half_h = len(lines) * _LINE_EM * _EDGE_PT / 72 / 2 + pad / 2
+        boxes.append([(x - half_w, y - half_h), (x + half_w, y - half_h), (x + half_w, y + half_h), (x - half_w, y + half_h)])
+    ax.add_collection(PolyCollection(boxes, facecolors="white", edgecolors="none", zorder=1.4), autolim=False)
+
+
+def _draw_edges(ax, edges: list[tuple[tuple[float, float], tuple[float, float]]]) -> None:
+    """Straight edges from the border of one node's square to the border of the other's, with an
+    arrowhead at the end: one line collection and one polygon collection (data units: inches)."""
+    from matplotlib.collections import LineCollection, PolyCollection
+
+    half = _NODE_SIDE_PT / 72 / 2
+    length, halfwidth = (v / 72 for v in _ARROW_PT)
+    shafts, heads = [], []
+    for (xa, ya), (xb, yb) in edges:
+        dx, dy = xb - xa, yb - ya
+        span = max(abs(dx), abs(dy))
+        if span <= 2 * half:
+            continue  # the squares touch: no room for an edge
+        t = half / span  # where the ray leaves a square: max(|dx|, |dy|)·t = half
+        ux, uy = dx / math.hypot(dx, dy), dy / math.hypot(dx, dy)
+        start, tip = (xa + t * dx, ya + t * dy), (xb - t * dx, yb - t * dy)
+        base = (tip[0] - length * ux, tip[1] - length * uy)
+        shafts.append([start, base])
+        heads.append([tip, (base[0] - halfwidth * uy, base[1] + halfwidth * ux),
+                      (base[0] + halfwidth * uy, base[1] - halfwidth * ux)])
+    if not shafts:
+        return
+    ax.add_collection(LineCollection(shafts, colors="black", linewidths=1, zorder=1), autolim=False)
+    ax.add_collection(PolyCollection(heads, facecolors="black", edgecolors="none", zorder=1), autolim=False)
