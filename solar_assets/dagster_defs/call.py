@@ -62,8 +62,10 @@ def prepare_call(instance: dg.DagsterInstance, config: SolarConfig, keys: Sequen
     changed = bool(events)
     events += hardware_specs(config, hardware_names)[0]
     if changed:  # a new or edited file: the report's table changes, the checks' suites will run
-        try:
-            import great_expectations  # noqa: F401  (imported here while the worker computes)
+        try:  # great-expectations imported, its context made and each suite run once, while the worker computes
+            from solar_assets.expectations import warm_up
+
+            warm_up()
         except ImportError:
             pass
     return events
