@@ -206,6 +206,30 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``solar`` command on ``argv``; returns the exit status. Called as the command itself
+    (``argv`` None: the console script, ``python -m solar``), the process ends as soon as the work
+    is done (``exit_now``)."""
+    code = _main(argv)
+    if argv is None:
+        exit_now(code)
+    return code
+
+
+def exit_now(code: int) -> None:
+    """End the process with ``code``: the atexit handlers run and the streams are flushed, but not
+    the interpreter's teardown, which freed every module's objects for ~1.2 s after a Dagster
+    call (Dagster, great-expectations and pandas loaded) and ~0.2 s after a plain one."""
+    import atexit
+
+    atexit._run_exitfuncs()
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = _parse_args(argv)
     if getattr(args, "framework", None):  # read by pipeline.read_source, here and in worker processes
         os.environ["SOLAR_FRAMEWORK"] = args.framework

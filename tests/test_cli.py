@@ -94,3 +94,12 @@ def test_worker_limits_are_checked_before_any_work(home, monkeypatch, capsys):
     assert "--memory-limit 'lots'" in capsys.readouterr().err
     assert main(["analyze", GEMM, "--timeout", "-1"]) == 2
     assert "--timeout must not be negative" in capsys.readouterr().err
+
+
+def test_the_command_exits_with_its_status_and_its_output_whole(tmp_path):
+    """``solar`` ends its process as soon as the work is done (``cli.exit_now``, no interpreter
+    teardown): the status is the command's and nothing it printed is lost."""
+    listed = solar("hardware", "list", home=tmp_path)
+    assert listed.returncode == 0 and "H100_SXM" in listed.stdout and listed.stdout.endswith("\n")
+    missing = solar("hardware", "show", "NOPE", home=tmp_path)
+    assert missing.returncode == 2 and "NOPE" in missing.stderr
