@@ -15,36 +15,10 @@ import pytest
 
 from solar_assets.asset_compute.graph import NODES
 from solar_assets.asset_compute.settings import FIELDS
+from workload_texts import TINY_LINEAR_RELU as WORKLOAD
 
 ROOT = Path(__file__).resolve().parents[1]
 
-WORKLOAD = '''import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    """A linear layer and a ReLU."""
-
-    def __init__(self, in_features, out_features):
-        super().__init__()
-        self.fc = nn.Linear(in_features, out_features)
-
-    def forward(self, x):
-        return torch.relu(self.fc(x))
-
-
-batch_size = 4
-in_features = 16
-out_features = 8
-
-
-def get_inputs():
-    return [torch.randn(batch_size, in_features)]
-
-
-def get_init_inputs():
-    return [in_features, out_features]
-'''
 
 
 MATMUL = '''import torch

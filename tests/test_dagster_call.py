@@ -19,6 +19,7 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+from workload_texts import BMM_PAIR
 
 from solar_assets.dagster_defs.partitions import workload_hardware_key, workload_key
 
@@ -51,22 +52,7 @@ def get_inputs():
 def get_init_inputs():
     return [n_in, 6]
 ''',
-    "small_bmm": '''import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def forward(self, a, b):
-        return torch.bmm(a, b)
-
-
-def get_inputs():
-    return [torch.randn(2, 5, 7), torch.randn(2, 7, 3)]
-
-
-def get_init_inputs():
-    return []
-''',
+    "small_bmm": BMM_PAIR,
 }
 BROKEN = "class Model(:\n"  # a syntax error: workload_source fails, naming the file
 

@@ -25,6 +25,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from workload_texts import BMM_PAIR
 
 REPO = Path(__file__).resolve().parents[1]
 HARDWARE = ["A6000", "H100_SXM"]
@@ -74,22 +75,6 @@ def get_inputs():
 
 def get_init_inputs():
     return [WIDTH]
-'''
-BMM = '''import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def forward(self, a, b):
-        return torch.bmm(a, b)
-
-
-def get_inputs():
-    return [torch.randn(2, 5, 7), torch.randn(2, 7, 3)]
-
-
-def get_init_inputs():
-    return []
 '''
 SCALE = '''import torch
 import torch.nn as nn
@@ -239,7 +224,7 @@ def setup(tmp_path_factory):
     workloads.mkdir()
     for name in HARDWARE:
         shutil.copy(REPO / "hardware" / f"{name}.yaml", hardware_dir / f"{name}.yaml")
-    texts = {"fc_tanh": LINEAR.format(batch=4), "uses_helper": USES_HELPER, "bmm_pair": BMM, "stays": SCALE,
+    texts = {"fc_tanh": LINEAR.format(batch=4), "uses_helper": USES_HELPER, "bmm_pair": BMM_PAIR, "stays": SCALE,
              "broken": BROKEN}
     files = {}
     for name, text in texts.items():

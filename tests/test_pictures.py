@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import struct
 
-import matplotlib.figure
 import pytest
 
 from ir_programs import attention
@@ -24,18 +23,6 @@ def test_log_ticks_are_the_decades_inside_else_one_two_five():
     assert log_ticks(1e-9, 1e9) == [10.0 ** k for k in range(-9, 10, 3)]  # 19 decades: every 3rd, 7 labels
     assert log_ticks(15.0, 160.0) == [20.0, 50.0, 100.0]  # one decade inside: 1, 2, 5 × 10ᵏ
 
-
-@pytest.fixture
-def saved_figures(monkeypatch):
-    figures = []
-    real = matplotlib.figure.Figure.savefig
-
-    def spy(self, *args, **kwargs):
-        figures.append(self)
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", spy)
-    return figures
 
 
 def _png_header(path) -> tuple[int, int, int]:

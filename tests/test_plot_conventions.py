@@ -2,7 +2,6 @@
 the lines, graph labels inside the picture."""
 from __future__ import annotations
 
-import matplotlib.figure
 import pytest
 
 from ir_programs import attention
@@ -25,19 +24,6 @@ from solar_assets.report import format_bytes
 def test_format_bytes_binary_units(n, text):
     assert format_bytes(n) == text
 
-
-@pytest.fixture
-def saved_figures(monkeypatch):
-    """Each figure passed to savefig, to inspect what was drawn."""
-    figures = []
-    real = matplotlib.figure.Figure.savefig
-
-    def spy(self, *args, **kwargs):
-        figures.append(self)
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", spy)
-    return figures
 
 
 def _png(path) -> bool:

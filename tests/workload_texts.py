@@ -41,3 +41,21 @@ def get_init_inputs():
     return []
 '''
 """A workload with an op the tracer has no lowering for (aten FFT): it must be named, never counted as zero."""
+
+BMM_PAIR = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, a, b):
+        return torch.bmm(a, b)
+
+
+def get_inputs():
+    return [torch.randn(2, 5, 7), torch.randn(2, 7, 3)]
+
+
+def get_init_inputs():
+    return []
+'''
+BMM_PAIR_MACS = 2 * 5 * 7 * 3
