@@ -83,10 +83,13 @@ def _output(compute: Callable[[], Computed]) -> dg.Output:
     """The ``dg.Output`` of one asset function's result (its errors as ``_user_errors`` says)."""
     with _user_errors():
         out = compute()
+    return _quiet_output(out.value, out.data_version, md.to_dagster(out.metadata))
+
+
+def _quiet_output(value: object, data_version: str, metadata: dict[str, object]) -> dg.Output:
     with warnings.catch_warnings():  # data_version on Output is beta in Dagster 1.13 (pinned)
         warnings.simplefilter("ignore", dg.BetaWarning)
-        return dg.Output(out.value, data_version=dg.DataVersion(out.data_version),
-                         metadata=md.to_dagster(out.metadata))
+        return dg.Output(value, data_version=dg.DataVersion(data_version), metadata=metadata)
 
 
 def _version(name: str) -> str:
@@ -233,7 +236,7 @@ def measured_runtime(context: dg.AssetExecutionContext, config: MeasureConfig, w
             (timing.error if timing is not None else None) or f"{workload_source.path}: {backend}: no runs"),
             allow_retries=False)
     version = _digest(json.dumps(list(timing.times_s)), host.digest())
-    return dg.Output(MeasuredRuntime(measurement, host.digest()), data_version=dg.DataVersion(version), metadata=md.to_dagster({
+    return _quiet_output(MeasuredRuntime(measurement, host.digest()), version, md.to_dagster({
         "backend": timing.label,
         "median": md.seconds(timing.median_s),
         "fastest": md.seconds(timing.min_s),
@@ -325,7 +328,7 @@ def headroom_report(context: dg.AssetExecutionContext, config: HeadroomConfig, s
     payload = json.dumps([r.model_dump(mode="json") for r in rows], sort_keys=True)
     table = ["| workload | hardware | sol_bounds run | data version |", "|---|---|---|---|",
              *(f"| {p['workload']} | {p['hardware']} | {p['run_id'][:8]} | {p['data_version']} |" for p in provenance)]
-    return dg.Output(rows, data_version=dg.DataVersion(_digest(payload, *config.failures)), metadata=md.to_dagster({
+    return _quiet_output(rows, _digest(payload, *config.failures), md.to_dagster({
         "rows": len(rows),
         "failed": len(config.failures),
         "violations": sum(1 for r in rows if r.violation),
