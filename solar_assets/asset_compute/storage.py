@@ -31,6 +31,13 @@ def load_value(home: str | Path, partition: Partition) -> object:
         return pickle.load(f)
 
 
+def file_version(path: Path) -> tuple[str, int, int]:
+    """``(path, mtime_ns, size)``: what a per-process cache of a parsed file is keyed by, so an
+    edited file is read again (0, 0 for a missing one)."""
+    stat = path.stat() if path.is_file() else None
+    return str(path), stat.st_mtime_ns if stat else 0, stat.st_size if stat else 0
+
+
 def write_events(path: Path, events: list) -> None:
     """A worker's partition events, for the CLI's one run (``dagster_defs.batch.record_events``)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")

@@ -24,7 +24,7 @@ from typing import Any
 from solar_assets.asset_compute.graph import BOUND_NODES, HARDWARE_NODE, NODES, WORKLOAD_NODES, AssetNode
 from solar_assets.asset_compute.keys import Partition, PartitionEvent
 from solar_assets.asset_compute.settings import AssetSettings
-from solar_assets.asset_compute.storage import store_value, write_events
+from solar_assets.asset_compute.storage import file_version, store_value, write_events
 from solar_assets.chain.artifacts import WorkloadResult
 from solar_assets.errors import SolarError, one_line, with_path
 from solar_assets.validate.errors import ValidationFailed
@@ -165,10 +165,9 @@ _SPECS: dict[tuple[str, str, int, int], tuple[PartitionEvent, Any]] = {}
 def _spec(partition: Partition, settings: AssetSettings) -> tuple[PartitionEvent, Any]:
     """``hardware_spec`` of a part, once per worker and file version (path, mtime, size): every
     file of a call reads the same YAML (0.3 s of 20 files)."""
-    path = Path(settings.hardware_dir) / f"{partition.key}.yaml"
-    stat = path.stat() if path.is_file() else None
-    key = (str(partition.key), str(path), stat.st_mtime_ns if stat else 0, stat.st_size if stat else 0)
-    if key not in _SPECS or stat is None:
+    version = file_version(Path(settings.hardware_dir) / f"{partition.key}.yaml")
+    key = (str(partition.key), *version)
+    if key not in _SPECS or not version[2]:  # a spec not in the dir: computed (and failing) each time
         _SPECS[key] = compute(HARDWARE_NODE, partition, {}, settings, [])
     return _SPECS[key]
 

@@ -18,6 +18,7 @@ from solar_assets.asset_compute.code_versions import code_version
 from solar_assets.asset_compute.computed import Computed, digest
 from solar_assets.asset_compute.metadata import Column, Markdown, Metadata, Record, Schema, Table, Text
 from solar_assets.asset_compute.settings import AssetSettings
+from solar_assets.asset_compute.storage import file_version
 from solar_assets.chain import run as chain
 from solar_assets.chain import stages
 from solar_assets.validate.validated import ValidatedIR
@@ -227,9 +228,7 @@ _BUFFERS: dict[tuple[str, int, int], int] = {}
 def buffer_bytes(name: str, hardware_dir: str) -> int:
     """A spec's on-chip buffer, parsed once per process and file version (path, mtime, size):
     ``ski_slope`` marks every spec, and parsing the six YAMLs was 0.3 s of each workload."""
-    path = Path(hardware_dir) / f"{name}.yaml"
-    stat = path.stat() if path.is_file() else None
-    key = (str(path), stat.st_mtime_ns if stat else 0, stat.st_size if stat else 0)
+    key = file_version(Path(hardware_dir) / f"{name}.yaml")
     if key not in _BUFFERS:
         _BUFFERS[key] = int(stages.load_spec(name, hardware_dir).onchip_buffer_bytes)
     return _BUFFERS[key]

@@ -29,7 +29,7 @@ from typing import Any
 import dagster as dg
 
 from solar_assets.asset_compute.keys import Partition, PartitionEvent
-from solar_assets.asset_compute.storage import read_events, write_events
+from solar_assets.asset_compute.storage import read_events
 from solar_assets.dagster_defs.metadata import to_dagster
 
 log = logging.getLogger(__name__)
@@ -185,19 +185,11 @@ def record_events(instance: dg.DagsterInstance, events: Sequence[PartitionEvent]
 _TAGGED = (dg.DagsterEventType.ASSET_MATERIALIZATION, dg.DagsterEventType.ASSET_OBSERVATION)
 
 
-def write_batch(path: Path, events: Sequence[PartitionEvent]) -> None:
-    write_events(path, list(events))
-
-
-def read_batch(path: str | Path) -> list[PartitionEvent]:
-    return read_events(path)
-
-
 def record_call(context: dg.AssetExecutionContext, batch_file: str | Path) -> int:
     """In ``headroom_report``'s step of a ``solar analyze`` run: record the call's partition
     events as this run's, then make the step read its inputs' versions afresh (it fetched them
     before the events existed), so the report's own lineage points at the bounds just recorded."""
-    events = read_batch(batch_file)
+    events = read_events(batch_file)
     count = record_events(context.instance, events, context.run_id, context.job_name)
     step = getattr(context, "_step_execution_context", None)
     if step is not None and hasattr(step, "wipe_input_asset_version_info"):

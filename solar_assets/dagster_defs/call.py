@@ -27,10 +27,10 @@ from ir_schemas import ReportRow
 from solar_assets import pipeline
 from solar_assets.asset_compute.graph import HARDWARE_NODE
 from solar_assets.asset_compute.keys import Partition, PartitionEvent
-from solar_assets.asset_compute.storage import store_value
+from solar_assets.asset_compute.storage import read_events, store_value, write_events
 from solar_assets.asset_compute.worker import compute, events_file, killed_events
 from solar_assets.dagster_defs.asset_checks import REPORT_CHECKS
-from solar_assets.dagster_defs.batch import latest_versions, read_batch, write_batch
+from solar_assets.dagster_defs.batch import latest_versions
 from solar_assets.dagster_defs.partitions import register_partitions
 from solar_assets.dagster_defs.resources import SolarConfig
 from solar_assets.dagster_defs.runner import (
@@ -45,7 +45,7 @@ from solar_assets.dagster_defs.sources import SOURCE_ASSETS, hardware_file, work
 from solar_assets.dagster_defs.assets import ASSETS, headroom_report, measured_runtime
 from solar_assets.pipeline import WorkloadResult
 
-__all__ = ["events_file", "read_batch", "write_batch"]  # used by the runner through this module
+__all__ = ["events_file", "write_events"]  # used by the runner through this module
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +131,7 @@ def worker_events(call_dir: str, path: str, key: str, result: WorkloadResult) ->
     a crash) before writing them, its workload partition's assets as failed with its error."""
     file = events_file(call_dir, path)
     if file.is_file():
-        return read_batch(file)
+        return read_events(file)
     return killed_events(key, result.error) if result.error else []
 
 

@@ -301,7 +301,7 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
         if storage:
             raise DagsterStorageError(storage[0].error)
         record_file = Path(call_dir) / "events.pickle"
-        call.write_batch(record_file, events)
+        call.write_events(record_file, events)
         with storage_guard(home_dir):
             _fail_abandoned_runs(instance, results)
             # every materialised partition: the report is the whole table, this call's rows within it
