@@ -13,12 +13,12 @@ Two tiny workloads and a broken one, on copies of A6000 and H100_SXM: one call o
 from __future__ import annotations
 
 import re
-import shutil
 import warnings
 from pathlib import Path
 
 import dagster as dg
 import pytest
+from dagster_helpers import call_tree
 from workload_texts import BMM_PAIR
 
 from solar_assets.dagster_defs.partitions import workload_hardware_key, workload_key
@@ -64,11 +64,7 @@ def _pair(workload_file: Path, hardware: str) -> str:
 @pytest.fixture(scope="module")
 def analysed(tmp_path_factory):
     root = tmp_path_factory.mktemp("call")
-    hardware_dir, workloads, home = root / "hardware", root / "workloads", root / "home"
-    hardware_dir.mkdir()
-    workloads.mkdir()
-    for name in HARDWARE:
-        shutil.copy(REPO / "hardware" / f"{name}.yaml", hardware_dir / f"{name}.yaml")
+    hardware_dir, workloads, home = call_tree(root, HARDWARE)
     files = []
     for name, text in {**GOOD, "broken_one": BROKEN}.items():
         (workloads / f"{name}.py").write_text(text)

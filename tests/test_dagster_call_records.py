@@ -25,6 +25,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from dagster_helpers import call_tree
 from workload_texts import BMM_PAIR
 
 REPO = Path(__file__).resolve().parents[1]
@@ -219,11 +220,7 @@ def test_a_record_is_a_hit_only_while_its_key_and_stored_files_match(tmp_path, c
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
     root = tmp_path_factory.mktemp("records")
-    hardware_dir, workloads, home = root / "hardware", root / "workloads", root / "home"
-    hardware_dir.mkdir()
-    workloads.mkdir()
-    for name in HARDWARE:
-        shutil.copy(REPO / "hardware" / f"{name}.yaml", hardware_dir / f"{name}.yaml")
+    hardware_dir, workloads, home = call_tree(root, HARDWARE)
     texts = {"fc_tanh": LINEAR.format(batch=4), "uses_helper": USES_HELPER, "bmm_pair": BMM_PAIR, "stays": SCALE,
              "broken": BROKEN}
     files = {}
