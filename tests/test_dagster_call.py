@@ -19,7 +19,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 from dagster_helpers import call_tree
-from workload_texts import BMM_PAIR
+from workload_texts import BMM_PAIR, TANH_LINEAR
 
 from solar_assets.dagster_defs.partitions import workload_hardware_key, workload_key
 
@@ -28,30 +28,7 @@ pytestmark = pytest.mark.slow  # one worker through torch for three files, then 
 REPO = Path(__file__).resolve().parents[1]
 HARDWARE = ["A6000", "H100_SXM"]
 GOOD = {
-    "small_fc": '''import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def __init__(self, n_in, n_out):
-        super().__init__()
-        self.fc = nn.Linear(n_in, n_out)
-
-    def forward(self, x):
-        return torch.tanh(self.fc(x))
-
-
-batch_size = 4
-n_in = 12
-
-
-def get_inputs():
-    return [torch.randn(batch_size, n_in)]
-
-
-def get_init_inputs():
-    return [n_in, 6]
-''',
+    "small_fc": TANH_LINEAR.format(batch=4),
     "small_bmm": BMM_PAIR,
 }
 BROKEN = "class Model(:\n"  # a syntax error: workload_source fails, naming the file

@@ -26,35 +26,11 @@ from pathlib import Path
 
 import pytest
 from dagster_helpers import call_tree
-from workload_texts import BMM_PAIR
+from workload_texts import BMM_PAIR, TANH_LINEAR as LINEAR
 
 REPO = Path(__file__).resolve().parents[1]
 HARDWARE = ["A6000", "H100_SXM"]
 
-LINEAR = '''import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def __init__(self, n_in, n_out):
-        super().__init__()
-        self.fc = nn.Linear(n_in, n_out)
-
-    def forward(self, x):
-        return torch.tanh(self.fc(x))
-
-
-batch_size = {batch}
-n_in = 12
-
-
-def get_inputs():
-    return [torch.randn(batch_size, n_in)]
-
-
-def get_init_inputs():
-    return [n_in, 6]
-'''
 USES_HELPER = '''import torch
 import torch.nn as nn
 

@@ -59,3 +59,29 @@ def get_init_inputs():
     return []
 '''
 BMM_PAIR_MACS = 2 * 5 * 7 * 3
+
+# a linear layer and tanh; ``{batch}`` is the batch size (tests edit it to change the file)
+TANH_LINEAR = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, n_in, n_out):
+        super().__init__()
+        self.fc = nn.Linear(n_in, n_out)
+
+    def forward(self, x):
+        return torch.tanh(self.fc(x))
+
+
+batch_size = {batch}
+n_in = 12
+
+
+def get_inputs():
+    return [torch.randn(batch_size, n_in)]
+
+
+def get_init_inputs():
+    return [n_in, 6]
+'''
