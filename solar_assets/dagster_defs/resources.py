@@ -6,10 +6,9 @@ from pathlib import Path
 import dagster as dg
 
 from solar_assets.asset_compute.settings import FIELDS, AssetSettings
-from solar_assets.chain.config import DEFAULT_NODEWISE_BYTES, RunConfig
-from solar_assets.sizing import ValidationBudget
+from solar_assets.chain.config import RunConfig
 
-_BUDGET = ValidationBudget()
+_DEFAULTS = AssetSettings(home="", workload_dir="", hardware_dir="")  # the knobs' defaults, in one place
 
 
 class SolarConfig(dg.ConfigurableResource):
@@ -30,17 +29,17 @@ class SolarConfig(dg.ConfigurableResource):
     workload_files: dict[str, str] = {}
     """Partition key -> workload file, for files named by ``solar analyze`` (any directory)."""
     # The run's options (``solar_assets.chain.RunConfig``), as plain fields Dagster can show and set.
-    translator: str = "tracer"
+    translator: str = _DEFAULTS.translator
     """"tracer", "agent" or "auto" (``solar --translator``)."""
-    framework: str | None = None
+    framework: str | None = _DEFAULTS.framework
     """"torch" or "jax"; None: detected from the file (``solar --framework``)."""
-    fp32_math: str = "auto"
+    fp32_math: str = _DEFAULTS.fp32_math
     """fp32 matmul policy of the bounds (``solar analyze --fp32-math``)."""
-    validation_tensor_bytes: int = _BUDGET.tensor_bytes
+    validation_tensor_bytes: int = _DEFAULTS.validation_tensor_bytes
     """Validation budget: float64 tensor bytes at one size (over it the size is scaled down)."""
-    validation_iterations: int = _BUDGET.iterations
+    validation_iterations: int = _DEFAULTS.validation_iterations
     """Validation budget: kernel iterations of the IR at one size."""
-    nodewise_bytes: int = DEFAULT_NODEWISE_BYTES
+    nodewise_bytes: int = _DEFAULTS.nodewise_bytes
     """Capture budget of node-wise validation (one forward pass at the file's own size)."""
 
     @classmethod
