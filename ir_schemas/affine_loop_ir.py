@@ -21,6 +21,10 @@ Additive extensions (``ir_version`` stays "1"):
 * ``origin`` (optional, on every step): the framework op call the step was lowered from
   (``Origin``: fx node name or JAX equation path, op, module path), set by the tracers so costs
   can be grouped per framework op (``solar_assets.graph.op_groups``); agent-written IR may omit it.
+* ``where`` (optional, on a kernel): an affine condition on the loop variables; only the
+  iterations where it holds run and are costed (a causal mask is ``j <= i``: S(S+1)/2 products).
+* ``view`` (optional, on a kernel): the kernel's output is an alias of what it reads (eager
+  PyTorch returns a view: ``x.t()``, ``x[:, ::2]``, ``x.expand(...)``); it moves no bytes.
 * ``Cond``: a value-dependent branch (``lax.cond`` / ``lax.switch`` with a data-dependent
   predicate): the index is read at run time and only that branch runs; every branch writes
   the same ``outs``. Analyses look at every branch and keep a cheaper one (see
@@ -103,6 +107,17 @@ class Kernel(_Strict):
     update: Update
     expr: str = Field(description="Value expression, e.g. 'X[n, c] * W[c, k]'.")
     init: Literal["identity", "keep"] = "identity"
+    where: str | None = Field(
+        default=None,
+        description="An affine condition on the loop variables: comparisons (<, <=, >, >=, ==) of affine "
+        "forms joined by 'and', e.g. 'j <= i' (a causal mask) or 'i - 128 < j and j <= i' (a window). "
+        "The statement runs only at the iterations where it holds; the others do nothing (an '=' kernel "
+        "leaves those elements as they were, zero in a fresh tensor). Costs count only those iterations.")
+    view: bool = Field(
+        default=False,
+        description="The kernel makes 'out' a view of the one tensor it reads (the framework returns an alias: "
+        "a transpose, a strided slice, an expand); update '=' and a plain read. It executes as a copy, so "
+        "outputs can be compared, but moves no bytes: costs read through it to its source.")
 
 
 class Reshape(_Strict):

@@ -19,6 +19,13 @@ TF32 (``torch.backends.cuda.matmul.allow_tf32 = True``, ``set_float32_matmul_pre
 ``'medium'`` allows bf16). A node whose origin op is unknown gets TF32: the faster path keeps
 the figure a lower bound whichever framework ran it.
 
+Fused attention (``FUSED_ATTENTION_OPS``: SDPA, lowered whole by the tracer) in float32 runs its
+contractions on the fastest float32 path of its kernels: PyTorch's memory-efficient attention
+(the one its dispatcher picks for float32 on sm80+; FlashAttention takes only fp16/bf16) computes
+float32 products as three TF32 MMAs (CUTLASS ``OpMultiplyAddFastF32``, "3xTF32"), a third of the
+TF32 peak; the math fallback runs IEEE float32. ``auto`` takes the faster of the two on the part
+(``tf32x3``): 165 TFLOP/s on an H100 SXM, IEEE's 38.7 on an A6000 where TF32/3 is slower.
+
 Units run concurrently; the tensor cores are one unit across dtypes (a bf16 and a tf32 MMA
 cannot overlap on one tensor core), while the vector pipes are kept apart per dtype (fp64 and
 fp32 have their own pipes): ``unit_key`` is ``matrix`` or ``vector.<dtype>``. How the roofline
@@ -34,7 +41,11 @@ from solar_assets.errors import SolarError
 
 Fp32Policy = Literal["auto", "tf32", "ieee"]
 FP32_MATH_CHOICES: tuple[str, ...] = ("auto", "tf32", "ieee")
-Fp32Path = Literal["tf32", "ieee", "bf16"]
+Fp32Path = Literal["tf32", "ieee", "bf16", "tf32x3"]
+FUSED_ATTENTION_OPS = frozenset({"aten.scaled_dot_product_attention.default"})
+"""Origin ops of fused attention: their float32 contractions follow ``Fp32Math.torch_attention``."""
+TF32X3_PASSES = 3
+"""MMAs per float32 product on the 3xTF32 path (a high and a low TF32 part: hi·hi + hi·lo + lo·hi)."""
 
 BYTES: dict[str, int] = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "float8_e4m3fn": 1,
                          "float8_e5m2": 1, "int64": 8, "int32": 4, "int8": 1, "uint8": 1, "bool": 1}
@@ -53,6 +64,7 @@ class Fp32Math:
     torch_matmul: str = "ieee"  # cuBLAS default: torch.backends.cuda.matmul.allow_tf32 is False
     torch_conv: str = "tf32"  # cuDNN default: torch.backends.cudnn.allow_tf32 is True
     jax: str = "tf32"  # XLA's default precision for f32 dot/conv on GPUs
+    torch_attention: str = "tf32x3"  # memory-efficient SDPA: 3xTF32 (or IEEE where that is faster)
     unknown: str = "tf32"  # no origin op: the faster path, so the figure stays a lower bound
 
     def __post_init__(self) -> None:
@@ -66,6 +78,8 @@ class Fp32Math:
         op = str(getattr(origin, "op", "") or "") if origin is not None else ""
         if not op:
             return self.unknown
+        if op in FUSED_ATTENTION_OPS:
+            return self.torch_attention
         if op.startswith(("aten.", "torch.", "prims.")):
             return self.torch_conv if "conv" in op else self.torch_matmul
         return self.jax
@@ -74,8 +88,8 @@ class Fp32Math:
         """One line for the report, e.g. ``auto (torch conv tf32, torch matmul ieee, jax tf32, unknown op tf32)``."""
         if self.policy != "auto":
             return self.policy
-        return (f"auto (torch conv {self.torch_conv}, torch matmul {self.torch_matmul}, jax {self.jax}, "
-                f"unknown op {self.unknown})")
+        return (f"auto (torch conv {self.torch_conv}, torch matmul {self.torch_matmul}, torch attention "
+                f"{self.torch_attention}, jax {self.jax}, unknown op {self.unknown})")
 
 
 _TRUE, _FALSE = r"\s*=\s*True\b", r"\s*=\s*False\b"
@@ -155,6 +169,10 @@ def node_unit(node: Any, tensor_dtypes: dict[str, str], hw: Any, fp32: Fp32Math,
             path = fp32.path_for(getattr(node, "origin", None))
             if path in ("tf32", "bf16") and (peak := hw.unit_peak("matrix", path)) is not None:
                 return NodeUnit("matrix", path, float(peak), flops)
+            if path == "tf32x3" and (peak := hw.unit_peak("matrix", "tf32")) is not None:
+                ieee = hw.unit_peak("vector", "fp32")
+                if ieee is None or peak / TF32X3_PASSES > ieee:
+                    return NodeUnit("matrix", "tf32x3", float(peak) / TF32X3_PASSES, flops)
         candidates = [(float(p), kind) for kind in ("matrix", "vector") if (p := hw.unit_peak(kind, key)) is not None]
         if not candidates:
             raise UnitError(f"{hw.name}: no peak FLOP/s for dtype {key!r} (contraction {node.name!r}); "

@@ -338,7 +338,10 @@ def _canonical_statement(pk: ParsedKernel, names: Mapping[str, str], params: Map
     expr = ast.unparse(rename.visit(ast.parse(pk.kernel.expr.strip(), mode="eval").body))
     loops = ", ".join(f"{names[lp.var]}<n{n}" for n, lp in enumerate(pk.kernel.loops)) or "()"
     init = "  (init keep)" if pk.kernel.init == "keep" and pk.kernel.update != "=" else ""
-    return f"for {loops}: {out} {pk.kernel.update} {expr}{init}"
+    cond = ""
+    if pk.kernel.where is not None:
+        cond = " where " + ast.unparse(rename.visit(ast.parse(pk.kernel.where.strip(), mode="eval").body))
+    return f"for {loops}{cond}: {out} {pk.kernel.update} {expr}{init}"
 
 
 def _combine(update: str, target: str, value: str, em: _Emitter) -> list[str]:
@@ -371,6 +374,7 @@ def plan_kernel(pk: ParsedKernel, tensors: Mapping[str, TensorDecl] | Program, *
     order, form = loop_order(pk, literal)
     em = _Emitter(pk, tensors, kind, names, params)
     value = em.value(pk.expr)
+    cond = None if pk.where_expr is None else _Emitter(pk, tensors, kind, names, params, prefix="w").cond(pk.where_expr)
     out_em = _Emitter(pk, tensors, kind, names, params, prefix="u")  # locals of an indirect output
     out_ref = out_em.access(pk.out, "out")
     out_vars = _out_vars(pk)
@@ -389,16 +393,24 @@ def plan_kernel(pk: ParsedKernel, tensors: Mapping[str, TensorDecl] | Program, *
     def emit(depth: int, lines: list[str]) -> None:
         body.extend("    " * depth + line for line in lines)
 
+    def guarded(depth: int, lines: list[str]) -> None:
+        """The statement's lines, under the kernel's ``where`` condition when it has one."""
+        if cond is None:
+            emit(depth, lines)
+        else:
+            emit(depth, [f"if {cond}:"])
+            emit(depth + 1, lines)
+
     if needs_init_nest:
         d = nest([v for v in order if v in out_vars], 1)
         emit(d, [*out_em.temps, f"{out_ref} = {identity}"])
     if form == "assign":
         d = nest(order, 1)
-        emit(d, [*em.temps, *out_em.temps, f"{out_ref} = {value}"])
+        guarded(d, [*em.temps, *out_em.temps, f"{out_ref} = {value}"])
     elif form == "direct":
         d = nest(order, 1)
         update = _combine(k.update, out_ref, value, em)
-        emit(d, [*out_em.temps, *em.temps, *update])
+        guarded(d, [*out_em.temps, *em.temps, *update])
     else:  # local: output loops outside, reductions inside accumulating into `acc`
         reductions = [v for v in order if v not in out_vars and ext[v] != 1]
         outer = order[: len(order) - len(reductions)]
@@ -410,7 +422,7 @@ def plan_kernel(pk: ParsedKernel, tensors: Mapping[str, TensorDecl] | Program, *
         emit(d, [*out_em.temps, f"acc = {start}"])
         d2 = nest(reductions, d)
         update = _combine(k.update, "acc", value, em)
-        emit(d2, [*em.temps, *update])
+        guarded(d2, [*em.temps, *update])
         emit(d, [f"{out_ref} = acc"])
 
     header = [

@@ -60,8 +60,8 @@ def plan_einsum(pk: ParsedKernel, tensors: Mapping[str, TensorDecl]) -> EinsumPl
     loops = [lp.var for lp in k.loops]
     if k.update != "+=" or not pk.reads or len(loops) > len(string.ascii_letters):
         return None
-    if pk.indirect:  # indirect subscripts: the numba nest checks their values
-        return None
+    if pk.indirect or pk.where:  # indirect subscripts: the numba nest checks their values; a
+        return None  # condition skips iterations, which a dense einsum cannot
     if any(e < 1 for e in ext.values()) or dtype_kind(tensors[pk.out.tensor].dtype) != "f":
         return None
     nodes: list[ast.Subscript] = []

@@ -164,7 +164,7 @@ class Executor(ProgramInterpreter):
         reads = {a.tensor: env[a.tensor] for a in pk.reads if a.tensor != pk.out.tensor}
         aliased = pk.out.tensor in {a.tensor for a in pk.reads} or any(
             np.may_share_memory(out, arr) for arr in reads.values())
-        if pk.iterations == 0 and not self._empty_nest_writes(pk, free):
+        if pk.box_iterations == 0 and not self._empty_nest_writes(pk, free):
             self.records.append(StepRecord(step.name, "empty", time.perf_counter() - start))
             return
         if self.einsum and not aliased:

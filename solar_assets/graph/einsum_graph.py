@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from ir_schemas import Cond, Kernel, Origin, Program, Repeat, Reshape, TopK
-from solar_assets.graph.footprint import Footprint, footprint_of, union_footprint
+from solar_assets.graph.footprint import Footprint, domain_footprint, footprint_of, union_footprint
 from solar_assets.ir import check_program, format_kernel, parse_kernel
 from solar_assets.ir.digest import program_digest
 from solar_assets.ir.dtypes import BYTES_PER_ELEMENT, FLOAT_DTYPES  # each tensor at its own width
@@ -64,10 +64,13 @@ from solar_assets.ir.expr import Access, Affine, ParsedKernel
 if TYPE_CHECKING:  # imported where a graph is built or drawn: loading the Dagster definitions skips it
     import networkx as nx
 
-CODE_VERSION = "3"
+CODE_VERSION = "4"
 """Bump when the counting rules change: it is the Dagster code version of ``einsum_graph``."""
 
 MAX_COND_COMBINATIONS = 64
+
+MOVES_NOTHING = frozenset({"reshape", "view"})
+"""Node kinds that only re-view storage: no FLOPs, no bytes, their result aliases their source."""
 
 
 @dataclass(frozen=True)
@@ -85,13 +88,13 @@ class EinsumNode:
     """One step as an extended einsum. Costs are exact integers (bytes per the tensors' dtypes)."""
 
     name: str
-    kind: Literal["kernel", "reshape", "topk"]
+    kind: Literal["kernel", "reshape", "view", "topk"]
     text: str
     ranks: dict[str, int]
     macs: int
     flops: int
     reads: dict[str, Operand]
-    write: Operand | None  # None for a reshape
+    write: Operand | None  # None for a reshape or a view
     bytes: int
     inputs: tuple[str, ...] = ()  # names the step reads (a reshape: its source)
     output: str = ""  # the name it writes (a reshape: the new view)
@@ -180,7 +183,7 @@ class EinsumGraph:
                  '  rankdir=TB; node [shape=box, fontname="monospace", fontsize=10];']
         for n in self.nodes:
             label = f"{n.name}\\n{_dot_escape(n.text)}\\n{_cost_line(n)}"
-            style = ', style="dashed"' if n.kind == "reshape" else ""
+            style = ', style="dashed"' if n.kind in MOVES_NOTHING else ""
             lines.append(f"  {_dot_quote(n.name)} [label=\"{label}\"{style}];")
         for a, b, data in self.nx.edges(data=True):
             lines.append(f"  {_dot_quote(a)} -> {_dot_quote(b)} [label={_dot_quote(', '.join(data['tensors']))}];")
@@ -285,6 +288,8 @@ def _build(program: Program, choice: dict[str, int | None]) -> EinsumGraph:
     for step, _ in program.walk_steps():
         if isinstance(step, Reshape):
             storage_of[step.out] = storage_of[step.src]
+        elif isinstance(step, Kernel) and step.view:
+            storage_of[step.out.split("[", 1)[0].strip()] = storage_of[step.expr.split("[", 1)[0].strip()]
     import networkx as nx
 
     steps = _resolved_steps(program.steps, (), choice)
@@ -292,7 +297,7 @@ def _build(program: Program, choice: dict[str, int | None]) -> EinsumGraph:
     g = nx.DiGraph(name=program.name)
     nodes: list[EinsumNode] = []
     defined_by: dict[str, str] = {}  # name -> the step that last defined it
-    touching: list[tuple[Access, dict[str, int], tuple[int, ...]]] = []  # for io_bytes
+    touching: list[Touch] = []  # for io_bytes
     tensors = program.tensor_map()
     for step, enclosing in steps:
         free = {r.var: r.extent for r in enclosing}
@@ -304,18 +309,25 @@ def _build(program: Program, choice: dict[str, int | None]) -> EinsumGraph:
                 macs=0, flops=0, reads={}, write=None, bytes=0, inputs=(step.src,), output=step.out,
                 repeats=tuple(r.name for r in enclosing), origin=step.origin,
             )
+        elif isinstance(step, Kernel) and step.view:
+            pk = parse_kernel(step, tuple(free))
+            node = EinsumNode(
+                name=step.name, kind="view", text=format_kernel(step), ranks={}, macs=0, flops=0, reads={},
+                write=None, bytes=0, inputs=(pk.reads[0].tensor,), output=pk.out.tensor, origin=step.origin,
+            )
         elif isinstance(step, TopK):
             node = _topk_node(step, program, enclosing)
             for name in (step.src, step.values, step.indices):
                 t = tensors[name]
                 whole = Access(name, tuple(Affine(((f"d{d}", 1),), 0) for d in range(len(t.shape))))
-                touching.append((whole, {f"d{d}": n for d, n in enumerate(t.shape)}, t.shape))
+                touching.append((whole, {f"d{d}": n for d, n in enumerate(t.shape)}, t.shape, None))
         else:
             pk = parse_kernel(step, tuple(free))
             node = _kernel_node(step, pk, program, storage_of, enclosing)
             box = pk.box(free)
             for acc in (*pk.reads, pk.out):
-                touching.append((acc, box, tensors[acc.tensor].shape))
+                shape = tensors[acc.tensor].shape
+                touching.append((acc, box, shape, domain_footprint(acc, pk, shape) if pk.where else None))
         nodes.append(node)
         g.add_node(node.name, kind=node.kind, macs=node.macs, flops=node.flops, bytes=node.bytes,
                    text=node.text, node=node)
@@ -330,7 +342,7 @@ def _build(program: Program, choice: dict[str, int | None]) -> EinsumGraph:
                     data["storages"] += (storage_of[name],)
             else:
                 g.add_edge(producer, node.name, tensors=(name,), storages=(storage_of[name],))
-        if node.kind == "reshape":
+        if node.kind in MOVES_NOTHING:
             defined_by[node.output] = node.name
         else:  # a write through one view redefines every view of that storage
             written = {storage_of[node.output]} | {storage_of[w.tensor] for w in node.extra_writes}
@@ -344,6 +356,8 @@ def _build(program: Program, choice: dict[str, int | None]) -> EinsumGraph:
 def _per_iteration(acc: Access, pk: ParsedKernel, free: dict[str, int], shape: tuple[int, ...]) -> Footprint:
     """The footprint of ``acc`` in one iteration of the enclosing repeats: the smaller of the first
     and the last iteration (they differ only when a padded read leaves the tensor)."""
+    if pk.where:
+        return domain_footprint(acc, pk, shape) if not free else Footprint(0, False)
     if not free:
         return footprint_of(acc, pk.extents, shape)
     first = footprint_of(acc.bind({v: 0 for v in free}), pk.extents, shape)
@@ -372,6 +386,9 @@ def _kernel_node(k: Kernel, pk: ParsedKernel, program: Program, storage_of: dict
             fp = max(fps, key=lambda f: f.elements) if len(fps) > 1 else fps[0]
             if len(fps) > 1:
                 fp = Footprint(fp.elements, False)
+        elif pk.where:
+            fps = [domain_footprint(a, pk, tensors[a.tensor].shape) for a in dict.fromkeys(accs)]
+            fp = fps[0] if len(fps) == 1 else Footprint(max(f.elements for f in fps), False)
         else:
             fp = union_footprint([(a, extents, tensors[a.tensor].shape) for a in accs])
         reads[key] = _operand(key, fp, tensors[key].dtype, repeat)
@@ -407,19 +424,35 @@ def _topk_node(step: TopK, program: Program, enclosing: tuple[Repeat, ...]) -> E
     )
 
 
-def _io_operands(program: Program, touching: list[tuple[Access, dict[str, int], tuple[int, ...]]],
-                 storage_of: dict[str, str]) -> dict[str, Operand]:
+Touch = tuple[Access, dict[str, int], tuple[int, ...], "Footprint | None"]
+"""One access a step makes: the access, its loop box, the shape it indexes and, for a kernel with
+a ``where`` condition, its footprint over the condition's points (None: the box's)."""
+
+
+def _io_operands(program: Program, touching: list[Touch], storage_of: dict[str, str]) -> dict[str, Operand]:
     """Per graph input / weight / output storage: the union of what every step touches in it
-    (over all iterations of the enclosing repeats)."""
+    (over all iterations of the enclosing repeats). Where a conditioned access is among several
+    different ones, the largest single footprint stands for the union (a lower bound)."""
     tensors = program.tensor_map()
     io_names = [t.name for t in program.tensors if t.role in ("input", "weight")] + list(program.outputs)
     io_storages = list(dict.fromkeys(storage_of[n] for n in io_names))
-    by_storage: dict[str, list[tuple[Access, dict[str, int], tuple[int, ...]]]] = {s: [] for s in io_storages}
-    for acc, box, shape in touching:
-        st = storage_of[acc.tensor]
+    by_storage: dict[str, list[Touch]] = {s: [] for s in io_storages}
+    for touch in touching:
+        st = storage_of[touch[0].tensor]
         if st in by_storage:
-            by_storage[st].append((acc, box, shape))
-    return {st: _operand(st, union_footprint(accs), tensors[st].dtype) for st, accs in by_storage.items()}
+            by_storage[st].append(touch)
+    out = {}
+    for st, touches in by_storage.items():
+        if not any(fp is not None for *_, fp in touches):
+            fp = union_footprint([(acc, box, shape) for acc, box, shape, _ in touches])
+        else:
+            fps = list({(acc, tuple(box.items()), shape): fp or footprint_of(acc, box, shape)
+                        for acc, box, shape, fp in touches}.values())
+            numel = _numel(tensors[st].shape)
+            fp = fps[0] if len(fps) == 1 else Footprint(numel) if any(f.exact and f.elements == numel for f in fps) \
+                else Footprint(max(f.elements for f in fps), False)
+        out[st] = _operand(st, fp, tensors[st].dtype)
+    return out
 
 
 def _operand(tensor: str, fp: Footprint, dtype: str, repeat: int = 1) -> Operand:

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from solar_assets.graph.union_find import group_sharing
-from solar_assets.ir.expr import Access, Affine, Dim, Indirect, row_major
+from solar_assets.ir.expr import Access, Affine, Dim, Indirect, ParsedKernel, row_major
 
 ENUMERATION_LIMIT = 1 << 24
 """Most loop points enumerated with numpy for one component (int64 temporaries of this size)."""
@@ -118,6 +118,38 @@ def footprint_of(access: Access, extents: Mapping[str, int], shape: tuple[int, .
         if total == 0:
             return Footprint(0, exact)
     return Footprint(total, exact)
+
+
+def domain_footprint(access: Access, pk: ParsedKernel, shape: tuple[int, ...]) -> Footprint:
+    """The footprint of ``access`` over the points where kernel ``pk``'s ``where`` condition holds.
+
+    Exact when the access's subscripts are distinct loop variables, each plus an in-range
+    constant (``K[b, j, e]``: its elements are the distinct values of those variables over the
+    domain, ``domain.projection_size``); an access that uses no constrained variable touches what
+    it touches over the box (when any point runs). Any other access is bounded from below by what
+    it touches with the constrained variables held at one point of the domain (``exact`` False)."""
+    from solar_assets.ir.domain import constrained_vars, count_points, feasible_point, projection_size
+
+    extents = pk.extents
+    if count_points(pk.where, extents) == 0:
+        return Footprint(0)
+    constrained = set(constrained_vars(pk.where, extents))
+    used = {v for a in access.index for v in a.vars}
+    if access.is_indirect or not used & constrained:
+        return footprint_of(access, extents, shape)
+    seen: list[str] = []
+    for a, size in zip(access.index, shape):
+        live = [(v, c) for v, c in a.coefs if extents[v] > 1]
+        lo, hi = a.range(extents)
+        if lo < 0 or hi >= size or len(live) > 1 or (live and live[0][1] != 1) or \
+                (live and live[0][0] in seen):
+            break
+        seen += [v for v, _ in live]
+    else:
+        return Footprint(projection_size(pk.where, extents, seen))
+    point = feasible_point(pk.where, extents)
+    held = Access(access.tensor, tuple(a.bind({v: point[v] for v in a.vars if v in point}) for a in access.index))
+    return Footprint(footprint_of(held, extents, shape).elements, False)
 
 
 def touched_elements(access: Access, extents: Mapping[str, int], shape: tuple[int, ...],

@@ -110,7 +110,7 @@ def _union(graph: EinsumGraph, nodes: list[EinsumNode], storage: str, writing: b
             continue
         singles += mine
         pk = n.parsed
-        if pk is None or n.repeat != 1 or n.kind != "kernel":
+        if pk is None or n.repeat != 1 or n.kind != "kernel" or pk.where:
             enumerable = False
             continue
         accs = [pk.out] if writing else [*pk.reads, *([pk.out] if n.update != "=" and pk.kernel.init == "keep" else [])]

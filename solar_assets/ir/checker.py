@@ -123,10 +123,16 @@ class _Checker:
         self.tensors = p.tensor_map()
         self.defined = {t.name for t in p.tensors if t.role in ("input", "weight")}
         self.step_names: set[str] = set()
+        self.views: dict[str, str] = {}  # a view kernel's result -> the view's name
+        self.written: set[str] = set()  # tensors a kernel wrote so far
+        self.nested = 0  # depth inside repeats and cond branches
 
     def need(self, step_name: str, what: str, name: str) -> None:
         if name not in self.tensors:
             raise IRError(f"{self.source}: {what} {step_name!r} names undeclared tensor {name!r}")
+        if name in self.views:
+            raise IRError(f"{self.source}: {what} {step_name!r} uses {name!r}, the result of view "
+                          f"{self.views[name]!r}; a view is a program output only")
 
     def steps(self, steps: tuple, free: dict[str, int]) -> list[ParsedKernel | None]:
         parsed: list[ParsedKernel | None] = []
@@ -186,7 +192,9 @@ class _Checker:
         if step.var in free:
             raise IRError(f"{self.source}: repeat {step.name!r} reuses the variable {step.var!r} of an "
                           f"enclosing repeat")
+        self.nested += 1
         self.steps(step.steps, {**free, step.var: step.extent})
+        self.nested -= 1
 
     def cond(self, step: Cond, free: dict[str, int]) -> None:
         """Each branch is checked like a repeat body, from the tensors defined before the step;
@@ -206,7 +214,9 @@ class _Checker:
         before, after = set(self.defined), None
         for b, branch in enumerate(step.branches):
             self.defined = set(before)
+            self.nested += 1
             self.steps(branch, free)
+            self.nested -= 1
             missing = [n for n in step.outs if n not in self.defined or n in before and not _writes(branch, n)]
             if missing:
                 raise IRError(f"{where}: branch {b} does not write its result {missing[0]!r}")
@@ -218,11 +228,41 @@ class _Checker:
         for acc in pk.reads:
             if acc.tensor not in self.defined and acc.tensor != pk.out.tensor:
                 raise IRError(f"{self.source}: kernel {step.name!r} reads {acc.tensor!r} before any step writes it")
+            if acc.tensor in self.views:
+                raise IRError(f"{self.source}: kernel {step.name!r} reads {acc.tensor!r}, the result of view "
+                              f"{self.views[acc.tensor]!r}; a view is a program output only (read its source "
+                              f"through the same subscripts instead)")
+        if pk.out.tensor in self.views:
+            raise IRError(f"{self.source}: kernel {step.name!r} writes {pk.out.tensor!r}, the result of view "
+                          f"{self.views[pk.out.tensor]!r}")
+        if step.view:
+            self.view(step, pk, free)
+        self.written.add(pk.out.tensor)
         if step.init == "keep" and pk.out.tensor not in self.defined:
             raise IRError(f"{self.source}: kernel {step.name!r} accumulates into {pk.out.tensor!r} (init 'keep') "
                           f"before it is written")
         self.defined.add(pk.out.tensor)
         return pk
+
+    def view(self, step: Kernel, pk: ParsedKernel, free: dict[str, int]) -> None:
+        """A view kernel makes a program output alias what it reads: outside repeats and branches,
+        its output a plain ``Y[i0, …, in]`` over its own loops (one per dim, in order) that no other
+        step writes, of the same dtype as its source."""
+        where = f"{self.source}: view {step.name!r}"
+        out = self.tensors[pk.out.tensor]
+        src = self.tensors[pk.reads[0].tensor]
+        plain = [a.vars[0] if len(a.coefs) == 1 and a.coefs[0][1] == 1 and a.const == 0 else None
+                 for a in pk.out.index]
+        if free or self.nested:
+            raise IRError(f"{where} is inside a repeat or a branch; views are top-level steps")
+        if plain != [lp.var for lp in step.loops] or tuple(lp.extent for lp in step.loops) != tuple(out.shape):
+            raise IRError(f"{where} must write {out.name} whole, one loop per dimension in order "
+                          f"(like {out.name}[i0, i1]), got {step.out}\n  in: {format_kernel(step)}")
+        if out.role != "output" or src.dtype != out.dtype or pk.out.tensor in self.views or \
+                pk.out.tensor in self.written:
+            raise IRError(f"{where}: a view's result is a program output written by nothing else, of its "
+                          f"source's dtype\n  in: {format_kernel(step)}")
+        self.views[pk.out.tensor] = step.name
 
 
 def _writes(steps: tuple, name: str) -> bool:

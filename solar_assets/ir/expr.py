@@ -17,6 +17,7 @@ from functools import cached_property, lru_cache
 
 from ir_schemas import Kernel
 from solar_assets.errors import IRError
+from solar_assets.ir.domain import Constraint, count_points, parse_where
 
 # name -> number of arguments. Each call costs one FLOP (transcendentals included).
 SCALAR_FUNCTIONS: dict[str, int] = {
@@ -208,6 +209,8 @@ class ParsedKernel:
     ops_per_iteration: int  # arithmetic ops in expr, plus one for an accumulating update
     is_sum_of_products: bool  # `+=` of a product of two or more reads: each iteration is one MAC
     free: tuple[str, ...] = ()  # variables of enclosing Repeat steps the subscripts may use
+    where: tuple[Constraint, ...] = ()  # the kernel's ``where`` condition: only those iterations run
+    where_expr: ast.expr | None = field(default=None, compare=False)  # the condition, for executors
 
     @property
     def indirect(self) -> bool:
@@ -223,11 +226,19 @@ class ParsedKernel:
         return {lp.var: lp.extent for lp in self.kernel.loops}
 
     @property
-    def iterations(self) -> int:
+    def box_iterations(self) -> int:
+        """Points of the loop box, run or not (what an executor walks)."""
         n = 1
         for lp in self.kernel.loops:
             n *= lp.extent
         return n
+
+    @cached_property
+    def iterations(self) -> int:
+        """Iterations that run: the box, or its points where ``where`` holds (``ir.domain``)."""
+        if not self.where:
+            return self.box_iterations
+        return count_points(self.where, self.extents)
 
 
 def _where(kernel: Kernel) -> str:
@@ -385,6 +396,14 @@ def parse_kernel(kernel: Kernel, free: tuple[str, ...] = ()) -> ParsedKernel:
     ops = _walk_expr(expr, vars_, where, reads)
     reads.extend(out.index_reads())
     accumulating = kernel.update != "="
+    where_expr, constraints = None, ()
+    if kernel.where is not None:
+        constraints = parse_where(kernel.where, loop_vars, where)
+        where_expr = _parse(kernel.where, where, "where")
+    if kernel.view and (kernel.update != "=" or not isinstance(expr, ast.Subscript) or reads[0].is_indirect
+                        or out.is_indirect or constraints):
+        raise IRError(f"{where}: a view kernel is one plain read assigned to its output "
+                      f"(update '=', no where, no indirect subscript), got {kernel.out} {kernel.update} {kernel.expr}")
     return ParsedKernel(
         kernel=kernel,
         out=out,
@@ -393,4 +412,6 @@ def parse_kernel(kernel: Kernel, free: tuple[str, ...] = ()) -> ParsedKernel:
         ops_per_iteration=ops + (1 if accumulating else 0),
         is_sum_of_products=kernel.update == "+=" and _is_product(expr),
         free=tuple(free),
+        where=constraints,
+        where_expr=where_expr,
     )

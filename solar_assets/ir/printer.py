@@ -17,10 +17,13 @@ from ir_schemas import Cond, Kernel, Origin, Program, Repeat, Reshape, TensorDec
 
 
 def format_kernel(k: Kernel) -> str:
-    """``for m<4, n<8, k<16: Y[m, n] += A[m, k] * B[k, n]``"""
+    """``for m<4, n<8, k<16: Y[m, n] += A[m, k] * B[k, n]``; a condition follows the loops
+    (``for i<8, j<8 where j <= i: …``), a view ends with ``# view``."""
     loops = ", ".join(f"{lp.var}<{lp.extent}" for lp in k.loops) or "()"
+    cond = f" where {k.where}" if k.where is not None else ""
     init = "  # init keep" if k.init == "keep" and k.update != "=" else ""
-    return f"for {loops}: {k.out} {k.update} {k.expr}{init}"
+    view = "  # view" if k.view else ""
+    return f"for {loops}{cond}: {k.out} {k.update} {k.expr}{init}{view}"
 
 
 def format_topk(t: TopK) -> str:

@@ -128,7 +128,11 @@ LIMITER_WORDS = {"compute": "FLOP", "memory": "DRAM"}
 
 def _sol(time_s: float | None, limiter: str | None) -> str:
     """``4.13 µs DRAM``: a bound with the resource that limits it beside it."""
-    return "–" if not time_s else f"{format_seconds(time_s)} {LIMITER_WORDS.get(limiter or '', limiter or '')}".rstrip()
+    if time_s is None or time_s != time_s:
+        return "–"
+    if time_s == 0:
+        return "0 s"  # nothing to compute or move: a view of an input
+    return f"{format_seconds(time_s)} {LIMITER_WORDS.get(limiter or '', limiter or '')}".rstrip()
 
 
 def _cache_aware_sol(r: ReportRow) -> str:

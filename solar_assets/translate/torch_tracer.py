@@ -24,13 +24,16 @@ log = logging.getLogger(__name__)
 
 def decomposition_table() -> dict[Any, Any]:
     """The core-ATen decompositions, less the recurrent ops: those are lowered whole (one Repeat
-    over time, ``torch_lowering.recurrent``) instead of as thousands of unrolled steps."""
+    over time, ``torch_lowering.recurrent``) instead of as thousands of unrolled steps; and less
+    ``scaled_dot_product_attention``, whose decomposition is its math fallback (float32 upcasts,
+    a materialised mask), not what its fused kernels compute (``torch_lowering.attention``)."""
     import torch
 
     aten = torch.ops.aten
     table = torch.export.default_decompositions()
     for op in (aten.lstm.input, aten.gru.input, aten.rnn_tanh.input, aten.rnn_relu.input):
         table.pop(op, None)
+    table.pop(aten.scaled_dot_product_attention.default, None)  # lowered whole: torch_lowering.attention
     return table
 
 
@@ -163,11 +166,33 @@ def lower_exported(ep: Any, name: str, path: str, fallback: Any = None, values: 
             continue  # a buffer forward updates (BUFFER_UPDATES)
         if spec.kind != OutputKind.USER_OUTPUT:
             raise TranslationError(f"{path}: output {spec.arg.name} of kind {spec.kind.name} (e.g. a buffer mutation) is not supported")
-        b.set_output(env[arg.name], f"out_{len(b.outputs)}")
+        b.set_output(env[arg.name], f"out_{len(b.outputs)}", view=returns_alias(arg))
     b.tag_origin(start, OUTPUT_ORIGIN)
     if values is not None:
         values.update(value_map(env, b))
     return b.build()
+
+
+def returns_alias(node: Any) -> bool:
+    """Whether eager PyTorch returns this graph value as an alias of another tensor, moving no data:
+    a graph input itself, or the result of an op whose schema marks its return as an alias of an
+    argument (``permute(Tensor(a) self) -> Tensor(a)``: transpose, slicing, expand, unfold,
+    diagonal, as_strided…); an item of such an op's list (``split``) likewise. ``flip`` or
+    ``clone`` return new tensors."""
+    import operator
+
+    if node.op == "placeholder":
+        return True
+    if node.op != "call_function":
+        return False
+    target = node.target
+    if target is operator.getitem:
+        return returns_alias(node.args[0])
+    schema = getattr(target, "_schema", None)
+    if schema is None or not schema.returns:
+        return False
+    info = schema.returns[0].alias_info
+    return info is not None and not info.is_write
 
 
 def _check_returns(results: Any, path: str) -> None:

@@ -312,6 +312,8 @@ class PointEvaluator:
         red = [lp.var for lp in k.loops if lp.var not in solved]
         red_ext = tuple(ext[v] for v in red)
         length = int(np.prod(red_ext, dtype=np.int64)) if red else 1
+        if pk.where_expr is not None and k.update == "=" and length > 1:
+            raise _Unrestricted  # which iteration writes last depends on the condition: run it whole
         rows = np.flatnonzero(covered)
         out = cur.copy()
         if rows.size == 0:
@@ -333,6 +335,12 @@ class PointEvaluator:
                     for v, arr in zip(red, np.unravel_index(span, red_ext)):
                         env[v] = arr[None, :]
                 block = np.broadcast_to(self._expr(pk.expr, env, j), (sel.size, span.size))
+                if pk.where_expr is not None:  # iterations outside the condition do nothing
+                    runs = np.broadcast_to(self._expr(pk.where_expr, env, j) != 0, block.shape)
+                    if k.update == "=":
+                        block = np.where(runs, block, cur[sel][:, None])
+                    else:
+                        block = np.where(runs, block, IDENTITY[k.update])
                 self.evaluations += block.size
                 if k.update == "+=":
                     self.sum_abs.setdefault(name, []).append((flat[sel], np.abs(block).sum(axis=1)))
@@ -417,14 +425,20 @@ class PointEvaluator:
         arr = self.whole(name, j).copy()
         shape = self.tensors[name].shape
         loops = [lp.var for lp in k.loops]
-        grid = np.unravel_index(np.arange(pk.iterations, dtype=np.int64), tuple(pk.extents[v] for v in loops))
+        n = pk.box_iterations
+        grid = np.unravel_index(np.arange(n, dtype=np.int64), tuple(pk.extents[v] for v in loops))
         env = dict(zip(loops, grid))
         idx = [self._subscript(a, env, j) for a in pk.out.index]
         idx = np.broadcast_arrays(*idx) if idx else []
-        target = np.ravel_multi_index(tuple(idx), shape) if shape else np.zeros(pk.iterations, dtype=np.int64)
-        target = np.broadcast_to(target, (pk.iterations,))
-        values = np.broadcast_to(self._expr(pk.expr, env, j), (pk.iterations,)).astype(np.float64)
-        self.evaluations += pk.iterations
+        target = np.ravel_multi_index(tuple(idx), shape) if shape else np.zeros(n, dtype=np.int64)
+        target = np.broadcast_to(target, (n,))
+        values = np.broadcast_to(self._expr(pk.expr, env, j), (n,)).astype(np.float64)
+        if pk.where_expr is not None:  # iterations outside the condition do nothing
+            runs = np.broadcast_to(self._expr(pk.where_expr, env, j) != 0, (n,))
+            if k.update != "=" and k.init == "identity":
+                arr[np.unique(target)] = IDENTITY[k.update]  # the written region starts at the identity
+            target, values = target[runs], values[runs]
+        self.evaluations += n
         if k.update == "=":
             arr[target] = values
         else:

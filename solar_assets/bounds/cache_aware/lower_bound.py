@@ -124,7 +124,7 @@ def eligible_contractions(graph: EinsumGraph) -> list:
     out = []
     for i, n in enumerate(kernels):
         pk = n.parsed
-        if n.repeats or not _two_read_product(pk):
+        if n.repeats or pk.where or not _two_read_product(pk):  # a condition leaves out points
             continue
         a, b = (storage.get(r.tensor, r.tensor) for r in pk.reads)
         c = storage.get(pk.out.tensor, pk.out.tensor)

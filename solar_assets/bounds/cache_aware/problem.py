@@ -29,7 +29,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from solar_assets.bounds.cache_aware.mapping import Einsum, TensorUse
-from solar_assets.graph.footprint import footprint_of, union_footprint
+from solar_assets.graph.footprint import Footprint, footprint_of, union_footprint
 from solar_assets.ir.dtypes import BYTES_PER_ELEMENT
 from solar_assets.ir.expr import Access as IRAccess, Affine, Dim, Indirect
 
@@ -134,12 +134,17 @@ def einsum_from_node(node: EinsumNode, graph: EinsumGraph) -> Einsum:
     def use(storage: str, accs: Sequence[tuple[IRAccess, tuple[int, ...], str]]) -> TensorUse:
         unique = list(dict.fromkeys(accs))
         fp = union_footprint([(a, extents, shape) for a, shape, _ in unique]) if not empty else None
+        if pk.where and fp is not None:  # a condition: the node's own count over the points that run
+            op = next((op for op in node.reads.values() if storage_of.get(op.tensor, op.tensor) == storage), None)
+            fp = fp if op is None else Footprint(op.elements, op.exact)
         dims = tuple(_dims(a, extents, shape) for a, shape, _ in unique)
         return TensorUse(storage, dims, BYTES_PER_ELEMENT[unique[0][2]],
                          fp.elements if fp else 0, fp.exact if fp else True)
 
     reads = tuple(use(s, accs) for s, accs in groups.items())
     out_fp = footprint_of(out_acc, extents, out_shape) if not empty else None
+    if pk.where and out_fp is not None and node.write is not None:
+        out_fp = Footprint(node.write.elements, node.write.exact)
     out = TensorUse(out_storage, (_dims(out_acc, extents, out_shape),),
                     BYTES_PER_ELEMENT[tensors[pk.out.tensor].dtype], out_fp.elements if out_fp else 0,
                     out_fp.exact if out_fp else True)

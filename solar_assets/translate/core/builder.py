@@ -130,10 +130,10 @@ class ProgramBuilder:
         return SymTensor.whole(name, shape, dtype)
 
     def kernel(self, hint: str, loops: Sequence[tuple[str, int]], out: str, update: str, expr: str,
-               init: str = "identity") -> None:
+               init: str = "identity", where: str | None = None, view: bool = False) -> None:
         self.steps.append(Kernel(
             name=self.fresh(hint, "step"), loops=tuple(Loop(var=v, extent=int(e)) for v, e in loops),
-            out=out, update=update, expr=expr, init=init,
+            out=out, update=update, expr=expr, init=init, where=where, view=view,
         ))
 
     def padded(self, x: SymTensor, pad_value: float, hint: str) -> SymTensor:
@@ -190,9 +190,11 @@ class ProgramBuilder:
                for d, s in enumerate(x.shape)]
         return x.access(idx)
 
-    def set_output(self, x: SymTensor, hint: str) -> None:
+    def set_output(self, x: SymTensor, hint: str, view: bool = False) -> None:
         """Make ``x`` a program output: relabel a whole intermediate, alias a split view of one
-        (both free, as in PyTorch), and copy anything else (a view of an input, a permuted view)."""
+        (both free, as in PyTorch), and copy anything else (a view of an input, a permuted view).
+        ``view``: the framework returns ``x`` as an alias of its source (eager PyTorch's
+        ``x.t()``), so the copy is a view kernel, which executes but moves no bytes."""
         decl = self.decls[x.base]
         if decl.role == "intermediate" and x.is_whole(decl.shape):
             decl.role = "output"
@@ -205,7 +207,8 @@ class ProgramBuilder:
             self.steps.append(Reshape(name=self.fresh(hint, "step"), src=x.base, out=out.base))
         else:
             v = loop_vars("i", len(x.shape))
-            self.kernel(hint + "_copy", list(zip(v, x.shape)), out.access(lins(v)), "=", x.access(lins(v)))
+            self.kernel(hint + ("_view" if view else "_copy"), list(zip(v, x.shape)), out.access(lins(v)), "=",
+                        x.access(lins(v)), view=view)
         self.outputs.append(out.base)
 
     def build(self) -> Program:

@@ -224,3 +224,19 @@ def as_strided_lowering(c: Ctx, x: SymTensor, size, stride, storage_offset=None)
     for d, st in enumerate(stride):
         lin = lin + Lin.of(view_dim(d), st)
     return flat.reindex(size, [lin])
+
+
+@lowers(aten.diagonal)
+def diagonal_lowering(c: Ctx, x: SymTensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> SymTensor:
+    """``Tensor.diagonal``: a view whose last dim walks the diagonal of ``dim1`` and ``dim2``
+    (shifted by ``offset``), the other dims kept in order: ``out[..., t] = x[..., t + a, ..., t + b]``."""
+    rank = len(x.shape)
+    dim1, dim2 = dim1 % rank, dim2 % rank
+    kept = [d for d in range(rank) if d not in (dim1, dim2)]
+    last = len(kept)
+    old_of_new = [Lin() for _ in range(rank)]
+    for new, old in enumerate(kept):
+        old_of_new[old] = Lin.of(view_dim(new))
+    old_of_new[dim1] = Lin.of(view_dim(last)) + Lin.constant(max(-offset, 0))
+    old_of_new[dim2] = Lin.of(view_dim(last)) + Lin.constant(max(offset, 0))
+    return x.reindex(c.out_shape(), old_of_new)
