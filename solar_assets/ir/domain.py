@@ -123,8 +123,8 @@ def _feasible_ranges(constraints: Sequence[Constraint], extents: Mapping[str, in
             ok &= rest <= 0
         elif k > 0:  # k·y <= -rest  ->  y <= floor(-rest / k)
             hi = np.minimum(hi, np.floor_divide(-rest, k))
-        else:  # k·y <= -rest with k < 0  ->  y >= ceil(-rest / k) = -floor(rest / -k)
-            lo = np.maximum(lo, -np.floor_divide(rest, -k))
+        else:  # k·y <= -rest with k < 0  ->  y >= rest / |k|  ->  y >= ceil(rest / |k|) = -floor(-rest / |k|)
+            lo = np.maximum(lo, -np.floor_divide(-rest, -k))
     hi = np.where(ok, hi, lo - 1)
     return values, lo, hi
 
