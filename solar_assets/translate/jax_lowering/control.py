@@ -39,7 +39,39 @@ def _inline(c: JCtx, jaxpr: Any, args) -> list:
     return run_jaxpr(c.b, inner, [], list(args))
 
 
-@lowers("jit", "pjit", "closed_call", "core_call")
+@lowers("jit", "pjit")
+def jit_lowering(c: JCtx, *args, **params):
+    """A jitted call (``jax.nn.gelu``, ``jax.nn.softmax``, a user's ``@jax.jit`` helper) is what eager
+    JAX dispatches as one XLA computation: its body is inlined, and every step it emits is tagged
+    with the call's origin (op ``jit:<name>``), so the unfused bound charges it one round trip, as
+    a fused PyTorch op is. A call that is the whole program (the user's model under ``jax.jit``)
+    keeps its equations' own origins: the per-op table is about the ops inside it."""
+    from ir_schemas import Origin
+    from solar_assets.translate.jax_lowering.walk import current_eqn_path, eqn_origin, whole_program_call
+
+    start = len(c.b.steps)
+    outs = _inline(c, params["jaxpr"], args)
+    path = current_eqn_path()
+    if path is not None and not whole_program_call(path):
+        base = eqn_origin(c.eqn, path)
+        origin = Origin(node=path, op=f"jit:{params.get('name', c.eqn.primitive.name)}", module=base.module)
+        c.b.steps[start:] = [retag(st, origin) for st in c.b.steps[start:]]
+    return outs
+
+
+def retag(step: Any, origin: Any) -> Any:
+    """``step`` (and the steps nested in it) with ``origin``, replacing any they had."""
+    from ir_schemas import Cond, Repeat
+
+    update: dict = {"origin": origin}
+    if isinstance(step, Repeat):
+        update["steps"] = tuple(retag(st, origin) for st in step.steps)
+    elif isinstance(step, Cond):
+        update["branches"] = tuple(tuple(retag(st, origin) for st in b) for b in step.branches)
+    return step.model_copy(update=update)
+
+
+@lowers("closed_call", "core_call")
 def call_lowering(c: JCtx, *args, **params):
     return _inline(c, params.get("jaxpr") or params["call_jaxpr"], args)
 

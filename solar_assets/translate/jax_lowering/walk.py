@@ -122,6 +122,20 @@ def _eqn_prefix() -> str:
     return f"{frame.path}." if k == 0 else f"{frame.path}.c{k}."
 
 
+def current_eqn_path() -> str | None:
+    """The origin path of the equation being lowered (None outside any)."""
+    return _EQN_STACK[-1].path if _EQN_STACK else None
+
+
+# the number of equations of the top-level jaxpr being lowered (set by ``run_jaxpr`` at the top)
+_TOP_EQNS: list[int] = []
+
+
+def whole_program_call(path: str) -> bool:
+    """Whether ``path`` is the only equation of the top-level program (a model under ``jax.jit``)."""
+    return path == "eqn0" and bool(_TOP_EQNS) and _TOP_EQNS[-1] == 1
+
+
 def eqn_origin(eqn: Any, path: str) -> Origin:
     """The origin of the steps lowered from one equation: its path, its primitive and the name
     stack JAX recorded (a Flax module path such as ``Model/Dense_0``; '' when none)."""
@@ -141,6 +155,17 @@ def run_jaxpr(b: ProgramBuilder, jaxpr: Any, consts: Sequence[Value], args: Sequ
     """Lower an (open) jaxpr with its constvars bound to ``consts`` and invars to ``args``; every
     step an equation emits carries that equation's origin (``eqn_origin``)."""
     prefix = _eqn_prefix()
+    top = prefix == "eqn"
+    if top:
+        _TOP_EQNS.append(len(jaxpr.eqns))
+    try:
+        return _run_jaxpr(b, jaxpr, consts, args, prefix)
+    finally:
+        if top:
+            _TOP_EQNS.pop()
+
+
+def _run_jaxpr(b: ProgramBuilder, jaxpr: Any, consts: Sequence[Value], args: Sequence[Value], prefix: str) -> list[Value]:
     env: dict[Any, Value] = {}
     for v, x in zip(jaxpr.constvars, consts):
         env[v] = x
