@@ -164,8 +164,11 @@ def lower_exported(ep: Any, name: str, path: str, fallback: Any = None, values: 
     for spec, arg in zip(ep.graph_signature.output_specs, output.args[0]):
         if spec.kind == OutputKind.BUFFER_MUTATION:
             continue  # a buffer forward updates (BUFFER_UPDATES)
+        if spec.kind == OutputKind.USER_INPUT_MUTATION:
+            raise TranslationError(f"{path}: forward updates its input {spec.target!r} in place; in-place updates of "
+                                   f"inputs are not lowered yet (return the new value instead)")
         if spec.kind != OutputKind.USER_OUTPUT:
-            raise TranslationError(f"{path}: output {spec.arg.name} of kind {spec.kind.name} (e.g. a buffer mutation) is not supported")
+            raise TranslationError(f"{path}: output {spec.arg.name} of kind {spec.kind.name} is not supported")
         b.set_output(env[arg.name], f"out_{len(b.outputs)}", view=returns_alias(arg))
     b.tag_origin(start, OUTPUT_ORIGIN)
     if values is not None:
