@@ -283,3 +283,28 @@ def test_causal_attention_validates_node_wise_and_a_shifted_mask_is_rejected(tmp
         assert not validate_nodewise(src, broken).ok, planted
         golden = make_golden(src)
         assert not validate_program(broken.program, golden, source=src.path).ok, planted
+
+
+def test_view_kernels_are_checked_outputs_only_and_conditions_are_affine():
+    from ir_programs import kernel, program, tensor
+    from solar_assets.errors import IRError
+    from solar_assets.execute import execute_program
+    import numpy as np
+
+    x, y, z = tensor("x", (4, 6), "input"), tensor("y", (6, 4), "output"), tensor("z", (6, 4), "output")
+    view = kernel("v", [("i", 6), ("j", 4)], "y[i, j]", "=", "x[j, i]", view=True)
+    g = build_einsum_graph(program([view], [x, y]))
+    assert g.bytes_unfused == g.io_bytes == 0 and g.storage_of["y"] == "x"
+    out = execute_program(program([view], [x, y]), {"input:0": np.arange(24.0).reshape(4, 6)})
+    assert np.array_equal(out[0], np.arange(24.0).reshape(4, 6).T)
+    reads_view = kernel("k", [("i", 6), ("j", 4)], "z[i, j]", "=", "y[i, j] * 2.0")
+    with pytest.raises(IRError, match="result of view 'v'"):
+        build_einsum_graph(program([view, reads_view], [x, y, z]))
+    with pytest.raises(IRError, match="one plain read"):
+        build_einsum_graph(program([kernel("v", [("i", 6), ("j", 4)], "y[i, j]", "=", "x[j, i] * 2.0", view=True)],
+                                   [x, y]))
+    s = tensor("s", (6,), "output")
+    for bad in ("i * j <= 3", "j != i", "x[0, 0] > 0"):
+        with pytest.raises(IRError):
+            build_einsum_graph(program([kernel("r", [("i", 6), ("j", 4)], "s[i]", "+=", "x[j, i]", where=bad)],
+                                       [x, s]))

@@ -288,8 +288,9 @@ def _build(program: Program, choice: dict[str, int | None]) -> EinsumGraph:
     for step, _ in program.walk_steps():
         if isinstance(step, Reshape):
             storage_of[step.out] = storage_of[step.src]
-        elif isinstance(step, Kernel) and step.view:
-            storage_of[step.out.split("[", 1)[0].strip()] = storage_of[step.expr.split("[", 1)[0].strip()]
+        elif isinstance(step, Kernel) and step.view:  # top level only (the checker): no free variables
+            pk = parse_kernel(step)
+            storage_of[pk.out.tensor] = storage_of[pk.reads[0].tensor]
     import networkx as nx
 
     steps = _resolved_steps(program.steps, (), choice)

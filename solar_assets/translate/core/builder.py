@@ -42,15 +42,16 @@ OUTPUT_ORIGIN = Origin(node="output", op="output")
 """The origin of the copies that make a view a program output (both tracers: the graph's outputs)."""
 
 
-def with_origin(step: Kernel | Reshape | TopK | Repeat | Cond, origin: Origin):
-    """``step`` with ``origin`` where it has none, recursively through repeat and cond bodies."""
+def with_origin(step: Kernel | Reshape | TopK | Repeat | Cond, origin: Origin, replace: bool = False):
+    """``step`` with ``origin`` where it has none (every step, with ``replace``), recursively through
+    repeat and cond bodies."""
     update: dict = {}
-    if step.origin is None:
+    if step.origin is None or replace:
         update["origin"] = origin
     if isinstance(step, Repeat):
-        update["steps"] = tuple(with_origin(st, origin) for st in step.steps)
+        update["steps"] = tuple(with_origin(st, origin, replace) for st in step.steps)
     elif isinstance(step, Cond):
-        update["branches"] = tuple(tuple(with_origin(st, origin) for st in b) for b in step.branches)
+        update["branches"] = tuple(tuple(with_origin(st, origin, replace) for st in b) for b in step.branches)
     return step.model_copy(update=update) if update else step
 
 

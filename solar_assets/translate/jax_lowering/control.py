@@ -19,8 +19,12 @@ from typing import Any
 
 from solar_assets.translate.jax_lowering.context import Counter, JCtx, Lin, LoweringGap, SymTensor, is_const, lins, loop_vars
 from solar_assets.translate.jax_lowering.registry import lowers
-from solar_assets.translate.jax_lowering.walk import run_closed, run_jaxpr
+from ir_schemas import Origin
+from solar_assets.translate.jax_lowering.walk import (
+    current_eqn_path, eqn_origin, run_closed, run_jaxpr, whole_program_call,
+)
 from solar_assets.translate.core.affine import view_dim
+from solar_assets.translate.core.builder import with_origin
 
 log = logging.getLogger(__name__)
 
@@ -46,29 +50,14 @@ def jit_lowering(c: JCtx, *args, **params):
     with the call's origin (op ``jit:<name>``), so the unfused bound charges it one round trip, as
     a fused PyTorch op is. A call that is the whole program (the user's model under ``jax.jit``)
     keeps its equations' own origins: the per-op table is about the ops inside it."""
-    from ir_schemas import Origin
-    from solar_assets.translate.jax_lowering.walk import current_eqn_path, eqn_origin, whole_program_call
-
     start = len(c.b.steps)
     outs = _inline(c, params["jaxpr"], args)
     path = current_eqn_path()
     if path is not None and not whole_program_call(path):
         base = eqn_origin(c.eqn, path)
         origin = Origin(node=path, op=f"jit:{params.get('name', c.eqn.primitive.name)}", module=base.module)
-        c.b.steps[start:] = [retag(st, origin) for st in c.b.steps[start:]]
+        c.b.steps[start:] = [with_origin(st, origin, replace=True) for st in c.b.steps[start:]]
     return outs
-
-
-def retag(step: Any, origin: Any) -> Any:
-    """``step`` (and the steps nested in it) with ``origin``, replacing any they had."""
-    from ir_schemas import Cond, Repeat
-
-    update: dict = {"origin": origin}
-    if isinstance(step, Repeat):
-        update["steps"] = tuple(retag(st, origin) for st in step.steps)
-    elif isinstance(step, Cond):
-        update["branches"] = tuple(tuple(retag(st, origin) for st in b) for b in step.branches)
-    return step.model_copy(update=update)
 
 
 @lowers("closed_call", "core_call")
