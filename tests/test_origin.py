@@ -134,22 +134,29 @@ def test_every_traced_jax_step_has_its_equation_path_as_origin():
     steps = _all_steps(p)
     assert steps and all(st.origin is not None for st in steps)
 
-    # the equations, walked here: "eqn<i>" at the top, "eqn<i>.<j>" inside a sub-jaxpr
+    # the equations, walked here: "eqn<i>" at the top, "eqn<i>.<j>" inside a sub-jaxpr; a jitted
+    # call is one framework op (eager JAX dispatches it as one computation): its steps carry the
+    # call's own path, op "jit:<name>" (issue 23)
     expected: dict[str, str] = {}
 
     def walk(jaxpr, prefix):
         for i, eqn in enumerate(jaxpr.eqns):
             expected[f"{prefix}{i}"] = eqn.primitive.name
+            if eqn.primitive.name in ("jit", "pjit"):
+                expected[f"{prefix}{i}"] = f"jit:{eqn.params['name']}"
+                continue
             inner = eqn.params.get("jaxpr")
             if inner is not None:
                 walk(getattr(inner, "jaxpr", inner), f"{prefix}{i}.")
 
     walk(jax.make_jaxpr(fn)(*xs).jaxpr, "eqn")
     expected["output"] = "output"
-    assert all(expected[st.origin.node] == st.origin.op for st in steps)
+    assert all(expected[st.origin.node] == st.origin.op for st in steps), [(st.origin.node, st.origin.op) for st in steps]
+    assert "jit:dense" in {st.origin.op for st in steps}
     assert [st.origin.node for st in steps].count("output") == 1
-    dots = [st for st in steps if st.origin.op == "dot_general"]
-    assert len(dots) == 1 and dots[0].origin.node.count(".") == 1  # inside the jit: eqn<i>.<j>
+    jitted = [st for st in steps if st.origin.op == "jit:dense"]
+    assert len(jitted) == 2 and len({st.origin.node for st in jitted}) == 1  # the dot and the tanh: one op
+    assert jitted[0].origin.node.count(".") == 0  # the call's own top-level path, eqn<i>
     groups = op_groups(build_einsum_graph(p))
     assert len({g.key for g in groups}) == len(groups)
     assert sum(g.macs for g in groups) == 4 * 8 * 3
