@@ -128,10 +128,10 @@ def domain_footprint(access: Access, pk: ParsedKernel, shape: tuple[int, ...]) -
     domain, ``domain.projection_size``); an access that uses no constrained variable touches what
     it touches over the box (when any point runs). Any other access is bounded from below by what
     it touches with the constrained variables held at one point of the domain (``exact`` False)."""
-    from solar_assets.ir.domain import constrained_vars, count_points, feasible_point, projection_size
+    from solar_assets.ir.domain import constrained_vars, feasible_point, projection_size
 
     extents = pk.extents
-    if count_points(pk.where, extents) == 0:
+    if pk.iterations == 0:  # the condition's point count, computed once per parsed kernel
         return Footprint(0)
     constrained = set(constrained_vars(pk.where, extents))
     used = {v for a in access.index for v in a.vars}

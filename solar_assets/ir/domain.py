@@ -151,10 +151,11 @@ def projection_size(constraints: Sequence[Constraint], extents: Mapping[str, int
     vs = constrained_vars(constraints, extents)
     free = math.prod(extents[v] for v in subset if v not in vs)
     inner = [v for v in vs if v in subset]
-    if count_points(constraints, extents) == 0:
+    points = count_points(constraints, {v: extents[v] for v in vs})  # over the constrained variables
+    if points == 0:
         return 0
     if len(inner) == len(vs):
-        return free * count_points(constraints, {v: extents[v] for v in vs})
+        return free * points
     if not inner:
         return free
     hidden = [v for v in vs if v not in subset]
