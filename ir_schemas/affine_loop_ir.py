@@ -60,7 +60,9 @@ class TensorDecl(_Strict):
     binding: str | None = Field(
         default=None,
         description="For inputs 'input:<position>', for weights 'param:<qualified name>' or "
-        "'buffer:<qualified name>'; absent for outputs and intermediates.",
+        "'buffer:<qualified name>'; for an output that is an input's or buffer's storage after the "
+        "workload updated it in place, 'updates:<that binding>' (the output holds the tensor's values "
+        "before any step writes it); absent for other outputs and intermediates.",
     )
     pad_value: float | None = Field(
         default=None,

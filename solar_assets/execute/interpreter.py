@@ -21,6 +21,7 @@ from solar_assets.execute.codegen import dtype_kind, plan_kernel
 from solar_assets.execute.einsum_path import plan_einsum, run_einsum
 from solar_assets.ir.dtypes import NARROW_FLOAT_DTYPES, numpy_dtype, round_to
 from solar_assets.ir import Affine, ParsedKernel, check_program, format_kernel, format_step, parse_kernel
+from solar_assets.ir.updates import updated_target
 
 
 class ExecutionError(SolarError):
@@ -121,6 +122,10 @@ class Executor(ProgramInterpreter):
     def bind(self, bindings: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         env: dict[str, np.ndarray] = {}
         for t in self.program.tensors:
+            target = updated_target(t)
+            if target is not None and target in bindings:  # the updated tensor's values before the call
+                env[t.name] = np.array(bindings[target], dtype=self.storage_dtype(t), order="C", copy=True)
+                continue
             if t.role not in ("input", "weight"):
                 continue
             if t.binding not in bindings:

@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from solar_assets import cache_store
 from solar_assets.golden.reference64 import run_float64
+from ir_schemas import Program
 from solar_assets.ir.dtypes import ir_dtype_name
+from solar_assets.ir.updates import updated_target
 from solar_assets.workloads import WorkloadError, WorkloadSource, load_torch_workload, size_label
 from solar_assets.workloads.in_forward import (
     attributes_to_buffers,
@@ -39,6 +41,9 @@ class Golden:
     seconds: float = 0.0
     meta: dict[str, str] = field(default_factory=dict)
     constants: dict[str, int] = field(default_factory=dict)  # the rebound size constants; {} = full size
+    # inputs and buffers forward updated in place: binding -> value after the call (and in float64)
+    updates: dict[str, np.ndarray] = field(default_factory=dict)
+    updates64: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def size_label(self) -> str:
@@ -50,6 +55,27 @@ class Golden:
         out = {f"input:{i}": a for i, a in enumerate(self.inputs)}
         out.update(self.params)
         return {k: (v.astype(dtype) if np.issubdtype(v.dtype, np.floating) else v) for k, v in out.items()}
+
+    def for_program(self, program: Program) -> Golden:
+        """The golden outputs in ``program``'s output order: the framework's returns in order, and for
+        an output that updates an input or buffer in place (``solar_assets.ir.updates``) that
+        tensor's value after the call (its value before, where the call left it unchanged)."""
+        targets = [updated_target(program.tensor(n)) for n in program.outputs]
+        if not any(targets):
+            return self
+        before = {f"input:{i}": a for i, a in enumerate(self.inputs)} | self.params
+        returned, returned64 = iter(self.outputs), iter(self.outputs64 or [])
+        outputs, outputs64 = [], []
+        for target in targets:
+            if target is None:
+                outputs.append(next(returned, None))
+                outputs64.append(next(returned64, None))
+            else:
+                outputs.append(self.updates.get(target, before.get(target)))
+                outputs64.append(self.updates64.get(target, before.get(target)))
+        keep = next((i for i, o in enumerate(outputs) if o is None), len(outputs))  # compare reports a shortfall
+        outputs, outputs64 = outputs[:keep], outputs64[:keep]
+        return replace(self, outputs=outputs, outputs64=outputs64 if self.outputs64 is not None else None)
 
 
 def _flatten_outputs(result: object, path: str) -> list:
@@ -85,6 +111,7 @@ def make_golden(src: WorkloadSource, constants: dict[str, int] | None = None) ->
     constants = dict(constants or {})
     w = load_torch_workload(src, constants)
     attributes_to_buffers(w.model)  # as the tracer does (solar_assets.workloads.in_forward)
+    inputs = [x.detach().clone() if isinstance(x, torch.Tensor) else x for x in w.inputs]  # before any update
     params = {f"param:{n}": _to_numpy(p) for n, p in w.model.named_parameters()}
     first = {id(p): f"param:{n}" for n, p in w.model.named_parameters()}  # tied weights (an LM head
     for n, p in w.model.named_parameters(remove_duplicate=False):  # sharing the embedding): one array, every name
@@ -93,24 +120,75 @@ def make_golden(src: WorkloadSource, constants: dict[str, int] | None = None) ->
     state = buffer_state(w.model)
     try:
         with torch.no_grad():
+            args = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+            watch = UpdateWatch(w.model, args, inputs, state)
             with deterministic_random():
-                outputs = _flatten_outputs(w.model(*w.inputs), src.path)
+                outputs = _flatten_outputs(w.model(*args), src.path)
+            updates = watch.updated(w.model, args)
             restore_buffers(w.model, state)
+            args64: list = []
             with deterministic_random(torch.float64):
-                outputs64 = _flatten_outputs(run_float64(w.model, w.inputs), src.path)
+                outputs64 = _flatten_outputs(run_float64(w.model, [x.clone() if isinstance(x, torch.Tensor) else x
+                                                                   for x in inputs], args64), src.path)
+            updates64 = watch.values(w.model, args64, set(updates))
     except WorkloadError:
         raise
     except Exception as e:
         raise WorkloadError(f"{src.path}: running the model failed: {type(e).__name__}: {e}") from e
     return Golden(
-        inputs=[_to_numpy(x) for x in w.inputs],
+        inputs=[_to_numpy(x) for x in inputs],
         params=params,
         outputs=[_to_numpy(o) for o in outputs],
         outputs64=[_to_numpy(o) for o in outputs64],
         seconds=time.perf_counter() - start,
         meta={"workload": src.name, "sha256": src.sha256},
         constants=constants,
+        updates={k: _to_numpy(v) for k, v in updates.items()},
+        updates64={k: _to_numpy(v) for k, v in updates64.items()},
     )
+
+
+class UpdateWatch:
+    """Which inputs and buffers a forward call updates in place: a tensor whose version counter
+    moved (an in-place op bumps it, through any view), a buffer rebound to a new tensor, or one
+    whose values changed (a fused kernel such as batch norm's writes its running statistics
+    without bumping the counter)."""
+
+    def __init__(self, model: object, args: list, inputs: list, buffers: dict[str, object]) -> None:
+        """``inputs`` and ``buffers``: copies of the values before the call (``args`` and the model's
+        buffers are what the call will run on)."""
+        self.inputs = [(x._version, before) if hasattr(x, "_version") else None for x, before in zip(args, inputs)]
+        self.buffers = {n: (id(b), b._version, buffers[n]) for n, b in model.named_buffers()}
+
+    @staticmethod
+    def _changed(x: object, version: int, before: object) -> bool:
+        import torch
+
+        return x._version != version or x.shape != before.shape or not torch.equal(x.detach(), before)
+
+    def updated(self, model: object, args: list) -> dict[str, object]:
+        """binding -> value after the call, for each tensor the call changed."""
+        out: dict[str, object] = {}
+        for i, (x, seen) in enumerate(zip(args, self.inputs)):
+            if seen is not None and self._changed(x, *seen):
+                out[f"input:{i}"] = x.detach().clone()
+        for n, b in model.named_buffers():
+            seen = self.buffers.get(n)
+            if seen is None or seen[0] != id(b) or self._changed(b, *seen[1:]):
+                out[f"buffer:{n}"] = b.detach().clone()
+        return out
+
+    @staticmethod
+    def values(model: object, args: list, bindings: set[str]) -> dict[str, object]:
+        """The current values of ``bindings`` (after the float64 call: its widened arguments)."""
+        buffers = dict(model.named_buffers())
+        out: dict[str, object] = {}
+        for binding in bindings:
+            kind, _, key = binding.partition(":")
+            value = args[int(key)] if kind == "input" and int(key) < len(args) else buffers.get(key)
+            if value is not None:
+                out[binding] = value.detach().clone()
+        return out
 
 
 def save_golden(g: Golden, path: str | Path) -> None:
@@ -119,6 +197,8 @@ def save_golden(g: Golden, path: str | Path) -> None:
     arrays.update({f"param/{k}": v for k, v in g.params.items()})
     arrays.update({f"out/{i}": a for i, a in enumerate(g.outputs)})
     arrays.update({f"out64/{i}": a for i, a in enumerate(g.outputs64 or [])})
+    arrays.update({f"upd/{k}": v for k, v in g.updates.items()})
+    arrays.update({f"upd64/{k}": v for k, v in g.updates64.items()})
     arrays["meta/constants"] = np.array(json.dumps(g.constants))
 
     def write(tmp: Path) -> None:
@@ -143,5 +223,7 @@ def _golden_from_npz(path: Path) -> Golden:
         params = {k[len("param/"):]: z[k] for k in z.files if k.startswith("param/")}
         out64 = group("out64")
         constants = json.loads(str(z["meta/constants"][()])) if "meta/constants" in z.files else {}
+        updates = {k[len("upd/"):]: z[k] for k in z.files if k.startswith("upd/")}
+        updates64 = {k[len("upd64/"):]: z[k] for k in z.files if k.startswith("upd64/")}
         return Golden(inputs=group("in"), params=params, outputs=group("out"), outputs64=out64 or None,
-                      constants=constants)
+                      constants=constants, updates=updates, updates64=updates64)

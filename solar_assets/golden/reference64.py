@@ -61,9 +61,11 @@ def float64_forms() -> dict[Any, tuple[Callable[..., Any], Callable[[tuple, dict
     return {torch.ops.aten._scaled_mm.default: (_scaled_mm64, scaled_mm_dtype)}
 
 
-def run_float64(fn: Callable[..., Any], args: Sequence[Any]) -> Any:
+def run_float64(fn: Callable[..., Any], args: Sequence[Any], called_with: list[Any] | None = None) -> Any:
     """``fn(*args)`` with float arithmetic in float64 and narrow casts rounded (module docstring).
-    A module ``fn`` is converted to float64 in place (its parameters and buffers, exactly)."""
+    A module ``fn`` is converted to float64 in place (its parameters and buffers, exactly).
+    ``called_with``, when given, receives the (widened) arguments ``fn`` ran on, which hold what
+    an in-place update of an input wrote."""
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_map
@@ -102,7 +104,10 @@ def run_float64(fn: Callable[..., Any], args: Sequence[Any]) -> Any:
     default = torch.get_default_dtype()
     torch.set_default_dtype(f64)
     try:
+        widened = [widen(a) for a in args]
+        if called_with is not None:
+            called_with[:] = widened
         with Float64Mode():
-            return fn(*[widen(a) for a in args])
+            return fn(*widened)
     finally:
         torch.set_default_dtype(default)

@@ -25,7 +25,12 @@ Choices worth knowing (a speed-of-light bound must never overcount bytes):
   storage once, by the union of the elements any step touches in it, which is its declared
   size whenever the program reads (or writes) all of it. A tensor the program never touches
   costs nothing, and an output that is a reshape of an input is one storage, counted once.
-  ``io_bytes_declared`` is the plain sum of declared sizes, for reference.
+  ``io_bytes_declared`` is the plain sum of declared sizes, for reference;
+* an output that updates an input or buffer in place (``solar_assets.ir.updates``) is that
+  tensor's storage: ``io_bytes`` charges it the elements the program writes, and reads of it
+  beyond those (the elements the update left in place) as reads of the updated tensor, at least
+  ``read − written`` elements of it (``x.mul_(2)`` reads and writes all of ``x``; a KV-cache write
+  of one position writes that slice, and a later read of the whole cache reads the rest).
 
 IR extension (see ``docs/interfaces.md``):
 
@@ -57,6 +62,7 @@ from ir_schemas import Cond, Kernel, Origin, Program, Repeat, Reshape, TopK
 from solar_assets.graph.footprint import Footprint, domain_footprint, footprint_of, union_footprint
 from solar_assets.ir import check_program, format_kernel, parse_kernel
 from solar_assets.ir.digest import program_digest
+from solar_assets.ir.updates import updated_sources
 from solar_assets.ir.dtypes import BYTES_PER_ELEMENT, FLOAT_DTYPES  # each tensor at its own width
 from solar_assets.ir.printer import format_reshape, format_topk
 from solar_assets.ir.expr import Access, Affine, ParsedKernel
@@ -321,14 +327,16 @@ def _build(program: Program, choice: dict[str, int | None]) -> EinsumGraph:
             for name in (step.src, step.values, step.indices):
                 t = tensors[name]
                 whole = Access(name, tuple(Affine(((f"d{d}", 1),), 0) for d in range(len(t.shape))))
-                touching.append((whole, {f"d{d}": n for d, n in enumerate(t.shape)}, t.shape, None))
+                touching.append((whole, {f"d{d}": n for d, n in enumerate(t.shape)}, t.shape, None,
+                                 name != step.src))
         else:
             pk = parse_kernel(step, tuple(free))
             node = _kernel_node(step, pk, program, storage_of, enclosing)
             box = pk.box(free)
             for acc in (*pk.reads, pk.out):
                 shape = tensors[acc.tensor].shape
-                touching.append((acc, box, shape, domain_footprint(acc, pk, shape) if pk.where else None))
+                touching.append((acc, box, shape, domain_footprint(acc, pk, shape) if pk.where else None,
+                                 acc is pk.out))
         nodes.append(node)
         g.add_node(node.name, kind=node.kind, macs=node.macs, flops=node.flops, bytes=node.bytes,
                    text=node.text, node=node)
@@ -425,9 +433,10 @@ def _topk_node(step: TopK, program: Program, enclosing: tuple[Repeat, ...]) -> E
     )
 
 
-Touch = tuple[Access, dict[str, int], tuple[int, ...], "Footprint | None"]
-"""One access a step makes: the access, its loop box, the shape it indexes and, for a kernel with
-a ``where`` condition, its footprint over the condition's points (None: the box's)."""
+Touch = tuple[Access, dict[str, int], tuple[int, ...], "Footprint | None", bool]
+"""One access a step makes: the access, its loop box, the shape it indexes, for a kernel with
+a ``where`` condition its footprint over the condition's points (None: the box's), and whether
+it writes."""
 
 
 def _io_operands(program: Program, touching: list[Touch], storage_of: dict[str, str]) -> dict[str, Operand]:
@@ -442,18 +451,33 @@ def _io_operands(program: Program, touching: list[Touch], storage_of: dict[str, 
         st = storage_of[touch[0].tensor]
         if st in by_storage:
             by_storage[st].append(touch)
+    updating = {storage_of[o]: storage_of[src] for o, src in updated_sources(program).items()
+                if storage_of[o] != storage_of[src]}  # not a view of the source itself
     out = {}
     for st, touches in by_storage.items():
-        if not any(fp is not None for *_, fp in touches):
-            fp = union_footprint([(acc, box, shape) for acc, box, shape, _ in touches])
-        else:
-            fps = list({(acc, tuple(box.items()), shape): fp or footprint_of(acc, box, shape)
-                        for acc, box, shape, fp in touches}.values())
-            numel = _numel(tensors[st].shape)
-            fp = fps[0] if len(fps) == 1 else Footprint(numel) if any(f.exact and f.elements == numel for f in fps) \
-                else Footprint(max(f.elements for f in fps), False)
-        out[st] = _operand(st, fp, tensors[st].dtype)
+        if st in updating:  # an in-place update: what it writes (module docstring, in-place updates)
+            touches = [t for t in touches if t[4]]
+        out[st] = _operand(st, _touched(touches, tensors[st].shape), tensors[st].dtype)
+    for st, src in updating.items():
+        reads = [t for t in by_storage[st] if not t[4]]
+        unwritten = _touched(reads, tensors[st].shape).elements - out[st].elements
+        if unwritten > out[src].elements:  # its elements left in place, read later: reads of the source
+            out[src] = _operand(src, Footprint(unwritten, False), tensors[src].dtype)
     return out
+
+
+def _touched(touches: list[Touch], shape: tuple[int, ...]) -> Footprint:
+    """The union of what ``touches`` access in one storage of ``shape``; where a conditioned
+    access is among several different ones, the largest single footprint (a lower bound)."""
+    if not touches:
+        return Footprint(0)
+    if not any(fp is not None for _, _, _, fp, _ in touches):
+        return union_footprint([(acc, box, shp) for acc, box, shp, _, _ in touches])
+    fps = list({(acc, tuple(box.items()), shp): fp or footprint_of(acc, box, shp)
+                for acc, box, shp, fp, _ in touches}.values())
+    numel = _numel(shape)
+    return fps[0] if len(fps) == 1 else Footprint(numel) if any(f.exact and f.elements == numel for f in fps) \
+        else Footprint(max(f.elements for f in fps), False)
 
 
 def _operand(tensor: str, fp: Footprint, dtype: str, repeat: int = 1) -> Operand:

@@ -13,6 +13,7 @@ from solar_assets.errors import IRError
 from solar_assets.ir.expr import Access, Indirect, ParsedKernel, parse_kernel
 from solar_assets.ir.printer import format_kernel
 from solar_assets.ir.shapes import topk_shape
+from solar_assets.ir.updates import UPDATES_PREFIX, updated_target
 
 INTEGER_DTYPES = ("int64", "int32", "int8", "uint8")
 
@@ -121,7 +122,8 @@ class _Checker:
     def __init__(self, p: Program, source: str):
         self.p, self.source = p, source
         self.tensors = p.tensor_map()
-        self.defined = {t.name for t in p.tensors if t.role in ("input", "weight")}
+        # an output updating a tensor in place holds that tensor's values from the start
+        self.defined = {t.name for t in p.tensors if t.role in ("input", "weight") or updated_target(t)}
         self.step_names: set[str] = set()
         self.views: dict[str, str] = {}  # a view kernel's result -> the view's name
         self.written: set[str] = set()  # tensors a kernel wrote so far
@@ -298,6 +300,15 @@ def check_program(p: Program, source: str = "<program>") -> list[ParsedKernel | 
             raise IRError(f"{source}: {t.role} tensor {t.name!r} has no binding (e.g. 'input:0' or 'param:fc.weight')")
         if t.role == "input" and t.name not in p.inputs:
             raise IRError(f"{source}: tensor {t.name!r} has role input but is not listed in inputs")
+        if t.binding and t.role not in ("input", "weight") and updated_target(t) is None:
+            raise IRError(f"{source}: {t.role} tensor {t.name!r} has binding {t.binding!r}; only inputs, weights and "
+                          f"outputs that update one in place ('{UPDATES_PREFIX}<its binding>') are bound")
+    bound = [t.binding for t in p.tensors if t.role in ("input", "weight")]
+    for t in p.tensors:
+        target = updated_target(t)
+        if target is not None and bound.count(target) != 1:
+            raise IRError(f"{source}: output {t.name!r} updates {target!r} in place, but the program declares "
+                          f"{bound.count(target)} input or weight tensors bound to it (it needs exactly one)")
     checker = _Checker(p, source)
     parsed = checker.steps(p.steps, {})
     for n in p.outputs:

@@ -8,9 +8,11 @@ from __future__ import annotations
 import logging
 import time
 import warnings
+from dataclasses import dataclass, field
 from typing import Any
 
 from ir_schemas import Origin
+from solar_assets.translate.torch_lowering.inplace import SliceUpdate, exclusive_feeders, slice_update
 from solar_assets.errors import SolarError
 from solar_assets.translate.torch_lowering import find_lowering
 from solar_assets.translate.core.builder import OUTPUT_ORIGIN, ProgramBuilder
@@ -130,11 +132,21 @@ def lower_exported(ep: Any, name: str, path: str, fallback: Any = None, values: 
         env = _bind_placeholders(ep, b)
     except (TranslationError, LoweringGap) as e:
         raise TranslationError(f"{path}: {e}") from None
+    updates = in_place_updates(ep, env, b)
+    slices = {u.node: u for u in updates.slices}
     for node in ep.graph.nodes:
         if node.op != "call_function":
             continue
-        lowering = find_lowering(node.target) or model_tensor_lowering(node.target)
+        if node.name in updates.skipped:
+            env[node.name] = None  # dead once the update is lowered as the slice it writes
+            continue
         start = len(b.steps)
+        if node.name in slices:
+            env[node.name] = lower_slice_update(Ctx(b, node), _resolve(slices[node.name].value, env),
+                                                slices[node.name].condition)
+            b.tag_origin(start, node_origin(node))
+            continue
+        lowering = find_lowering(node.target) or model_tensor_lowering(node.target)
         if lowering is None and fallback is not None:
             env[node.name] = fallback(b, node, _resolve(node.args, env), _resolve(node.kwargs, env))
             b.tag_origin(start, node_origin(node))
@@ -143,7 +155,8 @@ def lower_exported(ep: Any, name: str, path: str, fallback: Any = None, values: 
             raise TranslationError(f"{path}: no lowering for {node.target} (node {node.name}: {node.format_node()})")
         n_steps, decls = len(b.steps), set(b.decls)
         try:
-            env[node.name] = lowering(Ctx(b, node), *_resolve(node.args, env), **_resolve(node.kwargs, env))
+            ctx = Ctx(b, node, in_place_of=updates.storage_of.get(node.name))
+            env[node.name] = lowering(ctx, *_resolve(node.args, env), **_resolve(node.kwargs, env))
         except SolarError:
             raise
         except LoweringGap as e:
@@ -157,19 +170,23 @@ def lower_exported(ep: Any, name: str, path: str, fallback: Any = None, values: 
             raise TranslationError(
                 f"{path}: while lowering {node.format_node()}: {type(e).__name__}: {e}"
             ) from e
-        b.tag_origin(start, node_origin(node))
+        b.tag_origin(start, node_origin(updates.grouped.get(node.name, node)))
     output = next(n for n in ep.graph.nodes if n.op == "output")
     start = len(b.steps)
     _check_returns(output.args[0], path)
-    for spec, arg in zip(ep.graph_signature.output_specs, output.args[0]):
-        if spec.kind == OutputKind.BUFFER_MUTATION:
-            continue  # a buffer forward updates (BUFFER_UPDATES)
-        if spec.kind == OutputKind.USER_INPUT_MUTATION:
-            raise TranslationError(f"{path}: forward updates its input {spec.target!r} in place; in-place updates of "
-                                   f"inputs are not lowered yet (return the new value instead)")
-        if spec.kind != OutputKind.USER_OUTPUT:
+    pairs = list(zip(ep.graph_signature.output_specs, output.args[0]))
+    for spec, arg in pairs:
+        if spec.kind not in (OutputKind.USER_OUTPUT, OutputKind.BUFFER_MUTATION, OutputKind.USER_INPUT_MUTATION):
             raise TranslationError(f"{path}: output {spec.arg.name} of kind {spec.kind.name} is not supported")
-        b.set_output(env[arg.name], f"out_{len(b.outputs)}", view=returns_alias(arg))
+    for spec, arg in pairs:  # in-place updates first: each claims the value it is (IN_PLACE_UPDATES)
+        if spec.kind != OutputKind.USER_OUTPUT:
+            target = updates.targets[spec.arg.name]
+            b.set_output(env[arg.name], "updated_" + target.split(":")[-1].replace(".", "_"),
+                         view=returns_alias(arg), updates=target)
+    for spec, arg in pairs:
+        if spec.kind == OutputKind.USER_OUTPUT:  # returning an updated tensor returns its storage
+            b.set_output(env[arg.name], f"out_{len(b.outputs)}",
+                         view=returns_alias(arg) or arg.name in updates.values)
     b.tag_origin(start, OUTPUT_ORIGIN)
     if values is not None:
         values.update(value_map(env, b))
@@ -214,11 +231,84 @@ def _check_returns(results: Any, path: str) -> None:
 # ---------------------------------------------------------------------------- tensors made by the model
 MAX_LIFTED_ELEMENTS = 64  # entries of a constant made in forward with no simpler structure (a table in the IR)
 
-# BUFFER_UPDATES: a buffer that ``forward`` updates (``self.hidden = ...`` on a tensor attribute, made a
-# buffer by ``attributes_to_buffers``) is an extra graph output of kind BUFFER_MUTATION. The update is
-# not a user output: the IR computes the new value where later ops read it and does not write it
-# back, so the bound counts fewer bytes than the eager program moves (it stays a lower bound), and
-# the IR reads the buffer's value from before the forward pass, as the golden run records it.
+# IN_PLACE_UPDATES: an input or buffer that ``forward`` updates in place (``x.mul_(2)``, ``self.cache[:, p] =
+# k``, BatchNorm's running statistics in train mode, ``self.hidden = ...`` on a tensor attribute made a
+# buffer by ``attributes_to_buffers``) is an extra graph output of kind USER_INPUT_MUTATION or
+# BUFFER_MUTATION. Each becomes an IR output bound ``updates:<the tensor's binding>``
+# (``solar_assets.ir.updates``), validated against the tensor's value after eager's call; the IR
+# reads the values from before the call, as the golden run records them. An update that writes a
+# known slice is lowered as that slice (``torch_lowering.inplace``), so it moves what eager moves.
+
+
+@dataclass
+class InPlaceUpdates:
+    """What the exported graph updates in place, found before lowering."""
+
+    targets: dict[str, str]  # fx name of each mutation output's value -> the binding it updates
+    values: set[str]  # fx names whose value is an updated tensor's storage
+    slices: list[SliceUpdate]  # updates lowered as the slice they write
+    skipped: set[str]  # fx nodes with nothing left to lower (a slice's condition, a copy's destination)
+    grouped: dict[str, Any]  # fx name -> the update node whose op it is part of (one eager op)
+    storage_of: dict[str, str] = field(default_factory=dict)  # fx name of an update's value -> IR tensor updated
+
+
+def in_place_updates(ep: Any, env: dict[str, Any], b: ProgramBuilder) -> InPlaceUpdates:
+    """The in-place updates of ``ep`` (IN_PLACE_UPDATES)."""
+    from torch.export.graph_signature import OutputKind
+
+    output = next(n for n in ep.graph.nodes if n.op == "output")
+    nodes = {n.name: n for n in ep.graph.nodes}
+    found = InPlaceUpdates({}, set(), [], set(), {})
+    for spec, arg in zip(ep.graph_signature.output_specs, output.args[0]):
+        if spec.kind == OutputKind.BUFFER_MUTATION:
+            binding = f"buffer:{spec.target}"
+            placeholder = next((s.arg.name for s in ep.graph_signature.input_specs if s.target == spec.target), None)
+        elif spec.kind == OutputKind.USER_INPUT_MUTATION:
+            placeholder = spec.target
+            binding = b.decls[env[placeholder].base].binding
+        else:
+            continue
+        found.targets[spec.arg.name] = binding
+        found.values.add(arg.name)
+        if placeholder is not None and placeholder in env and hasattr(env[placeholder], "base"):
+            found.storage_of[arg.name] = env[placeholder].base
+        upd = slice_update(arg, placeholder) if placeholder is not None else None
+        if upd is not None:
+            found.slices.append(upd)
+            found.skipped |= upd.predicate_nodes
+            line = _source_line(arg)
+            for name in exclusive_feeders(upd.value, arg) if line else ():
+                if _source_line(nodes[name]) == line:
+                    found.grouped[name] = arg
+    copy_dst = [n for n in ep.graph.nodes if n.op == "call_function" and _is_copy(n)]
+    for n in ep.graph.nodes:  # a view made only to be overwritten by aten.copy (``copy`` does not read it)
+        if n.op == "call_function" and n.users and all(u in copy_dst and u.args[0] is n and n not in u.args[1:]
+                                                       for u in n.users):
+            found.skipped.add(n.name)
+    return found
+
+
+def _is_copy(node: Any) -> bool:
+    return getattr(getattr(node.target, "overloadpacket", None), "__name__", "") == "copy"
+
+
+def _source_line(node: Any) -> str:
+    """The innermost line of user code that made ``node`` ('' when unrecorded)."""
+    trace = node.meta.get("stack_trace") or ""
+    lines = [ln.strip() for ln in trace.strip().splitlines() if ln.strip().startswith("File ")]
+    return lines[-1] if lines else ""
+
+
+def lower_slice_update(c: Ctx, value: Any, condition: str) -> Any:
+    """One kernel writing ``value`` (broadcast) where ``condition`` holds, nothing elsewhere."""
+    from solar_assets.translate.core.builder import lins, loop_vars
+
+    shape = c.out_shape()
+    out = c.new_output()
+    v = loop_vars("i", len(shape))
+    idx = lins(v)
+    c.b.kernel(c.name, list(zip(v, shape)), out.access(idx), "=", c.read(value, idx, shape), where=condition)
+    return out
 
 
 def scalar_input(value: Any, index: int) -> Any:

@@ -37,6 +37,7 @@ from solar_assets.execute.codegen import dtype_kind
 from solar_assets.execute.interpreter import topk_arrays
 from solar_assets.ir.dtypes import NARROW_FLOAT_DTYPES, round_to
 from solar_assets.ir.expr import Access, Affine, Indirect, ParsedKernel, parse_kernel
+from solar_assets.ir.updates import updated_sources
 
 if TYPE_CHECKING:
     from ir_schemas.affine_loop_ir import Step
@@ -164,7 +165,8 @@ class PointEvaluator:
 
     ``external(name)`` gives the array of a tensor the steps do not write (or its value before
     the steps, for one they update in place); ``seeded`` names the written tensors that held a
-    value before the steps (else a written tensor starts as zeros, as in the executor)."""
+    value before the steps (else a written tensor starts as zeros, as in the executor, or, for an
+    output that updates an input in place, as that input's value: ``solar_assets.ir.updates``)."""
 
     def __init__(self, program: Program, steps: Sequence[Step], external: Callable[[str], np.ndarray],
                  seeded: frozenset[str] = frozenset(), source: str = "<program>"):
@@ -172,6 +174,7 @@ class PointEvaluator:
         self.steps = list(steps)
         self.external = external
         self.seeded = seeded
+        self.prefill = updated_sources(program)
         self.source = source
         self.writers: dict[str, list[int]] = {}
         self.parsed: list[ParsedKernel | None] = []
@@ -238,7 +241,9 @@ class PointEvaluator:
         return self.value_at(name, np.arange(n, dtype=np.int64), before)
 
     def _initial(self, name: str, flat: np.ndarray) -> np.ndarray:
-        if name in self.writers and name not in self.seeded:
+        if name in self.prefill and name in self.writers and name not in self.seeded:
+            name = self.prefill[name]
+        elif name in self.writers and name not in self.seeded:
             return np.zeros(flat.shape, dtype=np.float64)
         arr = np.asarray(self.external(name)).reshape(-1)
         return arr[flat].astype(np.float64)

@@ -7,6 +7,7 @@ from typing import Iterator, Sequence
 
 from ir_schemas import Cond, Kernel, Loop, Origin, Program, Repeat, Reshape, TensorDecl, TopK
 from solar_assets.ir.expr import parse_kernel
+from solar_assets.ir.updates import updates_binding
 from solar_assets.translate.core.affine import Lin, SymTensor, split_reshape, view_dim
 
 @dataclass
@@ -191,17 +192,20 @@ class ProgramBuilder:
                for d, s in enumerate(x.shape)]
         return x.access(idx)
 
-    def set_output(self, x: SymTensor, hint: str, view: bool = False) -> None:
+    def set_output(self, x: SymTensor, hint: str, view: bool = False, updates: str | None = None) -> None:
         """Make ``x`` a program output: relabel a whole intermediate, alias a split view of one
         (both free, as in PyTorch), and copy anything else (a view of an input, a permuted view).
         ``view``: the framework returns ``x`` as an alias of its source (eager PyTorch's
-        ``x.t()``), so the copy is a view kernel, which executes but moves no bytes."""
+        ``x.t()``), so the copy is a view kernel, which executes but moves no bytes. ``updates``:
+        the binding of the input or buffer whose storage this output is after an in-place update
+        (``solar_assets.ir.updates``)."""
+        binding = None if updates is None else updates_binding(updates)
         decl = self.decls[x.base]
         if decl.role == "intermediate" and x.is_whole(decl.shape):
-            decl.role = "output"
+            decl.role, decl.binding = "output", binding
             self.outputs.append(x.base)
             return
-        out = self.declare(hint, x.shape, x.dtype, role="output")
+        out = self.declare(hint, x.shape, x.dtype, role="output", binding=binding)
         old_of_new = split_reshape(decl.shape, x.shape)
         if decl.role == "intermediate" and old_of_new is not None and \
                 SymTensor.whole(x.base, decl.shape, x.dtype).reindex(x.shape, old_of_new) == x:
@@ -234,6 +238,8 @@ class ProgramBuilder:
                     used |= {pk.out.tensor} | {a.tensor for a in pk.reads}
 
         collect(self.steps, ())
+        targets = {updated for d in self.decls.values() if (updated := _updated(d)) is not None}
+        used |= {n for n, d in self.decls.items() if d.role in ("input", "weight") and d.binding in targets}
         tensors = tuple(
             TensorDecl(name=n, shape=d.shape, dtype=d.dtype, role=d.role, binding=d.binding, pad_value=d.pad_value)
             for n, d in self.decls.items() if n in used
@@ -241,3 +247,8 @@ class ProgramBuilder:
         return Program(name=self.name, tensors=tensors, inputs=tuple(self.inputs), outputs=tuple(self.outputs),
                        steps=tuple(self.steps))
 
+
+def _updated(decl: _Decl) -> str | None:
+    """The binding an output declaration updates in place (its storage must stay declared)."""
+    prefix = updates_binding("")
+    return decl.binding[len(prefix):] if decl.role == "output" and (decl.binding or "").startswith(prefix) else None

@@ -14,6 +14,15 @@ __all__ = ["Ctx", "LoweringGap", "ir_dtype"]
 class Ctx(LoweringContext):
     b: ProgramBuilder
     node: Any  # torch.fx.Node
+    in_place_of: str | None = None
+    """The IR tensor whose storage this node's value is (an in-place update, ``torch_tracer``
+    IN_PLACE_UPDATES): a lowering that starts from a copy of it may skip the copy, since the
+    updating output already holds its values (``solar_assets.ir.updates``)."""
+
+    def starts_as(self, x: Any) -> bool:
+        """Whether the node's output already holds ``x``'s values, so copying ``x`` in is not needed."""
+        return self.in_place_of is not None and getattr(x, "base", None) == self.in_place_of \
+            and x.is_whole(self.b.decls[x.base].shape)
 
     @property
     def name(self) -> str:

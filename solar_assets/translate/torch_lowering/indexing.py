@@ -98,9 +98,7 @@ def index_lowering(c: Ctx, x: SymTensor, indices: Sequence[SymTensor | None]) ->
 def _scatter(c: Ctx, x: SymTensor, dim: int, index: SymTensor, src: SymTensor | float | int, update: str) -> SymTensor:
     """A copy of ``x``, then ``src`` written (added) at ``out[..., index[j], ...]``."""
     dim %= max(1, len(x.shape))
-    out = c.new_output()
-    v = loop_vars("i", len(x.shape))
-    c.b.kernel(c.name + "_copy", list(zip(v, x.shape)), out.access(lins(v)), "=", x.access(lins(v)))
+    out = _copy_of(c, x)
 
     def subscripts(idx: list[Lin]) -> list[str]:
         subs = _render(idx)
@@ -108,6 +106,43 @@ def _scatter(c: Ctx, x: SymTensor, dim: int, index: SymTensor, src: SymTensor | 
         return subs
 
     return scatter(c.b, c.name, out, index.shape, subscripts, lambda idx: c.read(src, idx, index.shape), update)
+
+
+def _copy_of(c: Ctx, x: SymTensor) -> SymTensor:
+    """The node's output holding ``x``'s values: a copy, unless the node updates ``x`` in place."""
+    out = c.new_output()
+    if not c.starts_as(x):
+        v = loop_vars("i", len(x.shape))
+        c.b.kernel(c.name + "_copy", list(zip(v, x.shape)), out.access(lins(v)), "=", x.access(lins(v)))
+    return out
+
+
+@lowers(aten.index_put)
+def index_put_lowering(c: Ctx, x: SymTensor, indices: Sequence[SymTensor | None], values: SymTensor | float | int,
+                       accumulate: bool = False) -> SymTensor:
+    """``x[i0, :, i2] = values`` (``index_copy_``, indexed assignment with tensors): a copy of ``x``
+    (none when it updates ``x`` in place), then ``values`` written (added) at the indexed places."""
+    indices = list(indices) + [None] * (len(x.shape) - len(indices))
+    present = [d for d, t in enumerate(indices) if t is not None]
+    if not present or any(t.dtype == "bool" for t in indices if t is not None):
+        raise LoweringGap("index_put with a boolean mask (a data-dependent set of places)")
+    bshape = list(torch.broadcast_shapes(*[tuple(indices[d].shape) for d in present]))
+    adjacent = present == list(range(present[0], present[-1] + 1))
+    lead = present[0] if adjacent else 0
+    rest_dims = [d for d, t in enumerate(indices) if t is None]
+    shape = [x.shape[d] for d in rest_dims[:lead]] + bshape + [x.shape[d] for d in rest_dims[lead:]]
+    norms = {d: _normalised_index(c, SymTensor(indices[d].base, indices[d].shape, indices[d].dtype,
+                                               indices[d].index), x.shape[d], f"_idx{d}") for d in present}
+    out = _copy_of(c, x)
+
+    def subscripts(idx: list[Lin]) -> list[str]:
+        bidx = idx[lead:lead + len(bshape)]
+        rest = iter(idx[:lead] + idx[lead + len(bshape):])
+        return [next(rest).render() if t is None else c.b.broadcast_access(norms[d], bidx, bshape)
+                for d, t in enumerate(indices)]
+
+    return scatter(c.b, c.name, out, shape, subscripts, lambda idx: c.read(values, idx, shape),
+                   "+=" if accumulate else "=")
 
 
 @lowers(aten.scatter.value, aten.scatter.src)

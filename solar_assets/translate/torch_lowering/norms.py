@@ -219,3 +219,29 @@ def any_all_lowering(c: Ctx, x: SymTensor, dims=None, keepdim: bool = False) -> 
     op = "any" if c.node.target.overloadpacket is aten.any else "all"
     axes = reduced_axes(len(x.shape), dims)
     return reduce_canonical(c.b, c.name, x, axes, op, c.new_output(), keepdim=keepdim)
+
+
+@lowers(aten._native_batch_norm_legit_functional)
+def batch_norm_train_lowering(c: Ctx, x: SymTensor, weight, bias, running_mean, running_var, training: bool,
+                              momentum: float, eps: float):
+    """Training-mode batch norm that updates its running statistics (``F.batch_norm(…, training=True)``
+    with buffers, ``nn.BatchNorm*`` in train mode): the batch normalised by its own mean and
+    (biased) variance over every dim but the channel, and the new running statistics
+    ``(1 - momentum)·old + momentum·batch`` (the variance unbiased, as PyTorch keeps it). The new
+    statistics are the graph's in-place updates of the buffers (``torch_tracer`` IN_PLACE_UPDATES)."""
+    if not training:
+        return (batch_norm_eval_lowering(c, x, weight, bias, running_mean, running_var, momentum, eps)[0],
+                None, None, running_mean, running_var)
+    dims = [0] + list(range(2, len(x.shape)))
+    out, mean, var = _normalize(c, x, dims, eps, lambda idx: [idx[1]], weight, bias, c.new_output(0))
+    n = _count(x.shape, dims)
+    unbiased = n / max(1, n - 1)
+    stats = []
+    for i, (old, batch, scale) in enumerate(((running_mean, mean, 1.0), (running_var, var, unbiased)), start=3):
+        new = c.new_output(i, hint=f"{c.name}_running_{'mean' if i == 3 else 'var'}")
+        v = loop_vars("i", 1)
+        idx = lins(v)
+        c.b.kernel(new.base, list(zip(v, new.shape)), new.access(idx), "=",
+                   f"{1.0 - momentum!r} * {old.access(idx)} + {momentum * scale!r} * {batch.access(idx)}")
+        stats.append(new)
+    return (out, mean, None, *stats)
