@@ -111,12 +111,17 @@ def node_origin(node: Any) -> Origin:
 
 def value_map(env: dict[str, Any], b: ProgramBuilder) -> dict[str, str]:
     """IR tensor name -> the fx node whose whole value it holds (placeholders included; the first
-    node wins where several alias one tensor): what node-wise validation binds framework values to."""
+    node wins where several alias one tensor, the last where several in-place updates write one
+    storage in turn, so the tensor maps to its final value): what node-wise validation binds
+    framework values to."""
     values: dict[str, str] = {}
     for node_name, val in env.items():
         decl = b.decls.get(getattr(val, "base", None)) if hasattr(val, "is_whole") else None
         if decl is not None and val.is_whole(decl.shape):
-            values.setdefault(val.base, node_name)
+            if val.base in b.in_place_tensors:
+                values[val.base] = node_name
+            else:
+                values.setdefault(val.base, node_name)
     return values
 
 
@@ -181,8 +186,10 @@ def lower_exported(ep: Any, name: str, path: str, fallback: Any = None, values: 
     for spec, arg in pairs:  # in-place updates first: each claims the value it is (IN_PLACE_UPDATES)
         if spec.kind != OutputKind.USER_OUTPUT:
             target = updates.targets[spec.arg.name]
+            unchanged = env[arg.name] is not None and getattr(env[arg.name], "base", None) == \
+                updates.storage_of.get(arg.name)  # the tensor itself: nothing written
             b.set_output(env[arg.name], "updated_" + target.split(":")[-1].replace(".", "_"),
-                         view=returns_alias(arg), updates=target)
+                         view=unchanged, updates=target)
     for spec, arg in pairs:
         if spec.kind == OutputKind.USER_OUTPUT:  # returning an updated tensor returns its storage
             b.set_output(env[arg.name], f"out_{len(b.outputs)}",
@@ -271,7 +278,8 @@ def in_place_updates(ep: Any, env: dict[str, Any], b: ProgramBuilder) -> InPlace
         found.targets[spec.arg.name] = binding
         found.values.add(arg.name)
         if placeholder is not None and placeholder in env and hasattr(env[placeholder], "base"):
-            found.storage_of[arg.name] = env[placeholder].base
+            for link in update_chain(arg, placeholder):
+                found.storage_of[link] = env[placeholder].base
         upd = slice_update(arg, placeholder) if placeholder is not None else None
         if upd is not None:
             found.slices.append(upd)
@@ -286,6 +294,31 @@ def in_place_updates(ep: Any, env: dict[str, Any], b: ProgramBuilder) -> InPlace
                                                        for u in n.users):
             found.skipped.add(n.name)
     return found
+
+
+SCATTERS = ("slice_scatter", "select_scatter", "index_put", "scatter", "scatter_add")
+"""Ops whose value is their first argument with some places overwritten (``_copy_of`` in the lowerings)."""
+
+
+def update_chain(value: Any, placeholder: str) -> list[str]:
+    """The fx names of the scatters that build ``value`` from the placeholder ``placeholder``, each
+    overwriting places of the previous one (``x[:, ::2] *= 2`` exports as two), when every other
+    use of each link comes before the next link, so all of them can write the placeholder's
+    storage in turn, as eager's in-place ops do; [] when ``value`` is not built so."""
+    import torch.fx
+
+    order = {n.name: i for i, n in enumerate(value.graph.nodes)}
+    chain, node = [], value
+    while isinstance(node, torch.fx.Node) and node.op == "call_function" and \
+            getattr(getattr(node.target, "overloadpacket", None), "__name__", "") in SCATTERS:
+        chain.append(node.name)
+        base = node.args[0]
+        if isinstance(base, torch.fx.Node) and base.name == placeholder:
+            return chain
+        if not isinstance(base, torch.fx.Node) or any(order[u.name] > order[node.name] for u in base.users):
+            return []
+        node = base
+    return []
 
 
 def _is_copy(node: Any) -> bool:

@@ -41,6 +41,7 @@ from solar_assets.validate.compare import (
     _refusals,
     tolerance_for,
 )
+from solar_assets.ir.updates import updated_sources
 from solar_assets.validate.points import PointEvalError, PointEvaluator, step_io
 
 if TYPE_CHECKING:
@@ -203,11 +204,15 @@ def _plan(program: Program, value_of: dict[str, str], order: dict[str, int], key
     groups = op_groups(program, key)
     check_at: dict[int, list[OpGroup]] = {}
     extra: dict[str, int] = {}
+    sources = updated_sources(program)  # an in-place update starts from its source's values
+    rewritten = {(g.node, t) for g in groups for t in g.written if t in sources}  # in-place updates in turn
     for g in groups:
-        mapped = [value_of[t] for t in g.written if t in value_of]
-        at = max([order.get(g.node, end), *(order[m] for m in mapped if m in order)])
+        own = order.get(g.node, end)
+        mapped = [value_of[t] for t in g.written if t in value_of  # not a storage a later update writes again
+                  and not (value_of[t] != g.node and (value_of[t], t) in rewritten)]
+        at = max([own, *(order[m] for m in mapped if m in order)])
         check_at.setdefault(at, []).append(g)
-        for t in [*g.external, *g.written]:
+        for t in [*g.external, *g.written, *(sources[t] for t in g.written if t in sources)]:
             node = value_of.get(t)
             if node in order:
                 extra[node] = max(extra.get(node, 0), at)
@@ -265,7 +270,8 @@ class _Checker:
             ev = PointEvaluator(self.program, g.steps, lambda t: self._framework(t, live, cache), seeded, self.source)
             targets = [t for t in g.written if self._holds_result(t, g, live)]
             if not targets:
-                escaping = [t for t in g.written if t not in self.value_of and self._read_later(t, g)]
+                escaping = [t for t in g.written if (t not in self.value_of or self._updated_later(t, g))
+                            and self._read_later(t, g)]
                 if not escaping:
                     raise PointEvalError(f"{self.source}: no tensor the group writes has a framework value, "
                                          f"and no later group reads one")
@@ -275,7 +281,8 @@ class _Checker:
             for t in targets:
                 self.checks.append(self._check_tensor(g, ev, t, label, live, cache))
             for t in g.written:  # unmapped tensors that later groups read: the IR's own values
-                if t not in self.value_of and t not in self.ir_values and self._read_later(t, g):
+                if t not in self.value_of and t not in self.ir_values and self._read_later(t, g) \
+                        or self._updated_later(t, g) and self._read_later(t, g):
                     self.ir_values[t] = ev.whole(t).reshape(self.tensors[t].shape)
             self.evaluations += ev.evaluations
         except SolarError as e:  # PointEvalError, or the executor's error on a whole-run step
@@ -292,6 +299,13 @@ class _Checker:
         if node not in live:
             return False
         return g.node == "output" or self.order[node] >= self.order.get(g.node, -1)
+
+    def _updated_later(self, t: str, g: OpGroup) -> bool:
+        """Whether ``t`` is a storage later in-place updates write again, so the framework node it
+        maps to (its final value) comes after this group: until then its values are the IR's."""
+        node = self.value_of.get(t)
+        return node is not None and node != g.node and self.order.get(node, -1) > self.order.get(g.node, -1) \
+            and any(other.node == node and t in other.written for other in self.plan.groups)
 
     def _read_later(self, t: str, g: OpGroup) -> bool:
         return any(t in other.external for other in self.plan.groups if other is not g)

@@ -65,6 +65,7 @@ class ProgramBuilder:
     outputs: list[str] = field(default_factory=list)
     _used: dict[str, set[str]] = field(default_factory=lambda: {"tensor": set(), "step": set()})
     free: tuple[str, ...] = ()  # variables of the repeats being built (innermost last)
+    in_place_tensors: dict[str, str] = field(default_factory=dict)  # an update's tensor -> the input it updates
 
     @contextmanager
     def repeat(self, hint: str, var: str, extent: int) -> Iterator[str]:

@@ -19,10 +19,19 @@ class Ctx(LoweringContext):
     IN_PLACE_UPDATES): a lowering that starts from a copy of it may skip the copy, since the
     updating output already holds its values (``solar_assets.ir.updates``)."""
 
-    def starts_as(self, x: Any) -> bool:
-        """Whether the node's output already holds ``x``'s values, so copying ``x`` in is not needed."""
-        return self.in_place_of is not None and getattr(x, "base", None) == self.in_place_of \
-            and x.is_whole(self.b.decls[x.base].shape)
+    def updated_copy(self, x: Any) -> Any | None:
+        """The tensor to write the node's update of ``x`` into without copying ``x``, when the node
+        updates ``x``'s storage in place: a new output holding ``x``'s values (the first update of
+        an input), or ``x`` itself (a later update of that output, ``x[:, ::2] *= 2`` exports as two);
+        None when ``x`` must be copied."""
+        base = getattr(x, "base", None)
+        if self.in_place_of is None or base is None or not x.is_whole(self.b.decls[base].shape):
+            return None
+        if base == self.in_place_of:
+            out = self.new_output()
+            self.b.in_place_tensors[out.base] = base
+            return out
+        return x if self.b.in_place_tensors.get(base) == self.in_place_of else None
 
     @property
     def name(self) -> str:

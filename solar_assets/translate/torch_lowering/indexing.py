@@ -110,8 +110,9 @@ def _scatter(c: Ctx, x: SymTensor, dim: int, index: SymTensor, src: SymTensor | 
 
 def _copy_of(c: Ctx, x: SymTensor) -> SymTensor:
     """The node's output holding ``x``'s values: a copy, unless the node updates ``x`` in place."""
-    out = c.new_output()
-    if not c.starts_as(x):
+    out = c.updated_copy(x)
+    if out is None:
+        out = c.new_output()
         v = loop_vars("i", len(x.shape))
         c.b.kernel(c.name + "_copy", list(zip(v, x.shape)), out.access(lins(v)), "=", x.access(lins(v)))
     return out
@@ -143,6 +144,38 @@ def index_put_lowering(c: Ctx, x: SymTensor, indices: Sequence[SymTensor | None]
 
     return scatter(c.b, c.name, out, shape, subscripts, lambda idx: c.read(values, idx, shape),
                    "+=" if accumulate else "=")
+
+
+def _strided_write(c: Ctx, x: SymTensor, src: SymTensor, dim: int, start: int, step: int) -> SymTensor:
+    """A copy of ``x`` (none when the node updates ``x`` in place) with ``src`` written at
+    ``out[..., start + step·u, ...]`` along ``dim``; ``src`` has ``x``'s other dims."""
+    out = _copy_of(c, x)
+    v = loop_vars("u", len(src.shape))
+    idx = lins(v)
+    subs = _render(idx)
+    subs[dim] = Lin.of(v[dim], step).render() if start == 0 else (Lin.of(v[dim], step) + Lin.constant(start)).render()
+    c.b.kernel(c.name, list(zip(v, src.shape)), f"{out.base}[{', '.join(subs)}]", "=", c.read(src, idx, src.shape))
+    return out
+
+
+@lowers(aten.slice_scatter)
+def slice_scatter_lowering(c: Ctx, x: SymTensor, src: SymTensor, dim: int = 0, start: int | None = None,
+                           end: int | None = None, step: int = 1) -> SymTensor:
+    """``out = x; out[..., start:end:step, ...] = src`` (``x[:, 3:5] = k``, ``x[:, ::2] *= 2``)."""
+    dim %= max(1, len(x.shape))
+    first, _, stride = slice(start, end, step).indices(x.shape[dim])
+    return _strided_write(c, x, src, dim, first, stride)
+
+
+@lowers(aten.select_scatter)
+def select_scatter_lowering(c: Ctx, x: SymTensor, src: SymTensor, dim: int, index: int) -> SymTensor:
+    """``out = x; out[..., index, ...] = src``: ``src`` viewed with a unit dim at ``dim``."""
+    dim %= max(1, len(x.shape))
+    index %= x.shape[dim]
+    shape = list(x.shape)
+    shape[dim] = 1
+    widened = c.b.reshape(src, shape, c.name + "_src") if isinstance(src, SymTensor) else src
+    return _strided_write(c, x, widened, dim, index, 1)
 
 
 @lowers(aten.scatter.value, aten.scatter.src)
