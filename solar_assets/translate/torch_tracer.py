@@ -13,6 +13,7 @@ from typing import Any
 
 from ir_schemas import Origin
 from solar_assets.translate.torch_lowering.inplace import SliceUpdate, exclusive_feeders, slice_update
+from solar_assets.translate.torch_lowering.masks import masked_attention, restrict_contraction
 from solar_assets.errors import SolarError
 from solar_assets.translate.torch_lowering import find_lowering
 from solar_assets.translate.core.builder import OUTPUT_ORIGIN, ProgramBuilder
@@ -139,6 +140,7 @@ def lower_exported(ep: Any, name: str, path: str, fallback: Any = None, values: 
         raise TranslationError(f"{path}: {e}") from None
     updates = in_place_updates(ep, env, b)
     slices = {u.node: u for u in updates.slices}
+    masked = {m.node: m for m in masked_attention(ep.graph)}
     for node in ep.graph.nodes:
         if node.op != "call_function":
             continue
@@ -175,6 +177,8 @@ def lower_exported(ep: Any, name: str, path: str, fallback: Any = None, values: 
             raise TranslationError(
                 f"{path}: while lowering {node.format_node()}: {type(e).__name__}: {e}"
             ) from e
+        if node.name in masked and not restrict_contraction(b.steps, start, masked[node.name]):
+            log.debug("%s: the mask on %s does not fit its kernel's subscripts: every product counted", path, node.name)
         b.tag_origin(start, node_origin(updates.grouped.get(node.name, node)))
     output = next(n for n in ep.graph.nodes if n.op == "output")
     start = len(b.steps)

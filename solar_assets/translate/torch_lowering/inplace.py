@@ -47,10 +47,14 @@ class IndexForm:
 
     def text(self, loop_vars: list[str]) -> str:
         _, coefs = self.broadcast(len(loop_vars))
-        terms = [f"{c}*{v}" if c != 1 else v for c, v in zip(coefs, loop_vars) if c]
-        if not terms:
+        pairs = sorted(((c, v) for c, v in zip(coefs, loop_vars) if c), key=lambda p: p[0] < 0)
+        if not pairs:
             return str(self.const)
-        return " + ".join(terms) + (f" + {self.const}" if self.const > 0 else f" - {-self.const}" if self.const else "")
+        text = ""
+        for c, v in pairs:  # positive terms first: ``i3 - i2``, not ``-1*i2 + i3``
+            term = v if abs(c) == 1 else f"{abs(c)}*{v}"
+            text += (f" - {term}" if text else f"-{term}") if c < 0 else (f" + {term}" if text else term)
+        return text + (f" + {self.const}" if self.const > 0 else f" - {-self.const}" if self.const else "")
 
 
 def _packet(node: Any) -> str:
@@ -143,9 +147,14 @@ def index_predicate(node: Any, rank: int) -> list[tuple[str, str, str]] | None:
     if name in COMPARISONS:
         a, b = index_form(node.args[0]), index_form(node.args[1])
         if a is None or b is None:
-            return None
+            return _compared_choice(node.args[0], COMPARISONS[name], node.args[1], rank)
         return [(a.text(loop_vars), COMPARISONS[name], b.text(loop_vars))]
+    if name == "_to_copy" and str(node.kwargs.get("dtype")) == "torch.bool":  # ``tril(ones(T, T)).bool()``
+        return _compared_choice(node.args[0], "!=", 0, rank)
     if name in CONJUNCTIONS or node.target is operator.and_:
+        always = [_constant(a) not in (None, 0.0) for a in node.args[:2]]  # ``triu`` ands with full(True)
+        if any(always):
+            return index_predicate(node.args[1] if always[0] else node.args[0], rank)
         parts = [index_predicate(a, rank) for a in node.args[:2]]
         return None if any(p is None for p in parts) else parts[0] + parts[1]
     if name in ("logical_not", "bitwise_not"):
@@ -155,6 +164,41 @@ def index_predicate(node: Any, rank: int) -> list[tuple[str, str, str]] | None:
         left, op, right = inner[0]
         return [(left, NEGATED[op], right)]
     return None
+
+
+def _constant(x: Any) -> float | None:
+    """A number, or a node that is one (``scalar_tensor(0)``, ``full(shape, 1)``)."""
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return float(x)
+    name = _packet(x)
+    if name == "scalar_tensor" and isinstance(x.args[0], (int, float)):
+        return float(x.args[0])
+    if name == "full" and isinstance(x.args[1], (int, float)):
+        return float(x.args[1])
+    return None
+
+
+def _compared_choice(choice: Any, op: str, other: Any, rank: int) -> list[tuple[str, str, str]] | None:
+    """``where(P, a, b) op c`` with constants a, b, c (how ``tril(ones(T, T)) == 0`` exports): P, or
+    not P, whichever the comparison keeps; None when it keeps both or neither branch."""
+    import operator as ops
+
+    if _packet(choice) != "where" or len(choice.args) != 3:
+        return None
+    a, b, c = _constant(choice.args[1]), _constant(choice.args[2]), _constant(other)
+    if None in (a, b, c):
+        return None
+    compare = {"==": ops.eq, "!=": ops.ne, "<": ops.lt, "<=": ops.le, ">": ops.gt, ">=": ops.ge}[op]
+    when_p, when_not = compare(a, c), compare(b, c)
+    if when_p == when_not:
+        return None
+    inner = index_predicate(choice.args[0], rank)
+    if inner is None or when_p:
+        return inner
+    if len(inner) != 1:
+        return None
+    left, cmp, right = inner[0]
+    return [(left, NEGATED[cmp], right)]
 
 
 def condition_text(clauses: list[tuple[str, str, str]]) -> str | None:
