@@ -34,8 +34,66 @@ def flop_counter_flops(path: str | Path) -> tuple[int, dict[str, int]]:
 def solar_macs(path: str | Path) -> int:
     """MACs of the workload's einsum graph, traced at its own size (no validation). Raises the
     tracer's ``TranslationError`` (naming the op) where an op has no lowering."""
+    return int(solar_graph(path).macs)
+
+
+def solar_graph(path: str | Path):
+    """The workload's einsum graph, traced at its own size (no validation)."""
     from solar_assets.graph import build_einsum_graph
     from solar_assets.translate import trace_torch
     from solar_assets.workloads import read_workload_source
 
-    return int(build_einsum_graph(trace_torch(read_workload_source(path)).program).macs)
+    return build_einsum_graph(trace_torch(read_workload_source(path)).program)
+
+
+COUNTED_OPS = ("mm", "addmm", "bmm", "baddbmm", "_scaled_mm", "convolution", "_convolution", "conv1d", "conv2d",
+               "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+               "_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
+               "_scaled_dot_product_cudnn_attention", "scaled_dot_product_attention")
+"""The op packets FlopCounterMode has a formula for (forward), so counts something for."""
+
+
+def _packet(op: str) -> str:
+    """``aten.mm.default`` / ``aten.mm`` -> ``mm``."""
+    parts = op.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == "aten" else op
+
+
+def difference_reasons(graph: object, per_op: dict[str, int]) -> list[str]:
+    """Why 2 × solar's MACs differ from FlopCounterMode's FLOPs, op by op (docs/flop_agreement.md):
+    products a known mask removes, sums of products in ops FlopCounterMode does not count (2-norms),
+    and, for an op both count, the two figures (a different decomposition or contraction order).
+    Empty when they agree."""
+    solar: dict[str, int] = {}
+    kept: dict[str, tuple[int, int]] = {}
+    for node in graph.nodes:  # type: ignore[attr-defined]
+        if not node.macs:
+            continue
+        op = _packet(node.origin.op) if node.origin is not None else "(no origin)"
+        solar[op] = solar.get(op, 0) + 2 * node.macs
+        pk = node.parsed
+        if pk is not None and pk.where:
+            k, box = kept.get(op, (0, 0))
+            kept[op] = (k + node.macs, box + pk.box_iterations * max(1, node.repeat))
+    counted: dict[str, int] = {}
+    for op, flops in per_op.items():
+        counted[_packet(op)] = counted.get(_packet(op), 0) + int(flops)
+    reasons = []
+    for op in sorted(set(solar) | set(counted)):
+        mine, theirs = solar.get(op, 0), counted.get(op, 0)
+        if mine == theirs:
+            continue
+        if op in kept:
+            k, box = kept[op]
+            dense = mine + 2 * (box - k)
+            tail = "" if dense == theirs else f"; dense {dense:,} vs FlopCounterMode {theirs:,}"
+            reasons.append(f"{op}: a mask removes products: {100.0 * k / box:.1f} % kept (solar {mine:,}, "
+                           f"FlopCounterMode counts the dense product{tail})")
+        elif theirs == 0 and op not in COUNTED_OPS:
+            reasons.append(f"{op}: sums of products in an op FlopCounterMode does not count (solar {mine:,})")
+        elif mine == 0:
+            reasons.append(f"{op}: FlopCounterMode counts {theirs:,}, solar no MACs (lowered to other ops)")
+        else:
+            reasons.append(f"{op}: solar {mine:,}, FlopCounterMode {theirs:,} (a different decomposition or "
+                           f"contraction order of the same op)")
+    return reasons
