@@ -117,3 +117,50 @@ def test_dot_product_macs_follow_the_kernels(tmp_path, expr, macs):
     flops, per_op = flop_counter_flops(path)
     assert solar_macs(path) == macs
     assert flops == 2 * macs, f"FlopCounterMode counts {per_op}"
+
+
+CAUSAL_SDPA = '''\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    def forward(self, q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+def get_inputs():
+    return [torch.randn(2, 4, 32, 16) for _ in range(3)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_every_difference_has_its_reason(tmp_path):
+    """bench/flop_agreement.py's reason column: a causal mask keeps S(S+1)/2 of S² products per head,
+    FlopCounterMode counts the dense product; a 2-norm is sums of products it does not count."""
+    from solar_assets.coverage.flop_reference import difference_reasons, solar_graph
+
+    path = tmp_path / "causal.py"
+    path.write_text(CAUSAL_SDPA)
+    flops, per_op = flop_counter_flops(path)
+    graph = solar_graph(path)
+    B, H, S, E = 2, 4, 32, 16
+    assert flops == 4 * B * H * S * S * E  # FlopCounterMode: the dense q·kᵀ and p·v
+    assert 2 * graph.macs == 4 * B * H * (S * (S + 1) // 2) * E
+    mask, *renamed = difference_reasons(graph, per_op)
+    assert mask.startswith("scaled_dot_product_attention: a mask removes products: "
+                           f"{100 * (S * (S + 1) // 2) / S**2:.1f} % kept")
+    assert f"dense {flops:,}" in mask  # the dense figure is FlopCounterMode's
+    # on the meta device torch runs SDPA's math path: FlopCounterMode counts the same products as bmm
+    assert all("the same products" in r for r in renamed)
+
+    norm = _existing("data/zoo/norm_l2.py")
+    flops, per_op = flop_counter_flops(norm)
+    (reason,) = difference_reasons(solar_graph(norm), per_op)
+    assert reason.startswith("linalg_vector_norm: sums of products in an op FlopCounterMode does not count")
+    assert difference_reasons(solar_graph(_existing("data/workloads/gemm.py")),
+                              flop_counter_flops(_existing("data/workloads/gemm.py"))[1]) == []

@@ -78,22 +78,27 @@ def difference_reasons(graph: object, per_op: dict[str, int]) -> list[str]:
     counted: dict[str, int] = {}
     for op, flops in per_op.items():
         counted[_packet(op)] = counted.get(_packet(op), 0) + int(flops)
-    reasons = []
-    for op in sorted(set(solar) | set(counted)):
-        mine, theirs = solar.get(op, 0), counted.get(op, 0)
-        if mine == theirs:
-            continue
-        if op in kept:
-            k, box = kept[op]
-            dense = mine + 2 * (box - k)
-            tail = "" if dense == theirs else f"; dense {dense:,} vs FlopCounterMode {theirs:,}"
-            reasons.append(f"{op}: a mask removes products: {100.0 * k / box:.1f} % kept (solar {mine:,}, "
-                           f"FlopCounterMode counts the dense product{tail})")
-        elif theirs == 0 and op not in COUNTED_OPS:
-            reasons.append(f"{op}: sums of products in an op FlopCounterMode does not count (solar {mine:,})")
-        elif mine == 0:
-            reasons.append(f"{op}: FlopCounterMode counts {theirs:,}, solar no MACs (lowered to other ops)")
+    reasons, dense = [], dict(solar)
+    for op, (k, box) in sorted(kept.items()):  # the dense count it stands for
+        dense[op] += 2 * (box - k)
+        reasons.append(f"{op}: a mask removes products: {100.0 * k / box:.1f} % kept (solar {solar[op]:,} of the "
+                       f"dense {dense[op]:,} FlopCounterMode counts)")
+    ops = sorted(set(dense) | set(counted))
+    off = [op for op in ops if dense.get(op, 0) != counted.get(op, 0)]
+    mine = [op for op in off if not counted.get(op, 0)]
+    theirs = [op for op in off if not dense.get(op, 0)]
+    if mine and theirs and sum(dense[op] for op in mine) == sum(counted[op] for op in theirs) \
+            and all(op in COUNTED_OPS for op in mine):  # the same products under another op's name
+        reasons.append(f"{', '.join(mine)} (solar) = {', '.join(theirs)} (FlopCounterMode): the same products, "
+                       f"counted under the op the framework dispatches ({sum(counted[op] for op in theirs):,})")
+        off = [op for op in off if op not in mine and op not in theirs]
+    for op in off:
+        ours, their = dense.get(op, 0), counted.get(op, 0)
+        if their == 0 and op not in COUNTED_OPS:
+            reasons.append(f"{op}: sums of products in an op FlopCounterMode does not count (solar {ours:,})")
+        elif ours == 0:
+            reasons.append(f"{op}: FlopCounterMode counts {their:,}, solar no MACs (lowered to other ops)")
         else:
-            reasons.append(f"{op}: solar {mine:,}, FlopCounterMode {theirs:,} (a different decomposition or "
+            reasons.append(f"{op}: solar {ours:,}, FlopCounterMode {their:,} (a different decomposition or "
                            f"contraction order of the same op)")
     return reasons
