@@ -30,7 +30,10 @@ The IR (JSON Schema below) is a Program: tensors, inputs, outputs and an ordered
   "input:<position>"; weights bind to the model's parameters and buffers as
   "param:<qualified name>" / "buffer:<qualified name>" (in PyTorch the names of
   model.named_parameters(), e.g. "param:fc1.weight"; the task lists them where it can).
-  Outputs and intermediates have no binding. A tensor read outside its extent must declare
+  Outputs and intermediates have no binding, except an output that is an input's or buffer's
+  storage after forward updated it in place (x.mul_(2), self.cache[:, p] = k): it binds
+  "updates:<that tensor's binding>" and starts holding that tensor's values, so write only the
+  places the update changes. A tensor read outside its extent must declare
   pad_value (e.g. 0.0 for a zero-padded convolution input, -inf for max pooling).
 - inputs: the input tensors in forward-argument order; outputs: in the order forward returns them.
 - A kernel step is one perfect loop nest with static trip counts and one statement
