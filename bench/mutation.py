@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 from tabulate import tabulate
+from tqdm import tqdm
 
 from solar_assets.chain import stages
 from solar_assets.chain.config import RunConfig
@@ -136,7 +137,7 @@ def nodewise_outcomes(path: Path, per_kernel: int, cache_dir: Path | None) -> li
     for m in mutants(translation.program, per_kernel=per_kernel):
         try:
             ok = validate_nodewise(src, replace(translation, program=m.program)).ok
-            verdict = "rejected" if not ok else "weakness"
+            verdict = "rejected" if not ok else _equivalent(src, translation, m, per_kernel, {})
         except SolarError:
             verdict = "checker"
         out.append(Outcome(src.name, "node-wise", m.kind, f"{m.step}: {m.description}", verdict))
@@ -165,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--files", type=int, default=None, help="at most this many files (spread over the list)")
     parser.add_argument("--nodewise-files", type=int, default=0, help="the N smallest files also node-wise")
     parser.add_argument("--cache-dir", type=Path, default=None)
+    parser.add_argument("--nodewise-only", action="store_true", help="skip the scaled validation")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     paths = discover_workloads(*args.paths)
@@ -173,13 +175,14 @@ def main(argv: list[str] | None = None) -> int:
         paths = [paths[int(i * step)] for i in range(args.files)]
     start = time.perf_counter()
     outcomes: list[Outcome] = []
-    for path in paths:
+    for path in tqdm([] if args.nodewise_only else paths, desc="mutants (scaled)", unit="file"):
         try:
             outcomes += scaled_outcomes(path, args.per_kernel, args.cache_dir)
         except SolarError as e:
             log.warning("%s: %s", path, str(e).splitlines()[0])
     scaled_s = time.perf_counter() - start
-    for path in sorted(paths, key=lambda p: p.stat().st_size)[:args.nodewise_files]:
+    for path in tqdm(sorted(paths, key=lambda p: p.stat().st_size)[:args.nodewise_files], desc="mutants (node-wise)",
+                     unit="file"):
         try:
             outcomes += nodewise_outcomes(path, args.per_kernel, args.cache_dir)
         except SolarError as e:

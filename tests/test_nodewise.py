@@ -400,3 +400,18 @@ def test_jax_pipeline_falls_back_to_node_wise(tmp_path):
                               cache_aware=False)
     assert result.error is None, result.error
     assert result.validated_size == LABEL and [row.validated_size for row in result.rows] == [LABEL]
+
+
+def test_sample_points_cover_every_face_and_the_extreme_values():
+    """A bug at a border (a loop one short) shows on one face; a wrong clamp bound only where the
+    values are extreme: both are sampled, not left to the random draw."""
+    shape = (40, 30, 20)
+    values = np.zeros(int(np.prod(shape)))
+    values[12345] = 9.0  # the one element above a clamp
+    values[777] = -9.0
+    flat = sample_points(shape, 64, "faces", values)
+    coords = np.unravel_index(flat, shape)
+    for d, extent in enumerate(shape):
+        assert (coords[d] == 0).sum() >= 4 and (coords[d] == extent - 1).sum() >= 4
+    assert {12345, 777} <= set(flat.tolist())
+    assert len(set(flat.tolist())) == 64

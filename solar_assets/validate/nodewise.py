@@ -103,9 +103,16 @@ def op_groups(program: Program, key_of: Callable[[str], str] | None = None) -> l
     return list(groups.values())
 
 
-def sample_points(shape: tuple[int, ...], n: int, seed_text: str) -> np.ndarray:
-    """Up to ``n`` distinct flat indices of ``shape``: its corners first, then a seeded random
-    draw (the seed from ``seed_text``, so a rerun samples the same points)."""
+FACE_POINTS = 4  # seeded points on each face of the output box (every dim at its first and its last index)
+EXTREME_POINTS = 8  # points at the largest and at the smallest framework values (a clamp, a branch)
+
+
+def sample_points(shape: tuple[int, ...], n: int, seed_text: str, values: np.ndarray | None = None) -> np.ndarray:
+    """Up to ``n`` distinct flat indices of ``shape``: its corners, ``FACE_POINTS`` on every face
+    (an index off by one at a border or a loop one short shows on a face, not inside), the
+    ``EXTREME_POINTS`` largest and smallest of ``values`` (the framework's result, flat: where a
+    clamp or a branch decides, which random points of a bell-shaped input rarely reach), then a
+    seeded random draw (the seed from ``seed_text``, so a rerun samples the same points)."""
     size = int(np.prod(shape, dtype=np.int64))
     if size <= n:
         return np.arange(size, dtype=np.int64)
@@ -115,6 +122,20 @@ def sample_points(shape: tuple[int, ...], n: int, seed_text: str) -> np.ndarray:
         corners.add(int(np.ravel_multi_index(coord, shape)))
     rng = np.random.default_rng(zlib.crc32(seed_text.encode()))
     picked = set(corners)
+    for d, extent in enumerate(shape):
+        if extent < 2 or len(picked) + 2 * FACE_POINTS > n // 2:
+            continue
+        for side in (0, extent - 1):
+            coords = [rng.integers(0, s, FACE_POINTS) for s in shape]
+            coords[d] = np.full(FACE_POINTS, side)
+            picked.update(int(i) for i in np.ravel_multi_index(tuple(coords), shape))
+    if values is not None and values.size == size and np.issubdtype(values.dtype, np.number):
+        finite = np.where(np.isfinite(values), values, np.nan).astype(np.float64)
+        if np.isfinite(finite).any():
+            k = min(EXTREME_POINTS, size - 1)
+            top = np.argpartition(np.nan_to_num(finite, nan=-np.inf), -k)[-k:]
+            bottom = np.argpartition(np.nan_to_num(finite, nan=np.inf), k)[:k]
+            picked.update(int(i) for i in (*top, *bottom))
     while len(picked) < n:
         picked.update(int(i) for i in rng.integers(0, size, n - len(picked)))
     return np.array(sorted(picked), dtype=np.int64)
@@ -318,7 +339,8 @@ class _Checker:
         size = int(np.prod(shape, dtype=np.int64))
         cost = _point_cost(self.program, g, t)
         exact = size * cost <= EXACT_COST
-        flat = np.arange(size, dtype=np.int64) if exact else sample_points(shape, self.points, f"{g.node}:{t}")
+        flat = np.arange(size, dtype=np.int64) if exact else \
+            sample_points(shape, self.points, f"{g.node}:{t}", ref_full.reshape(-1))
         if exact:
             self.exact += 1
         else:
