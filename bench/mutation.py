@@ -167,8 +167,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nodewise-files", type=int, default=0, help="the N smallest files also node-wise")
     parser.add_argument("--cache-dir", type=Path, default=None)
     parser.add_argument("--nodewise-only", action="store_true", help="skip the scaled validation")
+    parser.add_argument("--baseline-points", action="store_true",
+                        help="node-wise points as before issue 31: corners and random only (no faces, no extremes)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
+    if args.baseline_points:
+        from solar_assets.validate import nodewise
+
+        nodewise.FACE_POINTS = nodewise.EXTREME_POINTS = 0
     paths = discover_workloads(*args.paths)
     if args.files and len(paths) > args.files:
         step = len(paths) / args.files

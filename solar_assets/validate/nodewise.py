@@ -123,13 +123,13 @@ def sample_points(shape: tuple[int, ...], n: int, seed_text: str, values: np.nda
     rng = np.random.default_rng(zlib.crc32(seed_text.encode()))
     picked = set(corners)
     for d, extent in enumerate(shape):
-        if extent < 2 or len(picked) + 2 * FACE_POINTS > n // 2:
+        if not FACE_POINTS or extent < 2 or len(picked) + 2 * FACE_POINTS > n // 2:
             continue
         for side in (0, extent - 1):
             coords = [rng.integers(0, s, FACE_POINTS) for s in shape]
             coords[d] = np.full(FACE_POINTS, side)
             picked.update(int(i) for i in np.ravel_multi_index(tuple(coords), shape))
-    if values is not None and values.size == size and np.issubdtype(values.dtype, np.number):
+    if EXTREME_POINTS and values is not None and values.size == size and np.issubdtype(values.dtype, np.number):
         finite = np.where(np.isfinite(values), values, np.nan).astype(np.float64)
         if np.isfinite(finite).any():
             k = min(EXTREME_POINTS, size - 1)
