@@ -172,9 +172,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     if args.baseline_points:
-        from solar_assets.validate import nodewise
+        from solar_assets.validate import nodewise_check
 
-        nodewise.FACE_POINTS = nodewise.EXTREME_POINTS = 0
+        nodewise_check.FACE_POINTS = nodewise_check.EXTREME_POINTS = 0
     paths = discover_workloads(*args.paths)
     if args.files and len(paths) > args.files:
         step = len(paths) / args.files

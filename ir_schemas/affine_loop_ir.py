@@ -225,8 +225,3 @@ class Program(_Strict):
 
     def tensor_map(self) -> dict[str, TensorDecl]:
         return {t.name: t for t in self.tensors}
-
-    def __str__(self) -> str:  # the readable form lives with the printer
-        from solar_assets.ir.printer import format_program
-
-        return format_program(self)

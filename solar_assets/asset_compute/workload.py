@@ -25,6 +25,7 @@ from solar_assets.validate.validated import ValidatedIR
 from solar_assets.errors import SolarError, one_line
 from solar_assets.golden import Golden
 from solar_assets.graph import EinsumGraph
+from solar_assets.ir.printer import format_program
 from solar_assets.translate import Translation
 from solar_assets.validate import ValidationResult
 from solar_assets.workloads import WorkloadSource
@@ -101,7 +102,7 @@ def ir_translation(workload_source: WorkloadSource, solar: AssetSettings) -> Com
         "tensors": len(program.tensors),
         "diagnostics": Text("\n".join(translation.diagnostics) or "none"),
         **_agent_metadata(translation),
-        "IR": md.code(str(program)),
+        "IR": md.code(format_program(program)),
     })
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from solar_assets.errors import IRError
+from solar_assets.ir.affine import Affine, parse_affine
 
 MAX_ROWS = 1 << 25
 """Largest enumeration of all but the last constrained variable (rows × 8 bytes per array)."""
@@ -50,8 +51,6 @@ class Constraint:
 def parse_where(text: str, loop_vars: Sequence[str], where: str) -> tuple[Constraint, ...]:
     """The constraints of a ``where`` text (``'j <= i and i - j < 128'``); IRError naming ``where``
     (the kernel) for anything that is not a conjunction of affine comparisons of loop variables."""
-    from solar_assets.ir.expr import parse_affine
-
     try:
         node = ast.parse(text.strip(), mode="eval").body
     except SyntaxError as e:
@@ -87,8 +86,6 @@ def parse_where(text: str, loop_vars: Sequence[str], where: str) -> tuple[Constr
 
 
 def _const(c: int):
-    from solar_assets.ir.expr import Affine
-
     return Affine.constant(c)
 
 

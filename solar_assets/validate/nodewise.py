@@ -17,365 +17,37 @@ give the very program being validated.
 """
 from __future__ import annotations
 
-import dataclasses
 import logging
 import math
 import time
-import zlib
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from ir_schemas import Kernel, Program
-from solar_assets.errors import SolarError
-from solar_assets.ir.dtypes import NARROW_FLOAT_DTYPES
-from solar_assets.ir.expr import parse_kernel
-from solar_assets.validate.compare import (
-    REDUCTION_SCALE_FROM,
-    TINY,
-    OutputCheck,
-    ValidationResult,
-    _category,
-    _refusals,
-    tolerance_for,
+from ir_schemas import Program
+from solar_assets.validate.compare import ValidationResult
+from solar_assets.validate.nodewise_check import (  # noqa: F401 - the public names of node-wise validation
+    EXACT_COST,
+    EXTREME_POINTS,
+    FACE_POINTS,
+    LABEL,
+    POINTS,
+    NodewiseError,
+    OpGroup,
+    _Checker,
+    _plan,
+    checker_result,
+    op_groups,
+    require_tracer_frame,
+    sample_points,
 )
-from solar_assets.ir.updates import updated_sources
-from solar_assets.validate.points import PointEvalError, PointEvaluator, step_io
 
 if TYPE_CHECKING:
-    import jax
     import torch
     from torch.export import ExportedProgram
 
-    from ir_schemas.affine_loop_ir import Step
     from solar_assets.translate import Translation
     from solar_assets.workloads import WorkloadSource
 
 log = logging.getLogger(__name__)
-
-POINTS = 512  # sampled output points per written tensor of a group
-EXACT_COST = 1 << 18  # a tensor whose every point costs at most this many evaluations in all is checked whole
-LABEL = f"node-wise {POINTS} points/kernel"
-
-LiveValues = dict[str, "torch.Tensor | jax.Array"]  # framework node -> its value, while a check needs it
-
-
-class NodewiseError(SolarError):
-    """Node-wise validation cannot run on this workload (the message names the file and why)."""
-
-
-@dataclass
-class OpGroup:
-    """The top-level steps lowered from one framework op, what they write and read from outside."""
-
-    node: str
-    op: str
-    module: str
-    steps: list[Step] = field(default_factory=list)
-    written: list[str] = field(default_factory=list)
-    external: set[str] = field(default_factory=set)
-
-    @property
-    def label(self) -> str:
-        where = f", module {self.module}" if self.module else ""
-        return f"op group {self.node} ({self.op}{where})"
-
-    def kernel_names(self) -> list[str]:
-        return [st.name for st in self.steps]
-
-
-def op_groups(program: Program, key_of: Callable[[str], str] | None = None) -> list[OpGroup]:
-    """The program's top-level steps grouped by ``origin.node`` (``key_of(origin.node)`` when
-    given; a step without one is its own group), in order of first appearance."""
-    groups: dict[str, OpGroup] = {}
-    for step in program.steps:
-        origin = step.origin
-        key = (key_of or str)(origin.node) if origin is not None else f"step:{step.name}"
-        g = groups.get(key)
-        if g is None:
-            g = groups[key] = OpGroup(key, origin.op if origin else step.kind, origin.module if origin else "")
-        reads, writes = step_io(step)
-        g.external |= {t for t in reads if t not in g.written}
-        g.written += [t for t in dict.fromkeys(writes) if t not in g.written]
-        g.steps.append(step)
-    return list(groups.values())
-
-
-FACE_POINTS = 4  # seeded points on each face of the output box (every dim at its first and its last index)
-EXTREME_POINTS = 8  # points at the largest and at the smallest framework values (a clamp, a branch)
-
-
-def sample_points(shape: tuple[int, ...], n: int, seed_text: str, values: np.ndarray | None = None) -> np.ndarray:
-    """Up to ``n`` distinct flat indices of ``shape``: its corners, ``FACE_POINTS`` on every face
-    (an index off by one at a border or a loop one short shows on a face, not inside), the
-    ``EXTREME_POINTS`` largest and smallest of ``values`` (the framework's result, flat: where a
-    clamp or a branch decides, which random points of a bell-shaped input rarely reach), then a
-    seeded random draw (the seed from ``seed_text``, so a rerun samples the same points)."""
-    size = int(np.prod(shape, dtype=np.int64))
-    if size <= n:
-        return np.arange(size, dtype=np.int64)
-    corners = {0, size - 1}
-    for bits in range(min(1 << len(shape), n // 4)):
-        coord = tuple((s - 1) if bits >> d & 1 else 0 for d, s in enumerate(shape))
-        corners.add(int(np.ravel_multi_index(coord, shape)))
-    rng = np.random.default_rng(zlib.crc32(seed_text.encode()))
-    picked = set(corners)
-    for d, extent in enumerate(shape):
-        if not FACE_POINTS or extent < 2 or len(picked) + 2 * FACE_POINTS > n // 2:
-            continue
-        for side in (0, extent - 1):
-            coords = [rng.integers(0, s, FACE_POINTS) for s in shape]
-            coords[d] = np.full(FACE_POINTS, side)
-            picked.update(int(i) for i in np.ravel_multi_index(tuple(coords), shape))
-    if EXTREME_POINTS and values is not None and values.size == size and np.issubdtype(values.dtype, np.number):
-        finite = np.where(np.isfinite(values), values, np.nan).astype(np.float64)
-        if np.isfinite(finite).any():
-            k = min(EXTREME_POINTS, size - 1)
-            top = np.argpartition(np.nan_to_num(finite, nan=-np.inf), -k)[-k:]
-            bottom = np.argpartition(np.nan_to_num(finite, nan=np.inf), k)[:k]
-            picked.update(int(i) for i in (*top, *bottom))
-    while len(picked) < n:
-        picked.update(int(i) for i in rng.integers(0, size, n - len(picked)))
-    return np.array(sorted(picked), dtype=np.int64)
-
-
-def _numpy(value: torch.Tensor | jax.Array | np.ndarray) -> np.ndarray:
-    """A framework tensor as a NumPy array (narrow floats widened to float32, which is exact)."""
-    if type(value).__module__.split(".")[0] != "torch":  # a JAX or NumPy array
-        a = np.asarray(value)
-        narrow = a.dtype.name in ("bfloat16", "float16") or "float8" in a.dtype.name
-        return a.astype(np.float32) if narrow else a
-    import torch
-
-    t = value.detach()
-    if t.dtype in (torch.bfloat16, torch.float16) or "float8" in str(t.dtype):
-        t = t.float()
-    return t.contiguous().numpy()
-
-
-def _point_cost(program: Program, group: OpGroup, name: str) -> int:
-    """Evaluations per output point of ``name``: the reduction lengths of its group's kernels."""
-    cost = 0
-    for st in group.steps:
-        if isinstance(st, Kernel):
-            pk = parse_kernel(st)
-            out_vars = {v for a in pk.out.index for v in a.vars}
-            cost += math.prod(lp.extent for lp in st.loops if lp.var not in out_vars)
-    return max(cost, 1)
-
-
-def _compare_points(label: str, name: str, dtype: str, got: np.ndarray, ref: np.ndarray, flat: np.ndarray,
-                    shape: tuple[int, ...], max_ref: float, rtol: float, atol_scale: float, exact: bool,
-                    magnitude: np.ndarray | None = None) -> OutputCheck:
-    """One check of a tensor's IR values against the framework's at the same flat indices. The
-    relative part of the tolerance follows ``magnitude`` (Σ|terms| of a sum at each point) where
-    that is larger than |ref|: a float sum rounds relative to what it summed, not to its result."""
-    where = "every point" if exact else f"{flat.size} sampled points"
-    cat = _category(dtype)
-    if cat != "float":
-        bad = np.flatnonzero(got != ref)
-        max_abs = float(np.max(np.abs(got - ref))) if got.size else 0.0
-        if bad.size == 0:
-            return OutputCheck(name, shape, shape, dtype, 0.0, 0.0, 0.0, True, f"{label}: {name!r} exact at {where}")
-        at = tuple(int(i) for i in np.unravel_index(flat[bad[0]], shape))
-        return OutputCheck(name, shape, shape, dtype, max_abs, max_abs / max(max_ref, TINY), 0.0, False,
-                           f"{label}: {name!r} differs from the framework at {bad.size} of {where} (integers must "
-                           f"match exactly; first at {at}: IR {got[bad[0]]:g}, framework {ref[bad[0]]:g})")
-    finite_ref, finite_got = np.isfinite(ref), np.isfinite(got)
-    nonfinite = np.flatnonzero((finite_ref != finite_got) | (~finite_ref & ~finite_got & ~(
-        (got == ref) | (np.isnan(got) & np.isnan(ref)))))
-    both = finite_ref & finite_got
-    with np.errstate(invalid="ignore", over="ignore"):
-        err = np.where(both, np.abs(got - ref), 0.0)
-    tol_abs = atol_scale * max_ref
-    scale = np.abs(ref) if magnitude is None else np.maximum(np.abs(ref), magnitude)
-    bad = np.flatnonzero(both & (err > tol_abs + rtol * scale))
-    max_abs = float(err.max()) if err.size else 0.0
-    max_rel = max_abs / max(max_ref, TINY)
-    worst = int(np.argmax(err)) if err.size else 0
-    tolerance = (f"|IR-framework| <= {atol_scale:g}*max|framework| (= {tol_abs:.3g}) + {rtol:g}*"
-                 + ("|framework|" if magnitude is None else "max(|framework|, sum of |terms|)"))
-    first = nonfinite[0] if nonfinite.size else (bad[0] if bad.size else worst)
-    at = tuple(int(i) for i in np.unravel_index(flat[first], shape)) if flat.size else ()
-    detail = f"first at {at}: IR {got[first]:.9g}, framework {ref[first]:.9g}" if flat.size else ""
-    ok = not nonfinite.size and not bad.size
-    if nonfinite.size:
-        why = f"{nonfinite.size} of {where} are NaN/inf where the framework's are not (or the reverse); {detail}"
-    elif bad.size:
-        why = f"{bad.size} of {where} outside {tolerance}; {detail}; max abs error {max_abs:.3g}"
-    else:
-        why = f"ok at {where}, max abs error {max_abs:.3g} (tolerance {tolerance})"
-    return OutputCheck(name, shape, shape, dtype, max_abs, max_rel, tol_abs, ok, f"{label}: {name!r} {why}", rtol,
-                       "framework values")
-
-
-@dataclass
-class _Plan:
-    """What the capture must keep and when each group is checked."""
-
-    groups: list[OpGroup]
-    check_at: dict[int, list[OpGroup]]  # graph position -> groups checked once that node has run
-    extra: dict[str, int]  # fx node -> the last position a check needs its value
-
-
-def _plan(program: Program, value_of: dict[str, str], order: dict[str, int], key: Callable[[str], str] | None = None) -> _Plan:
-    end = max(order.values())
-    groups = op_groups(program, key)
-    check_at: dict[int, list[OpGroup]] = {}
-    extra: dict[str, int] = {}
-    sources = updated_sources(program)  # an in-place update starts from its source's values
-    rewritten = {(g.node, t) for g in groups for t in g.written if t in sources}  # in-place updates in turn
-    for g in groups:
-        own = order.get(g.node, end)
-        mapped = [value_of[t] for t in g.written if t in value_of  # not a storage a later update writes again
-                  and not (value_of[t] != g.node and (value_of[t], t) in rewritten)]
-        at = max([own, *(order[m] for m in mapped if m in order)])
-        check_at.setdefault(at, []).append(g)
-        for t in [*g.external, *g.written, *(sources[t] for t in g.written if t in sources)]:
-            node = value_of.get(t)
-            if node in order:
-                extra[node] = max(extra.get(node, 0), at)
-    return _Plan(groups, check_at, extra)
-
-
-class _Checker:
-    """Checks op groups as the capture reaches them (``on_node``)."""
-
-    def __init__(self, program: Program, value_of: dict[str, str], plan: _Plan, order: dict[str, int],
-                 source: str, points: int):
-        self.program = program
-        self.tensors = program.tensor_map()
-        self.value_of = value_of
-        self.plan = plan
-        self.order = order
-        self.source = source
-        self.points = points
-        self.checks: list[OutputCheck] = []
-        self.ir_values: dict[str, np.ndarray] = {}  # escaping tensors no fx node holds: the IR's own values
-        self.written_before: set[str] = {t.name for t in program.tensors if t.role in ("input", "weight")}
-        self.evaluations = 0
-        self.exact = 0
-        self.sampled = 0
-        self.outputs: list[np.ndarray] | None = None
-
-    def on_node(self, name: str, live: LiveValues) -> None:
-        for g in self.plan.check_at.get(self.order[name], ()):
-            self.check(g, live)
-        if name == "output" and self.outputs is None:
-            self.outputs = [_numpy(live[self.value_of[t]]) for t in self.program.outputs]
-
-    def _framework(self, t: str, live: LiveValues, cache: dict[str, np.ndarray]) -> np.ndarray:
-        if t in cache:
-            return cache[t]
-        node = self.value_of.get(t)
-        if node is not None and node in live:
-            arr = _numpy(live[node])
-        elif t in self.ir_values:
-            arr = self.ir_values[t]
-        else:
-            raise PointEvalError(f"{self.source}: IR tensor {t!r} holds no framework value and no earlier "
-                                 f"group computed it")
-        if tuple(arr.shape) != tuple(self.tensors[t].shape):
-            raise PointEvalError(f"{self.source}: IR tensor {t!r} is declared {self.tensors[t].shape} but the "
-                                 f"framework's value of node {node} has shape {tuple(arr.shape)}")
-        cache[t] = arr
-        return arr
-
-    def check(self, g: OpGroup, live: LiveValues) -> None:
-        cache: dict[str, np.ndarray] = {}
-        label = g.label
-        seeded = frozenset(t for t in g.written if t in self.written_before)
-        try:
-            ev = PointEvaluator(self.program, g.steps, lambda t: self._framework(t, live, cache), seeded, self.source)
-            targets = [t for t in g.written if self._holds_result(t, g, live)]
-            if not targets:
-                escaping = [t for t in g.written if (t not in self.value_of or self._updated_later(t, g))
-                            and self._read_later(t, g)]
-                if not escaping:
-                    raise PointEvalError(f"{self.source}: no tensor the group writes has a framework value, "
-                                         f"and no later group reads one")
-                self.checks.append(OutputCheck(g.node, (), (), "", 0.0, 0.0, 0.0, True,
-                                               f"{label}: writes no tensor the framework holds whole; its IR values "
-                                               f"of {', '.join(escaping)} feed the later groups, checked there"))
-            for t in targets:
-                self.checks.append(self._check_tensor(g, ev, t, label, live, cache))
-            for t in g.written:  # unmapped tensors that later groups read: the IR's own values
-                if t not in self.value_of and t not in self.ir_values and self._read_later(t, g) \
-                        or self._updated_later(t, g) and self._read_later(t, g):
-                    self.ir_values[t] = ev.whole(t).reshape(self.tensors[t].shape)
-            self.evaluations += ev.evaluations
-        except SolarError as e:  # PointEvalError, or the executor's error on a whole-run step
-            self.checks.append(OutputCheck(g.node, (), (), "", math.inf, math.inf, math.nan, False,
-                                           f"{label} (steps {', '.join(g.kernel_names())}): cannot check "
-                                           f"node-wise: {str(e).removeprefix(self.source + ': ')}"))
-        self.written_before |= set(g.written)
-
-    def _holds_result(self, t: str, g: OpGroup, live: LiveValues) -> bool:
-        """Whether the framework value mapped to ``t`` is this group's result: a node at or after
-        the group's own (its getitems), or an output argument for the output copies; a tensor
-        an earlier node already holds is only updated here, its earlier value is no reference."""
-        node = self.value_of.get(t)
-        if node not in live:
-            return False
-        return g.node == "output" or self.order[node] >= self.order.get(g.node, -1)
-
-    def _updated_later(self, t: str, g: OpGroup) -> bool:
-        """Whether ``t`` is a storage later in-place updates write again, so the framework node it
-        maps to (its final value) comes after this group: until then its values are the IR's."""
-        node = self.value_of.get(t)
-        return node is not None and node != g.node and self.order.get(node, -1) > self.order.get(g.node, -1) \
-            and any(other.node == node and t in other.written for other in self.plan.groups)
-
-    def _read_later(self, t: str, g: OpGroup) -> bool:
-        return any(t in other.external for other in self.plan.groups if other is not g)
-
-    def _check_tensor(self, g: OpGroup, ev: PointEvaluator, t: str, label: str, live: LiveValues,
-                      cache: dict[str, np.ndarray]) -> OutputCheck:
-        decl = self.tensors[t]
-        ref_full = _numpy(live[self.value_of[t]])
-        shape = tuple(decl.shape)
-        size = int(np.prod(shape, dtype=np.int64))
-        cost = _point_cost(self.program, g, t)
-        exact = size * cost <= EXACT_COST
-        flat = np.arange(size, dtype=np.int64) if exact else \
-            sample_points(shape, self.points, f"{g.node}:{t}", ref_full.reshape(-1))
-        if exact:
-            self.exact += 1
-        else:
-            self.sampled += 1
-        got = ev.value_at(t, flat)
-        ref = ref_full.reshape(-1)[flat].astype(np.float64)
-        finite = ref_full[np.isfinite(ref_full)] if _category(ref_full.dtype) == "float" else ref_full
-        max_ref = float(np.max(np.abs(finite))) if finite.size else 0.0
-        rtol, atol_scale = tolerance_for(decl.dtype, str(ref_full.dtype))
-        narrow = [self.tensors[w].dtype for w in g.written if self.tensors[w].dtype in NARROW_FLOAT_DTYPES]
-        if narrow:
-            scale = max(1.0, math.sqrt(cost / REDUCTION_SCALE_FROM))
-            rtol, atol_scale = rtol * scale, atol_scale * scale
-        writers = [g.steps[j].name for j in ev.writers.get(t, ())]
-        where = f"{label}, kernel {', '.join(writers)}"
-        dtype = decl.dtype if _category(decl.dtype) != "float" else decl.dtype
-        magnitude = ev.summed_magnitude(t, flat)
-        check = _compare_points(where, t, dtype, got, ref, flat, shape, max_ref, rtol, atol_scale, exact, magnitude)
-        return dataclasses.replace(check, name=g.node if t == g.node else f"{g.node}/{t}")
-
-
-def require_tracer_frame(src: WorkloadSource, translation: Translation, lowered: Program, what: str) -> None:
-    """The value map pairs the framework's values with the tracer's tensors, so the IR under test
-    must have the frame of the tracer's own lowering (``what``: "its export", "its jaxpr")."""
-    if _frame(lowered) != _frame(translation.program):
-        raise NodewiseError(f"{src.path}: node-wise validation needs the tracer's IR of the file; the "
-                            f"{translation.translator} IR's tensors or steps differ from the tracer's lowering of "
-                            f"{what}")
-
-
-def _frame(program: Program) -> tuple[Any, ...]:
-    """What the value map relies on: the tensors, the graph inputs and outputs, and each step's
-    name, kind and origin (not the kernels' statements: those are what the validation checks)."""
-    return (program.tensors, program.inputs, program.outputs,
-            tuple((st.name, st.kind, st.origin) for st in program.steps))
 
 
 def _declared_bytes(program: Program, roles: tuple[str, ...]) -> int:
@@ -436,17 +108,3 @@ def validate_nodewise(src: WorkloadSource, translation: Translation, *, points: 
             f"sampled points, {checker.evaluations:.3g} point evaluations")
     log.info("%s: %s", src.name, note)
     return checker_result(program, checker, note, start)
-
-
-def checker_result(program: Program, checker: _Checker, note: str, start: float) -> ValidationResult:
-    """The verdict of a finished node-wise pass (PyTorch or JAX): the whole-program refusals on the
-    framework's own outputs (an all-NaN or constant output checks nothing), then every group's checks."""
-    checks = checker.checks
-    if checker.outputs is not None:
-        golden = type("_Outputs", (), {"outputs": checker.outputs, "outputs64": None})()
-        names = list(program.outputs)
-        checks = _refusals(program, golden, names, [program.tensor(n).dtype for n in names]) + checks
-    return ValidationResult(ok=bool(checks) and all(c.ok for c in checks), checks=checks,
-                            max_abs_error=max((c.max_abs_error for c in checks), default=0.0),
-                            max_rel_error=max((c.max_rel_error for c in checks), default=0.0),
-                            seconds=time.perf_counter() - start, notes=[note])

@@ -17,7 +17,7 @@ import numpy as np
 
 from ir_schemas import Program
 from solar_assets.validate.compare import ValidationResult
-from solar_assets.validate.nodewise import (
+from solar_assets.validate.nodewise_check import (
     POINTS,
     _Checker,
     _plan,
