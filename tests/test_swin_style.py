@@ -18,7 +18,7 @@ import pytest
 from ir_programs import kernel, program, tensor
 from solar_assets.execute import execute_program
 from solar_assets.pipeline import read_source, translate_source
-from solar_assets.validate import nodewise, points
+from solar_assets.validate import nodewise_check, points
 from solar_assets.validate.nodewise import POINTS, validate_nodewise
 from solar_assets.validate.points import PointEvalError, PointEvaluator
 
@@ -118,7 +118,7 @@ def test_swin_style_grouped_spatial_mlp_validates_at_points(tmp_path, monkeypatc
     assert [st.out.split("[")[1].split(",")[1].strip() for st in convs] == ["g*16 + k"] * 2
     assert all(np.prod([lp.extent for lp in st.loops]) > 4096 for st in convs)
     monkeypatch.setattr(points, "WHOLE_LIMIT", 4096)
-    monkeypatch.setattr(nodewise, "EXACT_COST", 0)
+    monkeypatch.setattr(nodewise_check, "EXACT_COST", 0)
     result = validate_nodewise(src, translation)
     assert result.ok, "\n".join(result.failures())
     spatial = [c for c in result.checks if c.name in ("convolution_1", "convolution_2", "convolution_3")]

@@ -25,9 +25,6 @@ from typing import TYPE_CHECKING
 from ir_schemas import Program
 from solar_assets.validate.compare import ValidationResult
 from solar_assets.validate.nodewise_check import (  # noqa: F401 - the public names of node-wise validation
-    EXACT_COST,
-    EXTREME_POINTS,
-    FACE_POINTS,
     LABEL,
     POINTS,
     NodewiseError,
