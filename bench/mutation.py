@@ -1,6 +1,6 @@
 """How strong is validation? Plant single-point translation bugs in validated IRs and count the rejected.
 
-    python bench/mutation.py [PATH ...] [--per-kernel N] [--nodewise-files N] [--files N]
+    python bench/mutation.py [PATH ...] [--per-kernel N] [--files N] [--max-per-file N] [--nodewise-files N]
 
 For every workload (default: data/zoo) the IR is translated and validated the way the pipeline
 does it (``chain.stages``: the validation size, the golden outputs there, the IR re-traced at
@@ -97,7 +97,16 @@ def _equivalent(src, translation, mutant, per_kernel: int, constants: dict[str, 
     return "unknown" if agreed == 0 else "weakness?"
 
 
-def scaled_outcomes(path: Path, per_kernel: int, cache_dir: Path | None) -> list[Outcome]:
+def _spread(items: list, at_most: int | None) -> list:
+    """At most ``at_most`` of ``items``, spread evenly over the list (a big model's mutants would
+    otherwise take hours: each one re-validates the whole scaled model)."""
+    if at_most is None or len(items) <= at_most:
+        return items
+    step = len(items) / at_most
+    return [items[int(i * step)] for i in range(at_most)]
+
+
+def scaled_outcomes(path: Path, per_kernel: int, cache_dir: Path | None, at_most: int | None = None) -> list[Outcome]:
     config = RunConfig()
     src = stages.read_source(path, config)
     translation = stages.translate(src, config, cache_dir)
@@ -112,7 +121,7 @@ def scaled_outcomes(path: Path, per_kernel: int, cache_dir: Path | None) -> list
         return []
     method = "scaled" if golden.constants else "full"
     out = []
-    for m in mutants(program, per_kernel=per_kernel):
+    for m in _spread(list(mutants(program, per_kernel=per_kernel)), at_most):
         try:
             verdict = "rejected" if not validate_program(m.program, golden, source=str(path)).ok else None
         except SolarError:
@@ -125,7 +134,7 @@ def scaled_outcomes(path: Path, per_kernel: int, cache_dir: Path | None) -> list
     return out
 
 
-def nodewise_outcomes(path: Path, per_kernel: int, cache_dir: Path | None) -> list[Outcome]:
+def nodewise_outcomes(path: Path, per_kernel: int, cache_dir: Path | None, at_most: int | None = None) -> list[Outcome]:
     from solar_assets.validate.nodewise import validate_nodewise
 
     config = RunConfig()
@@ -134,7 +143,7 @@ def nodewise_outcomes(path: Path, per_kernel: int, cache_dir: Path | None) -> li
     if not validate_nodewise(src, translation).ok:
         return []
     out = []
-    for m in mutants(translation.program, per_kernel=per_kernel):
+    for m in _spread(list(mutants(translation.program, per_kernel=per_kernel)), at_most):
         try:
             ok = validate_nodewise(src, replace(translation, program=m.program)).ok
             verdict = "rejected" if not ok else _equivalent(src, translation, m, per_kernel, {})
@@ -164,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("paths", nargs="*", default=[str(REPO / "data" / "zoo")])
     parser.add_argument("--per-kernel", type=int, default=2, help="sites per kind and kernel (spread)")
     parser.add_argument("--files", type=int, default=None, help="at most this many files (spread over the list)")
+    parser.add_argument("--max-per-file", type=int, default=None, help="at most this many mutants per file (spread)")
     parser.add_argument("--nodewise-files", type=int, default=0, help="the N smallest files also node-wise")
     parser.add_argument("--cache-dir", type=Path, default=None)
     parser.add_argument("--nodewise-only", action="store_true", help="skip the scaled validation")
@@ -183,14 +193,14 @@ def main(argv: list[str] | None = None) -> int:
     outcomes: list[Outcome] = []
     for path in tqdm([] if args.nodewise_only else paths, desc="mutants (scaled)", unit="file"):
         try:
-            outcomes += scaled_outcomes(path, args.per_kernel, args.cache_dir)
+            outcomes += scaled_outcomes(path, args.per_kernel, args.cache_dir, args.max_per_file)
         except SolarError as e:
             log.warning("%s: %s", path, str(e).splitlines()[0])
     scaled_s = time.perf_counter() - start
     for path in tqdm(sorted(paths, key=lambda p: p.stat().st_size)[:args.nodewise_files], desc="mutants (node-wise)",
                      unit="file"):
         try:
-            outcomes += nodewise_outcomes(path, args.per_kernel, args.cache_dir)
+            outcomes += nodewise_outcomes(path, args.per_kernel, args.cache_dir, args.max_per_file)
         except SolarError as e:
             log.warning("%s: %s", path, str(e).splitlines()[0])
     print(f"{len(paths)} workloads, {len(outcomes)} mutants, {scaled_s:.0f} s scaled, "
