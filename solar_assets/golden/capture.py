@@ -130,10 +130,12 @@ def placeholder_values(ep: Any, inputs: list[Any]) -> dict[str, Any]:
 
 
 def run_capture(ep: Any, inputs: list[Any], on_node: Callable[[str, dict[str, Any]], None],
-                extra: Mapping[str, int] | None = None) -> float:
+                extra: Mapping[str, int] | None = None, float64: bool = False) -> float:
     """Run ``ep``'s graph once on real ``inputs``; after each node (placeholders included, in
     graph order) call ``on_node(name, live)``, ``live`` mapping node names to the values still
-    needed. Returns the seconds the pass took."""
+    needed. ``float64``: the arithmetic in float64 (inputs and weights widened exactly, as the
+    golden run's float64 pass: ``golden.reference64``), so a check can hold the IR to float64
+    rounding. Returns the seconds the pass took."""
     import torch
     import torch.fx
 
@@ -145,6 +147,10 @@ def run_capture(ep: Any, inputs: list[Any], on_node: Callable[[str, dict[str, An
         dying.setdefault(at, []).append(name)
     order = {n.name: i for i, n in enumerate(nodes)}
     placeholders = placeholder_values(ep, inputs)
+    if float64:
+        from solar_assets.golden.reference64 import widened
+
+        placeholders = {name: widened(value) for name, value in placeholders.items()}
     live: dict[str, Any] = {}
 
     class _Capture(torch.fx.Interpreter):
@@ -162,7 +168,12 @@ def run_capture(ep: Any, inputs: list[Any], on_node: Callable[[str, dict[str, An
 
     from solar_assets.workloads.in_forward import deterministic_random
 
+    import contextlib
+
+    from solar_assets.golden.reference64 import in_float64
+
     interp = _Capture(ep.graph_module, garbage_collect_values=False)
-    with torch.no_grad(), deterministic_random():  # a draw in forward: the values the IR writes
+    precision = in_float64() if float64 else contextlib.nullcontext()
+    with torch.no_grad(), deterministic_random(torch.float64 if float64 else None), precision:
         interp.run(*[placeholders[n.name] for n in nodes if n.op == "placeholder"])
     return time.perf_counter() - start

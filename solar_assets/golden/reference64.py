@@ -29,7 +29,8 @@ validation compares with the framework's own output at the dtype's tolerance
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from solar_assets.ir.dtypes import NARROW_FLOAT_DTYPES, ir_dtype_name
@@ -61,11 +62,9 @@ def float64_forms() -> dict[Any, tuple[Callable[..., Any], Callable[[tuple, dict
     return {torch.ops.aten._scaled_mm.default: (_scaled_mm64, scaled_mm_dtype)}
 
 
-def run_float64(fn: Callable[..., Any], args: Sequence[Any], called_with: list[Any] | None = None) -> Any:
-    """``fn(*args)`` with float arithmetic in float64 and narrow casts rounded (module docstring).
-    A module ``fn`` is converted to float64 in place (its parameters and buffers, exactly).
-    ``called_with``, when given, receives the (widened) arguments ``fn`` ran on, which hold what
-    an in-place update of an input wrote."""
+def float64_mode() -> Any:
+    """A ``TorchDispatchMode`` that runs every op's float arithmetic in float64 and keeps the narrow
+    casts the program asks for (module docstring); used with the default dtype set to float64."""
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_map
@@ -99,15 +98,42 @@ def run_float64(fn: Callable[..., Any], args: Sequence[Any], called_with: list[A
                 return tree_map(lambda t: t.to(narrow).to(f64) if isinstance(t, torch.Tensor) else t, result)
             return tree_map(widen, result)
 
-    if isinstance(fn, torch.nn.Module):  # parameters and buffers too (exact): some composite ops
-        fn = fn.to(f64)  # (conv2d) check their operands' dtypes before any dispatch mode sees them
+    return Float64Mode()
+
+
+@contextmanager
+def in_float64() -> Iterator[None]:
+    """``float64_mode`` with float64 as the default dtype, both restored afterwards."""
+    import torch
+
     default = torch.get_default_dtype()
-    torch.set_default_dtype(f64)
+    torch.set_default_dtype(torch.float64)
     try:
-        widened = [widen(a) for a in args]
-        if called_with is not None:
-            called_with[:] = widened
-        with Float64Mode():
-            return fn(*widened)
+        with float64_mode():
+            yield
     finally:
         torch.set_default_dtype(default)
+
+
+def widened(x: Any) -> Any:
+    """A float tensor as float64 (exact), anything else as it is."""
+    import torch
+
+    return x.to(torch.float64) if isinstance(x, torch.Tensor) and x.is_floating_point() and x.dtype != torch.float64 \
+        else x
+
+
+def run_float64(fn: Callable[..., Any], args: Sequence[Any], called_with: list[Any] | None = None) -> Any:
+    """``fn(*args)`` with float arithmetic in float64 and narrow casts rounded (module docstring).
+    A module ``fn`` is converted to float64 in place (its parameters and buffers, exactly).
+    ``called_with``, when given, receives the (widened) arguments ``fn`` ran on, which hold what
+    an in-place update of an input wrote."""
+    import torch
+
+    if isinstance(fn, torch.nn.Module):  # parameters and buffers too (exact): some composite ops
+        fn = fn.to(torch.float64)  # (conv2d) check their operands' dtypes before any dispatch mode sees them
+    widened_args = [widened(a) for a in args]
+    if called_with is not None:
+        called_with[:] = widened_args
+    with in_float64():
+        return fn(*widened_args)

@@ -23,7 +23,7 @@ import time
 from typing import TYPE_CHECKING
 
 from ir_schemas import Program
-from solar_assets.validate.compare import ValidationResult
+from solar_assets.validate.compare import ValidationResult, narrow_storage
 from solar_assets.validate.nodewise_check import (  # noqa: F401 - the public names of node-wise validation
     LABEL,
     POINTS,
@@ -45,6 +45,8 @@ if TYPE_CHECKING:
     from solar_assets.workloads import WorkloadSource
 
 log = logging.getLogger(__name__)
+
+FLOAT64_REFERENCE = True  # float32 programs: capture in float64 where it fits (``validate_nodewise``)
 
 
 def _declared_bytes(program: Program, roles: tuple[str, ...]) -> int:
@@ -98,10 +100,14 @@ def validate_nodewise(src: WorkloadSource, translation: Translation, *, points: 
     if estimate.total_bytes > budget:
         raise CaptureTooBig(f"{src.path}: one forward pass at the file's own size needs {estimate}, over the "
                             f"node-wise capture budget of {gib(budget)} (set $SOLAR_NODEWISE_BYTES)")
-    checker = _Checker(program, value_of, plan, order, str(src.path), points)
-    seconds = run_capture(ep, inputs, checker.on_node, plan.extra)
-    note = (f"node-wise: {len(plan.groups)} op groups on one full-size forward pass ({seconds:.2f} s, "
-            f"{estimate}); {checker.exact} tensors checked at every point, {checker.sampled} at up to {points} "
-            f"sampled points, {checker.evaluations:.3g} point evaluations")
+    # float32 programs: the pass in float64 where it fits (at most twice the bytes), so each op group
+    # is held to float64 rounding, as whole-program validation holds the IR to its float64 golden
+    reference64 = FLOAT64_REFERENCE and not narrow_storage(program) and 2 * estimate.total_bytes <= budget
+    checker = _Checker(program, value_of, plan, order, str(src.path), points, reference64)
+    seconds = run_capture(ep, inputs, checker.on_node, plan.extra, float64=reference64)
+    note = (f"node-wise: {len(plan.groups)} op groups on one full-size forward pass "
+            f"{'in float64 ' if reference64 else ''}({seconds:.2f} s, {estimate}); {checker.exact} tensors checked "
+            f"at every point, {checker.sampled} at up to {points} sampled points, {checker.evaluations:.3g} point "
+            f"evaluations")
     log.info("%s: %s", src.name, note)
     return checker_result(program, checker, note, start)
