@@ -80,7 +80,10 @@ def validate_nodewise(src: WorkloadSource, translation: Translation, *, points: 
     the tracer's lowering of the file."""
     from solar_assets.golden.capture import CaptureTooBig, capture_budget, estimate_capture, gib, run_capture
 
+    from solar_assets.ir import check_program
+
     start = time.perf_counter()
+    check_program(translation.program, str(src.path))  # an out-of-range subscript is refused, not sampled past
     budget = capture_budget() if budget_bytes is None else budget_bytes
     held = _declared_bytes(translation.program, ("input", "weight"))
     if held > budget:  # refused before the model is built for real: its weights alone are too big
