@@ -232,6 +232,36 @@ def test_off_by_one_subscript_is_rejected_naming_group_and_kernel(conv_stack):
     assert "op group convolution" in failures[0] and "kernel convolution_bias, convolution" in failures[0]
 
 
+def test_an_out_of_range_write_is_refused_not_sampled_past(conv_stack):
+    """A write one row past its tensor (``Y[p0 + 1, ...]``) is an invalid IR: node-wise validation
+    runs the checker first, as whole-program validation does, instead of evaluating the other rows."""
+    from solar_assets.errors import IRError
+
+    src, translation = conv_stack
+    steps = list(translation.program.steps)
+    i = next(i for i, st in enumerate(steps) if st.name == "relu")
+    head, _, rest = steps[i].out.partition("[")
+    steps[i] = steps[i].model_copy(update={"out": f"{head}[{rest.split(',', 1)[0]} + 1,{rest.split(',', 1)[1]}"})
+    broken = translation.__class__(**{**translation.__dict__,
+                                      "program": translation.program.model_copy(update={"steps": tuple(steps)})})
+    with pytest.raises(IRError, match="ranges over"):
+        validate_nodewise(src, broken)
+
+
+def test_a_float32_program_is_held_to_float64_rounding(conv_stack):
+    """The capture runs in float64 for a float32 program, so a group that differs from the framework
+    by float32 rounding (1e-6) fails: the check is float64's, not float32's."""
+    src, translation = conv_stack
+    result = validate_nodewise(src, translation)
+    assert result.ok and "in float64" in result.notes[0]
+    steps = list(translation.program.steps)
+    i = next(i for i, st in enumerate(steps) if st.name == "relu")
+    steps[i] = steps[i].model_copy(update={"expr": f"({steps[i].expr}) * 1.000001"})
+    nudged = translation.__class__(**{**translation.__dict__,
+                                      "program": translation.program.model_copy(update={"steps": tuple(steps)})})
+    assert not validate_nodewise(src, nudged).ok
+
+
 # input 2*3*224*224 float32 = 1.148 MiB; weights (4*27 + 4 + 10*12544 + 10) float32 = 0.479 MiB
 @pytest.mark.parametrize("budget_mib, expected", [
     (1, "at least 1.63 MiB for its inputs and weights"),  # refused before the model is built
