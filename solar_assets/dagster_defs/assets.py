@@ -27,7 +27,7 @@ from solar_assets.asset_compute.code_versions import code_version
 from solar_assets.asset_compute.computed import Computed
 from solar_assets.asset_compute.graph import NODES
 from solar_assets.dagster_defs import metadata as md
-from solar_assets.dagster_defs.automation import REANALYSE, REPORT
+from solar_assets.dagster_defs.conditions import REANALYSE, REPORT
 from solar_assets.dagster_defs.partitions import (
     BACKEND_KEYS,
     hardware_partitions,

@@ -24,27 +24,7 @@ from collections import defaultdict
 
 import dagster as dg
 
-AC = dg.AutomationCondition
-
-_changed = AC.code_version_changed() | AC.any_deps_match(AC.data_version_changed())
-_pending = (_changed.since_last_handled() & ~AC.missing()).with_label("pending re-analysis")
-_upstream_busy = AC.any_deps_match(
-    AC.will_be_requested() | _pending | AC.any_deps_match(AC.will_be_requested() | _pending)
-).with_label("an input (or its input) is about to change")
-_waits = ~AC.any_deps_in_progress() & ~AC.in_progress() & ~_upstream_busy
-
-REANALYSE = (
-    _changed.since_last_handled().with_label("code or upstream data changed since last handled")
-    & ~AC.missing() & ~AC.any_deps_missing() & _waits
-).with_label("re-analyse when stale")
-"""For partitioned assets: re-run a materialised partition whose inputs' data or code changed."""
-
-REPORT = (
-    _changed.since_last_handled().with_label("code or upstream data changed since last handled")
-    & ~AC.missing() & _waits
-).with_label("re-write the report when a bound changed")
-"""For the report: like ``REANALYSE`` but a missing partition upstream does not block it (the
-report shows what exists)."""
+from solar_assets.dagster_defs.conditions import REANALYSE, REPORT  # noqa: F401 - re-exported
 
 reanalysis_sensor = dg.AutomationConditionSensorDefinition(
     "solar_reanalysis", target=dg.AssetSelection.all(), minimum_interval_seconds=30,
@@ -86,7 +66,7 @@ def upstream_most(stale: dict[dg.AssetKey, list[str | None]], asset_graph) -> di
 def reanalyse(instance: dg.DagsterInstance, defs: dg.Definitions, max_waves: int = 16) -> list[tuple[str, str | None]]:
     """Materialise every stale partition in-process, upstream first, in waves until nothing is
     stale (a partition whose run failed is not retried in the same sweep). Returns what ran."""
-    from solar_assets.dagster_defs.runner import QUIET_LOGGERS
+    from solar_assets.dagster_defs.instance import QUIET_LOGGERS
 
     graph = defs.resolve_asset_graph()
     assets = [a for a in defs.assets or () if isinstance(a, (dg.AssetsDefinition, dg.SourceAsset))]
@@ -137,9 +117,12 @@ def _behind(asset_graph, ran: list[tuple[str, str | None]]) -> list[dg.AssetKey]
 @dg.op(required_resource_keys={"solar"})
 def reanalyse_stale_partitions(context: dg.OpExecutionContext) -> list:
     """Materialise what is stale, upstream first (see ``reanalyse``)."""
-    from solar_assets.dagster_defs.definitions import build_definitions
+    from solar_assets.dagster_defs.assets import ASSETS
+    from solar_assets.dagster_defs.instance import resources_for
+    from solar_assets.dagster_defs.sources import SOURCE_ASSETS
 
-    ran = reanalyse(context.instance, build_definitions(context.resources.solar))
+    defs = dg.Definitions(assets=[*SOURCE_ASSETS, *ASSETS], resources=resources_for(context.resources.solar))
+    ran = reanalyse(context.instance, defs)
     context.add_output_metadata({"materialised": dg.MetadataValue.md(
         "\n".join(f"- {k}[{p}]" if p else f"- {k}" for k, p in ran) or "nothing was stale")})
     return ran

@@ -33,7 +33,7 @@ from solar_assets.dagster_defs.asset_checks import REPORT_CHECKS
 from solar_assets.dagster_defs.batch import latest_versions
 from solar_assets.dagster_defs.partitions import register_partitions
 from solar_assets.dagster_defs.resources import SolarConfig
-from solar_assets.dagster_defs.runner import (
+from solar_assets.dagster_defs.instance import (
     QUIET_LOGGERS,
     STORAGE_STAGE,
     DagsterStorageError,
@@ -85,7 +85,7 @@ def report_call(instance: dg.DagsterInstance, config: SolarConfig, record_file: 
 def materialize(instance: dg.DagsterInstance, config: SolarConfig, selection: Sequence[Any],
                  partition_key: str | None = None, run_config: dict[str, Any] | None = None,
                  tags: dict[str, str] | None = None) -> dg.ExecuteInProcessResult:
-    from solar_assets.dagster_defs.definitions import resources_for
+    from solar_assets.dagster_defs.instance import resources_for
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dg.BetaWarning)

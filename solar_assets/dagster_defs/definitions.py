@@ -11,21 +11,13 @@ from __future__ import annotations
 import dagster as dg
 
 from solar_assets import pipeline
+from solar_assets.dagster_defs.instance import resources_for  # noqa: F401 - re-exported
 from solar_assets.dagster_defs.automation import reanalyse_stale, reanalyse_stale_job, reanalysis_sensor
 from solar_assets.dagster_defs.asset_checks import REPORT_CHECKS
 from solar_assets.dagster_defs.resources import SolarConfig
 from solar_assets.dagster_defs.sensors import source_files
 from solar_assets.dagster_defs.sources import OBSERVE_JOBS, SOURCE_ASSETS
 from solar_assets.dagster_defs.assets import ASSETS
-
-
-def resources_for(config: SolarConfig) -> dict[str, object]:
-    """The resources every materialisation needs (the CLI builds them per workload directory)."""
-    from solar_assets.dagster_defs.report_inputs import STORED_PARTITIONS, StoredPartitions
-
-    storage = f"{config.home}/storage"
-    return {"solar": config, "io_manager": dg.FilesystemIOManager(base_dir=storage),
-            STORED_PARTITIONS: StoredPartitions(base_dir=storage)}
 
 
 def build_definitions(config: SolarConfig) -> dg.Definitions:

@@ -34,6 +34,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from solar_assets import pipeline
+from solar_assets.dagster_defs.instance import (  # noqa: F401 - the runner's storage, as callers import it
+    DAGSTER_YAML,
+    DAGSTER_YAML_MARK,
+    QUIET_LOGGERS,
+    STORAGE_STAGE,
+    SQLITE_HEADER,
+    DagsterStorageError,
+    broken_databases,
+    check_storage,
+    dagster_home,
+    failure_message,
+    prepare_ui_instance,
+    solar_instance,
+    storage_guard,
+)
 from solar_assets.errors import SolarError
 
 if TYPE_CHECKING:  # Dagster and the assets are imported where used: the CLI starts its workers first
@@ -45,151 +60,6 @@ if TYPE_CHECKING:  # Dagster and the assets are imported where used: the CLI sta
     from solar_assets.pipeline import WorkloadResult
 
 log = logging.getLogger(__name__)
-
-DAGSTER_YAML = """\
-# solar's embedded Dagster instance: SQLite storage in this directory (written by solar).
-telemetry:
-  enabled: false
-# no "join the community" pop-up over the UI of a local tool
-nux:
-  enabled: false
-# Keep Dagster's per-file debug lines ("Loading partition ...", "Writing file at ...") out of
-# the event log: each stored event costs a SQLite write, and they double a run's events.
-python_logs:
-  python_log_level: INFO
-# One run at a time: two runs of torch / numba / GLPK on a small machine only slow each other
-# down, and the queue keeps the order runs were requested in (upstream first).
-concurrency:
-  runs:
-    max_concurrent_runs: 1
-# One event-log database for every run (WAL journal), not Dagster's default of a new SQLite file
-# per run: creating and migrating that file cost ~0.6 s of each run (docs/dagster.md, overhead).
-event_log_storage:
-  module: dagster._core.storage.event_log
-  class: ConsolidatedSqliteEventLogStorage
-  config:
-    base_dir: {history}
-"""
-DAGSTER_YAML_MARK = "# solar's embedded Dagster instance"
-# Dagster's console logger would repeat every failure with a stack trace: the CLI reports them itself.
-QUIET_LOGGERS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
-STORAGE_STAGE = "dagster storage"  # failed_stage of a result whose Dagster database failed
-SQLITE_HEADER = b"SQLite format 3\x00"
-
-
-class DagsterStorageError(SolarError):
-    """The embedded Dagster instance's SQLite storage cannot be used; the message names the file."""
-
-
-def _storage_remedy(home: Path) -> str:
-    return (f"remove it (or all of {home / 'dagster'}: Dagster's run history, not solar's caches), "
-            "or run with --no-dagster")
-
-
-def broken_databases(home: Path) -> list[tuple[Path, str]]:
-    """``(file, why)`` for each SQLite file under ``$SOLAR_HOME/dagster`` that is not a readable
-    database: wrong header, truncated, failing SQLite's quick check."""
-    broken = []
-    for db in sorted((home / "dagster").rglob("*.db")):
-        try:
-            with db.open("rb") as f:
-                header = f.read(len(SQLITE_HEADER))
-            if header and header != SQLITE_HEADER:
-                broken.append((db, "file is not a database"))
-                continue
-            with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
-                verdict = conn.execute("PRAGMA quick_check").fetchone()
-            if verdict and verdict[0] != "ok":
-                broken.append((db, f"SQLite quick check: {verdict[0]}"))
-        except (OSError, sqlite3.Error) as e:
-            broken.append((db, f"{type(e).__name__}: {e}"))
-    return broken
-
-
-def _is_storage_failure(error: BaseException) -> bool:
-    """An exception whose chain holds a SQLite / SQLAlchemy database error (``file is not a
-    database``, ``NoSuchTableError: runs``) or Dagster's schema errors."""
-    seen = set()
-    while error is not None and id(error) not in seen:
-        seen.add(id(error))
-        module = type(error).__module__ or ""
-        if isinstance(error, sqlite3.Error) or module.startswith("sqlalchemy") or \
-                type(error).__name__ in ("DagsterInstanceSchemaOutdated", "DagsterInstanceMigrationRequired"):
-            return True
-        error = error.__cause__ or error.__context__
-    return False
-
-
-@contextlib.contextmanager
-def storage_guard(home: Path) -> Iterator[None]:
-    """Turn a failure of the Dagster database into one ``DagsterStorageError`` line naming the
-    file (the first broken one found, else the directory) and what to do."""
-    try:
-        yield
-    except DagsterStorageError:
-        raise
-    except Exception as e:
-        if not _is_storage_failure(e):
-            raise
-        broken = broken_databases(home)
-        where, why = broken[0] if broken else (home / "dagster", pipeline.one_line(f"{type(e).__name__}: {e}")[:200])
-        raise DagsterStorageError(f"{where}: the Dagster database cannot be used ({why}); "
-                                  f"{_storage_remedy(home)}") from None
-
-
-def check_storage(home: Path) -> None:
-    """Raise ``DagsterStorageError`` for the first broken database file, before any run."""
-    broken = broken_databases(home)
-    if broken:
-        where, why = broken[0]
-        raise DagsterStorageError(f"{where}: the Dagster database cannot be used ({why}); {_storage_remedy(home)}")
-
-
-def dagster_home(home: Path) -> Path:
-    """``$SOLAR_HOME/dagster`` with a ``dagster.yaml`` (telemetry off), created if missing."""
-    path = home / "dagster"
-    path.mkdir(parents=True, exist_ok=True)
-    config = path / "dagster.yaml"
-    text = DAGSTER_YAML.format(history=json.dumps(str(path.resolve() / "history")))
-    if not config.exists() or (config.read_text().startswith(DAGSTER_YAML_MARK) and config.read_text() != text):
-        config.write_text(text)  # solar's own file is kept current; a user's is left alone
-    return path
-
-
-def prepare_ui_instance(home: Path) -> None:
-    """Before ``solar ui``: ``dagster.yaml`` in place, the shipped workload and hardware files
-    registered as partitions and observed (the ``source_files`` sensor keeps that up to date)."""
-    from solar_assets.dagster_defs.partitions import register_partitions
-    from solar_assets.dagster_defs.resources import SolarConfig
-    from solar_assets.dagster_defs.sensors import new_partitions
-    from solar_assets.dagster_defs.sources import observe_sources
-
-    config = SolarConfig.default(home)
-    with solar_instance(home) as instance:
-        workloads, hardware = new_partitions(instance, config)
-        register_partitions(instance, workloads, hardware)
-        observe_sources(instance, config)
-
-
-def solar_instance(home: Path) -> dg.DagsterInstance:
-    import dagster as dg
-
-    return dg.DagsterInstance.from_config(str(dagster_home(home)))
-
-
-def failure_message(result: dg.ExecuteInProcessResult, path: str | Path) -> str:
-    """One line naming the file: the Failure's description, or the user exception's message."""
-    for event in result.get_step_failure_events():
-        data = event.step_failure_data
-        if data.user_failure_data is not None and data.user_failure_data.description:
-            return pipeline.with_path(data.user_failure_data.description, path)
-        error = data.error
-        while error is not None and error.cause is not None:
-            error = error.cause
-        text = error.message if error is not None else "unknown error"
-        return pipeline.with_path(f"{event.step_key} failed unexpectedly: {text}", path)
-    return pipeline.with_path("the Dagster run failed without a step failure", path)
-
 
 def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[str],
                          target_latency_s: float | None = None, home: str | Path | None = None,

@@ -21,7 +21,7 @@ def scale_out_definitions(max_concurrent: int = MAX_CONCURRENT) -> dg.Definition
     from solar_assets.dagster_defs.resources import SolarConfig
     from solar_assets.dagster_defs.sources import SOURCE_ASSETS
     from solar_assets.dagster_defs.assets import ASSETS
-    from solar_assets.dagster_defs.definitions import resources_for
+    from solar_assets.dagster_defs.instance import resources_for
 
     jobs = [dg.define_asset_job("solar_hardware", selection=["hardware_spec"]),
             dg.define_asset_job("solar_workload", selection=list(WORKLOAD_STAGES)),
