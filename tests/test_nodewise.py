@@ -445,3 +445,38 @@ def test_sample_points_cover_every_face_and_the_extreme_values():
         assert (coords[d] == 0).sum() >= 4 and (coords[d] == extent - 1).sum() >= 4
     assert {12345, 777} <= set(flat.tolist())
     assert len(set(flat.tolist())) == 64
+
+
+DEVICE_MOVE = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super(Model, self).__init__()
+        self.logit_scale = nn.Parameter(torch.log(10 * torch.ones(4, 1)))
+
+    def forward(self, x):
+        scale = torch.clamp(self.logit_scale.to(x.device), max=torch.log(torch.tensor(1. / 0.01, device=x.device)))
+        return x * scale.exp()
+
+
+def get_inputs():
+    return [torch.randn(4, 8)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_the_float64_pass_runs_past_the_exports_dtype_assertions(tmp_path):
+    """``.to(x.device)`` exports an ``_assert_tensor_metadata`` of float32 (SwinTransformerV2's logit
+    scale): the float64 capture must not run it, or every such model fails node-wise."""
+    path = tmp_path / "device_move.py"
+    path.write_text(DEVICE_MOVE)
+    src = read_source(path)
+    result = validate_nodewise(src, translate_source(src, None))
+    assert result.ok, result.failures()
+    assert "in float64" in result.notes[0]
