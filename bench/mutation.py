@@ -35,7 +35,7 @@ from solar_assets.errors import SolarError
 from solar_assets.execute import execute_program
 from solar_assets.golden import make_golden
 from solar_assets.validate import validate_program
-from solar_assets.validate.mutants import KINDS, apply_mutant, mutants
+from solar_assets.validate.mutants import KINDS, apply_mutant, mutants, spread
 from solar_assets.workloads import discover_workloads
 
 REPO = Path(__file__).resolve().parents[1]
@@ -97,15 +97,6 @@ def _equivalent(src, translation, mutant, per_kernel: int, constants: dict[str, 
     return "unknown" if agreed == 0 else "weakness?"
 
 
-def _spread(items: list, at_most: int | None) -> list:
-    """At most ``at_most`` of ``items``, spread evenly over the list (a big model's mutants would
-    otherwise take hours: each one re-validates the whole scaled model)."""
-    if at_most is None or len(items) <= at_most:
-        return items
-    step = len(items) / at_most
-    return [items[int(i * step)] for i in range(at_most)]
-
-
 def scaled_outcomes(path: Path, per_kernel: int, cache_dir: Path | None, at_most: int | None = None) -> list[Outcome]:
     config = RunConfig()
     src = stages.read_source(path, config)
@@ -121,7 +112,7 @@ def scaled_outcomes(path: Path, per_kernel: int, cache_dir: Path | None, at_most
         return []
     method = "scaled" if golden.constants else "full"
     out = []
-    for m in _spread(list(mutants(program, per_kernel=per_kernel)), at_most):
+    for m in spread(list(mutants(program, per_kernel=per_kernel)), at_most):
         try:
             verdict = "rejected" if not validate_program(m.program, golden, source=str(path)).ok else None
         except SolarError:
@@ -143,7 +134,7 @@ def nodewise_outcomes(path: Path, per_kernel: int, cache_dir: Path | None, at_mo
     if not validate_nodewise(src, translation).ok:
         return []
     out = []
-    for m in _spread(list(mutants(translation.program, per_kernel=per_kernel)), at_most):
+    for m in spread(list(mutants(translation.program, per_kernel=per_kernel)), at_most):
         try:
             ok = validate_nodewise(src, replace(translation, program=m.program)).ok
             verdict = "rejected" if not ok else _equivalent(src, translation, m, per_kernel, {})
@@ -188,9 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         nodewise_check.FACE_POINTS = nodewise_check.EXTREME_POINTS = 0
         nodewise.FLOAT64_REFERENCE = False
     paths = discover_workloads(*args.paths)
-    if args.files and len(paths) > args.files:
-        step = len(paths) / args.files
-        paths = [paths[int(i * step)] for i in range(args.files)]
+    paths = spread(paths, args.files or None)
     start = time.perf_counter()
     outcomes: list[Outcome] = []
     for path in tqdm([] if args.nodewise_only else paths, desc="mutants (scaled)", unit="file"):

@@ -211,6 +211,14 @@ def _shift_where(where: str, delta: int) -> str:
     return ast.unparse(tree)
 
 
+def spread(items: list, at_most: int | None) -> list:
+    """At most ``at_most`` of ``items``, evenly spread over the list (all of them when None)."""
+    if at_most is None or len(items) <= at_most:
+        return items
+    step = len(items) / at_most
+    return [items[int(i * step)] for i in range(at_most)]
+
+
 def mutants(program: Program, kinds: tuple[str, ...] = KINDS, per_kernel: int | None = None) -> Iterator[Mutant]:
     """Every single-point mutant of the program's top-level kernels, by kind (at most
     ``per_kernel`` sites per kind and kernel, spread over the sites, when given). View kernels
@@ -220,10 +228,7 @@ def mutants(program: Program, kinds: tuple[str, ...] = KINDS, per_kernel: int | 
             if not isinstance(step, Kernel) or step.view:
                 continue
             sites = _sites(step, program, kind)
-            if per_kernel is not None and len(sites) > per_kernel:
-                stride = len(sites) / per_kernel
-                sites = [sites[int(i * stride)] for i in range(per_kernel)]
-            for site, (description, change) in enumerate(sites):
+            for site, (description, change) in enumerate(spread(sites, per_kernel)):
                 yield Mutant(kind, step.name, site, description, _planted(program, step, change))
 
 
@@ -240,10 +245,7 @@ def apply_mutant(program: Program, kind: str, step: str, site: int, per_kernel: 
     kernel = next((st for st in program.steps if isinstance(st, Kernel) and st.name == step), None)
     if kernel is None:
         return None
-    sites = _sites(kernel, program, kind)
-    if per_kernel is not None and len(sites) > per_kernel:
-        stride = len(sites) / per_kernel
-        sites = [sites[int(i * stride)] for i in range(per_kernel)]
+    sites = spread(_sites(kernel, program, kind), per_kernel)
     if site >= len(sites):
         return None
     return _planted(program, kernel, sites[site][1])
