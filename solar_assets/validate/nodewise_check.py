@@ -205,6 +205,7 @@ class _Plan:
     groups: list[OpGroup]
     check_at: dict[int, list[OpGroup]]  # graph position -> groups checked once that node has run
     extra: dict[str, int]  # fx node -> the last position a check needs its value
+    writes: set[tuple[str, str]] = field(default_factory=set)  # (group node, tensor it writes)
 
 
 def _plan(program: Program, value_of: dict[str, str], order: dict[str, int], key: Callable[[str], str] | None = None) -> _Plan:
@@ -213,18 +214,18 @@ def _plan(program: Program, value_of: dict[str, str], order: dict[str, int], key
     check_at: dict[int, list[OpGroup]] = {}
     extra: dict[str, int] = {}
     sources = updated_sources(program)  # an in-place update starts from its source's values
-    rewritten = {(g.node, t) for g in groups for t in g.written if t in sources}  # in-place updates in turn
+    writes = {(g.node, t) for g in groups for t in g.written}
     for g in groups:
         own = order.get(g.node, end)
         mapped = [value_of[t] for t in g.written if t in value_of  # not a storage a later update writes again
-                  and not (value_of[t] != g.node and (value_of[t], t) in rewritten)]
+                  and not (t in sources and value_of[t] != g.node and (value_of[t], t) in writes)]
         at = max([own, *(order[m] for m in mapped if m in order)])
         check_at.setdefault(at, []).append(g)
         for t in [*g.external, *g.written, *(sources[t] for t in g.written if t in sources)]:
             node = value_of.get(t)
             if node in order:
                 extra[node] = max(extra.get(node, 0), at)
-    return _Plan(groups, check_at, extra)
+    return _Plan(groups, check_at, extra, writes)
 
 
 class _Checker:
@@ -314,7 +315,7 @@ class _Checker:
         maps to (its final value) comes after this group: until then its values are the IR's."""
         node = self.value_of.get(t)
         return node is not None and node != g.node and self.order.get(node, -1) > self.order.get(g.node, -1) \
-            and any(other.node == node and t in other.written for other in self.plan.groups)
+            and (node, t) in self.plan.writes
 
     def _read_later(self, t: str, g: OpGroup) -> bool:
         return any(t in other.external for other in self.plan.groups if other is not g)
