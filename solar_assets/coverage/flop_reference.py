@@ -105,7 +105,7 @@ def difference_reasons(graph: object, per_op: dict[str, int]) -> list[str]:
             reasons.append(f"{same}: the same products, counted under the ops eager dispatches ({their:,})")
         elif ours < their:
             reasons.append(f"{same}: FlopCounterMode counts {their - ours:,} more ({their:,} vs {ours:,}): eager "
-                           f"also runs work whose result forward never returns, which torch.export drops")
+                           f"may also run work whose result forward never returns, which torch.export drops")
         else:
             reasons.append(f"{same}: solar counts {ours - their:,} more ({ours:,} vs {their:,}): unexplained")
         off = [op for op in off if op not in mine and op not in theirs]

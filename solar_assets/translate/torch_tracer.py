@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ir_schemas import Origin
-from solar_assets.translate.torch_lowering.inplace import SliceUpdate, exclusive_feeders, slice_update
+from solar_assets.translate.torch_lowering.inplace import SliceUpdate, exclusive_feeders, packet_name, slice_update
 from solar_assets.translate.torch_lowering.masks import masked_attention, restrict_contraction
 from solar_assets.errors import SolarError
 from solar_assets.translate.torch_lowering import find_lowering
@@ -313,8 +313,7 @@ def update_chain(value: Any, placeholder: str) -> list[str]:
 
     order = {n.name: i for i, n in enumerate(value.graph.nodes)}
     chain, node = [], value
-    while isinstance(node, torch.fx.Node) and node.op == "call_function" and \
-            getattr(getattr(node.target, "overloadpacket", None), "__name__", "") in SCATTERS:
+    while isinstance(node, torch.fx.Node) and node.op == "call_function" and packet_name(node) in SCATTERS:
         chain.append(node.name)
         base = node.args[0]
         if isinstance(base, torch.fx.Node) and base.name == placeholder:
@@ -326,7 +325,7 @@ def update_chain(value: Any, placeholder: str) -> list[str]:
 
 
 def _is_copy(node: Any) -> bool:
-    return getattr(getattr(node.target, "overloadpacket", None), "__name__", "") == "copy"
+    return packet_name(node) == "copy"
 
 
 def _source_line(node: Any) -> str:

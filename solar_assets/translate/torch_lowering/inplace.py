@@ -57,7 +57,8 @@ class IndexForm:
         return text + (f" + {self.const}" if self.const > 0 else f" - {-self.const}" if self.const else "")
 
 
-def _packet(node: Any) -> str:
+def packet_name(node: Any) -> str:
+    """An fx node's op by its overload packet's name (``where`` for ``aten.where.self``)."""
     target = getattr(node, "target", None)
     return getattr(getattr(target, "overloadpacket", None), "__name__", getattr(target, "__name__", ""))
 
@@ -81,7 +82,7 @@ def index_form(node: Any) -> IndexForm | None:
         return IndexForm((), (), node)
     if not isinstance(node, torch.fx.Node) or node.op != "call_function":
         return None
-    name, args, shape = _packet(node), node.args, _shape(node)
+    name, args, shape = packet_name(node), node.args, _shape(node)
     if shape is None:
         return None
     if name == "arange":
@@ -142,7 +143,7 @@ def index_predicate(node: Any, rank: int) -> list[tuple[str, str, str]] | None:
     """A boolean ``node`` as a conjunction of affine comparisons over the ``rank`` indices it is
     broadcast to: ``[(left, op, right)]`` with ``i0 … i{rank-1}`` for the indices; None if it is
     not one."""
-    name = _packet(node)
+    name = packet_name(node)
     loop_vars = [f"i{d}" for d in range(rank)]
     if name in COMPARISONS:
         a, b = index_form(node.args[0]), index_form(node.args[1])
@@ -170,7 +171,7 @@ def _constant(x: Any) -> float | None:
     """A number, or a node that is one (``scalar_tensor(0)``, ``full(shape, 1)``)."""
     if isinstance(x, (int, float)) and not isinstance(x, bool):
         return float(x)
-    name = _packet(x)
+    name = packet_name(x)
     if name == "scalar_tensor" and isinstance(x.args[0], (int, float)):
         return float(x.args[0])
     if name == "full" and isinstance(x.args[1], (int, float)):
@@ -183,7 +184,7 @@ def _compared_choice(choice: Any, op: str, other: Any, rank: int) -> list[tuple[
     not P, whichever the comparison keeps; None when it keeps both or neither branch."""
     import operator as ops
 
-    if _packet(choice) != "where" or len(choice.args) != 3:
+    if packet_name(choice) != "where" or len(choice.args) != 3:
         return None
     a, b, c = _constant(choice.args[1]), _constant(choice.args[2]), _constant(other)
     if None in (a, b, c):
@@ -222,7 +223,7 @@ def slice_update(node: Any, target_placeholder: str) -> SliceUpdate | None:
     """``node`` as a ``SliceUpdate`` of the placeholder named ``target_placeholder``, or None."""
     import torch.fx
 
-    if _packet(node) != "where" or len(node.args) != 3:
+    if packet_name(node) != "where" or len(node.args) != 3:
         return None
     cond, a, b = node.args
     shape = _shape(node)

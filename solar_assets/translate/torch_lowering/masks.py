@@ -31,7 +31,7 @@ from typing import Any
 from solar_assets.translate.torch_lowering.inplace import (
     NEGATED,
     _constant,
-    _packet,
+    packet_name,
     _shape,
     condition_text,
     index_predicate,
@@ -72,7 +72,7 @@ def _scores_contraction(x: Any) -> Any | None:
     import torch.fx
 
     while isinstance(x, torch.fx.Node) and x.op == "call_function":
-        name = _packet(x)
+        name = packet_name(x)
         if name in CONTRACTIONS:
             return x
         if len(x.users) != 1:
@@ -93,7 +93,7 @@ def _values_contraction(probs: Any) -> Any | None:
         user = _only_user(x)
         if user is None:
             return None
-        name = _packet(user)
+        name = packet_name(user)
         if name in CONTRACTIONS:
             return user if user.args[0] is x else None
         if name not in PASS_THROUGH:
@@ -117,7 +117,7 @@ def masked_attention(graph: Any) -> list[MaskedContraction]:
     """The contractions of ``graph`` that a known attention mask thins (module docstring)."""
     found: list[MaskedContraction] = []
     for node in graph.nodes:
-        if node.op != "call_function" or _packet(node) != "where" or len(node.args) != 3:
+        if node.op != "call_function" or packet_name(node) != "where" or len(node.args) != 3:
             continue
         cond, a, b = node.args
         shape = _shape(node)
@@ -125,7 +125,7 @@ def masked_attention(graph: Any) -> list[MaskedContraction]:
             continue
         if _removes(_constant(a)):  # where(masked, -inf, scores): kept = not masked
             scores = b
-            if _packet(cond) in ("logical_not", "bitwise_not"):  # masked_fill(~band, -inf): kept = band
+            if packet_name(cond) in ("logical_not", "bitwise_not"):  # masked_fill(~band, -inf): kept = band
                 kept = index_predicate(cond.args[0], len(shape))
             else:
                 clauses = index_predicate(cond, len(shape))
@@ -141,7 +141,7 @@ def masked_attention(graph: Any) -> list[MaskedContraction]:
             continue
         condition = _trailing_condition(kept, len(shape))
         softmax = _only_user(node)
-        if condition is None or softmax is None or _packet(softmax) != "_softmax" \
+        if condition is None or softmax is None or packet_name(softmax) != "_softmax" \
                 or softmax.args[1] % len(shape) != len(shape) - 1:
             continue
         first, second = _scores_contraction(scores), _values_contraction(softmax)
