@@ -33,6 +33,8 @@ from ir_schemas import Program, TensorDecl
 from solar_assets.errors import SolarError
 from solar_assets.ir import Access, Affine, Indirect, ParsedKernel
 from solar_assets.ir.expr import BINARY_OPS, COMPARE_OPS, CONSTANT_NAMES, _parse_access
+from solar_assets.ir.scalar_functions import FUNCTIONS as SCALAR_TABLE
+from solar_assets.ir.scalar_functions import uses_special
 
 Kind = Literal["f", "i", "b"]
 Form = Literal["assign", "local", "direct"]
@@ -48,17 +50,10 @@ _TRUE_FALSE: dict[Kind, tuple[str, str]] = {"f": ("1.0", "0.0"), "i": ("1", "0")
 _CONSTANTS = {name: f"math.{name}" for name in CONSTANT_NAMES}
 _BINARY = BINARY_OPS
 _COMPARE = COMPARE_OPS
-# One-argument functions that use their argument once: a template over "{0}"; the others
-# (``_SPECIAL``) are written by ``_Emitter.call``. Together: every name of SCALAR_FUNCTIONS.
-_UNARY = {
-    "exp": "math.exp({0})", "log": "math.log({0})", "tanh": "math.tanh({0})", "erf": "math.erf({0})",
-    "sqrt": "math.sqrt({0})", "rsqrt": "(1.0 / math.sqrt({0}))", "sigmoid": "(1.0 / (1.0 + math.exp(-{0})))",
-    "abs": "abs({0})", "neg": "(-{0})", "sin": "math.sin({0})", "cos": "math.cos({0})",
-    "floor": "np.floor({0})", "ceil": "np.ceil({0})", "log1p": "math.log1p({0})", "expm1": "math.expm1({0})",
-    "sign": "np.sign({0})", "reciprocal": "(1.0 / {0})",
-}
-_SPECIAL = ("relu", "max", "min", "fmod", "pow", "select")
-IMPLEMENTED = frozenset(_UNARY) | frozenset(_SPECIAL)
+# Functions with a source template (``ir.scalar_functions``); the others (``numba`` None) are
+# written by ``_Emitter.call``. Together: every name of SCALAR_FUNCTIONS.
+_TEMPLATES = {f.name: f.numba for f in SCALAR_TABLE.values() if f.numba is not None}
+IMPLEMENTED = frozenset(_TEMPLATES) | {"relu", "max", "min", "fmod", "select"}
 """The scalar functions the code generator implements (a test checks: exactly SCALAR_FUNCTIONS)."""
 _SIMPLE = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_.]*|-?[0-9.e+-]+|\(-9223372036854775807 - 1\))$")
 
@@ -270,8 +265,8 @@ class _Emitter:
         raise CodegenError(f"kernel {self.pk.kernel.name!r}: cannot generate code for {ast.unparse(node)!r}")
 
     def call(self, name: str, args: list[ast.expr]) -> str:
-        if name in _UNARY:
-            return _UNARY[name].format(self.value(args[0]))
+        if name in _TEMPLATES:
+            return _TEMPLATES[name].format(*(self.value(a) for a in args))
         if name == "relu":
             x = self.atom(args[0])
             return f"({x} if ({x} > 0 or {x} != {x}) else 0.0)"
@@ -440,6 +435,7 @@ def plan_kernel(pk: ParsedKernel, tensors: Mapping[str, TensorDecl] | Program, *
         "",
         "import numba",
         "import numpy as np",
+        *(["", "from solar_assets.execute import special_scalars as _sf"] if uses_special("\n".join(body)) else []),
         "",
         "",
         DECORATOR,

@@ -18,15 +18,12 @@ from functools import cached_property, lru_cache
 from ir_schemas import Kernel
 from solar_assets.errors import IRError
 from solar_assets.ir.affine import Affine, parse_affine
+from solar_assets.ir.scalar_functions import ARITY
 from solar_assets.ir.domain import Constraint, count_points, parse_where
 
-# name -> number of arguments. Each call costs one FLOP (transcendentals included).
-SCALAR_FUNCTIONS: dict[str, int] = {
-    "exp": 1, "log": 1, "tanh": 1, "erf": 1, "sqrt": 1, "rsqrt": 1, "sigmoid": 1,
-    "abs": 1, "neg": 1, "sin": 1, "cos": 1, "floor": 1, "ceil": 1, "log1p": 1, "expm1": 1,
-    "sign": 1, "reciprocal": 1, "relu": 1,
-    "max": 2, "min": 2, "pow": 2, "fmod": 2, "select": 3,
-}
+# name -> number of arguments, from the one table of scalar functions (``ir.scalar_functions``).
+# Each call costs one FLOP (transcendentals included).
+SCALAR_FUNCTIONS: dict[str, int] = ARITY
 CONSTANT_NAMES = {"inf": float("inf"), "nan": float("nan"), "pi": 3.141592653589793}
 BINARY_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
 COMPARE_OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}

@@ -29,14 +29,15 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy import special
 
 from ir_schemas import Cond, Kernel, Loop, Program, Repeat, Reshape, TensorDecl, TopK
 from solar_assets.errors import SolarError
 from solar_assets.execute.codegen import dtype_kind
 from solar_assets.execute.interpreter import topk_arrays
 from solar_assets.ir.dtypes import NARROW_FLOAT_DTYPES, round_to
-from solar_assets.ir.expr import Access, Affine, Indirect, ParsedKernel, parse_kernel
+from solar_assets.ir.expr import SCALAR_FUNCTIONS, Access, Affine, Indirect, ParsedKernel, parse_kernel
+from solar_assets.ir.scalar_functions import numpy_reference
+from solar_assets.ir.scalar_numpy import nan_max, nan_min
 from solar_assets.ir.updates import updated_sources
 
 if TYPE_CHECKING:
@@ -52,24 +53,6 @@ class PointEvalError(SolarError):
     """A step the point evaluator cannot evaluate (a repeat, a cond, a too-large whole run)."""
 
 
-def _nan_max(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.where((a > b) | np.isnan(a), a, b)
-
-
-def _nan_min(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.where((a < b) | np.isnan(a), a, b)
-
-
-def _relu(x: np.ndarray) -> np.ndarray:
-    return np.where((x > 0) | np.isnan(x), x, 0.0)
-
-
-UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "exp": np.exp, "log": np.log, "tanh": np.tanh, "erf": special.erf, "sqrt": np.sqrt,
-    "rsqrt": lambda x: 1.0 / np.sqrt(x), "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)), "abs": np.abs,
-    "neg": np.negative, "sin": np.sin, "cos": np.cos, "floor": np.floor, "ceil": np.ceil,
-    "log1p": np.log1p, "expm1": np.expm1, "sign": np.sign, "reciprocal": lambda x: 1.0 / x, "relu": _relu,
-}
 COMPARE = {ast.Lt: np.less, ast.LtE: np.less_equal, ast.Gt: np.greater, ast.GtE: np.greater_equal,
            ast.Eq: np.equal, ast.NotEq: np.not_equal}
 
@@ -94,9 +77,9 @@ def combine(update: str, cur: np.ndarray, value: np.ndarray) -> np.ndarray:
     if update == "*=":
         return cur * value
     if update == "max=":
-        return _nan_max(value, cur)
+        return nan_max(value, cur)
     if update == "min=":
-        return _nan_min(value, cur)
+        return nan_min(value, cur)
     return value
 
 
@@ -534,17 +517,7 @@ class PointEvaluator:
         if isinstance(node, ast.Call):
             name = node.func.id  # type: ignore[attr-defined]
             args = [self._expr(a, env, j) for a in node.args]
-            with np.errstate(all="ignore"):
-                if name in UNARY:
-                    return UNARY[name](args[0])
-                if name == "max":
-                    return _nan_max(args[0], args[1])
-                if name == "min":
-                    return _nan_min(args[0], args[1])
-                if name == "pow":
-                    return np.power(args[0], args[1])
-                if name == "fmod":
-                    return np.fmod(args[0], args[1])
-                if name == "select":
-                    return np.where(args[0] != 0, args[1], args[2])
+            if name in SCALAR_FUNCTIONS:
+                with np.errstate(all="ignore"):
+                    return np.asarray(numpy_reference(name)(*args), dtype=np.float64)
         raise PointEvalError(f"{self.source}: cannot evaluate {ast.unparse(node)!r}")

@@ -6,7 +6,7 @@ A template formats its operands' reads (``{0}``, ``{1}``, ...) into a kernel exp
 uses only the IR's scalar functions (``ir.expr.SCALAR_FUNCTIONS``, which the executor's code
 generator implements under the same names). Functions the IR has no scalar function for are
 written with the ones it has (``exp2(x)`` is ``exp(x·ln 2)``, ``tan`` is ``sin/cos``); those it
-cannot express at all (``atan``, ``asin``, ``lgamma``, bit operations) have no entry.
+cannot express at all (bit operations on integers, Airy functions) have no entry.
 """
 from __future__ import annotations
 
@@ -23,7 +23,15 @@ def trunc(v: str) -> str:
 UNARY = {
     # the IR's own scalar functions
     **{f: f"{f}({{0}})" for f in ("exp", "log", "log1p", "expm1", "tanh", "sigmoid", "sin", "cos", "sqrt", "rsqrt",
-                                    "abs", "erf", "sign", "floor", "ceil")},
+                                    "abs", "erf", "sign", "floor", "ceil", "asin", "acos", "atan", "log2", "log10")},
+    # special functions (``ir.scalar_functions``: SciPy's Cephes in the executor)
+    **{f: f"{f}({{0}})" for f in ("lgamma", "digamma", "erfinv", "erfcx", "ndtri", "log_ndtr", "bessel_i0",
+                                    "bessel_i0e", "bessel_i1", "bessel_i1e", "bessel_j0", "bessel_j1", "bessel_y0",
+                                    "bessel_y1", "bessel_k0", "bessel_k1", "bessel_k0e", "bessel_k1e")},
+    "spherical_bessel_j0": "select(abs({0}) == inf, 0.0, select({0} == 0.0, 1.0, sin({0}) / {0}))",
+    "isinf": "abs({0}) == inf",
+    "signbit": "copysign(1.0, {0}) < 0.0",
+    "angle": "select({0} != {0}, {0}, select({0} < 0.0, pi, 0.0))",  # of a real number
     "neg": "-{0}",
     "relu": "max({0}, 0.0)",
     "reciprocal": "1.0 / {0}",
@@ -57,15 +65,28 @@ BINARY = {
     "max": "max({0}, {1})", "min": "min({0}, {1})",
     "eq": "{0} == {1}", "ne": "{0} != {1}", "lt": "{0} < {1}", "le": "{0} <= {1}", "gt": "{0} > {1}",
     "ge": "{0} >= {1}",
-    "and": "{0} and {1}", "or": "{0} or {1}", "xor": "{0} != {1}",
+    "and": "{0} and {1}", "or": "{0} or {1}", "xor": "({0} != 0) != ({1} != 0)",  # truthiness, as logical_xor
     "fmod": "fmod({0}, {1})",  # C fmod: the sign of the dividend (torch.fmod, lax.rem)
     "int_div": trunc("({0} / {1})"),  # division rounded toward zero (C and XLA integer division)
     "floor_div": "floor({0} / {1})",  # Python's //
     "remainder": "{0} - {1} * floor({0} / {1})",  # Python's %: the sign of the divisor
+    "atan2": "atan2({0}, {1})", "hypot": "hypot({0}, {1})", "copysign": "copysign({0}, {1})",
+    "fmax": "select({0} != {0}, {1}, select({1} != {1}, {0}, max({0}, {1})))",  # NaN only where both are
+    "fmin": "select({0} != {0}, {1}, select({1} != {1}, {0}, min({0}, {1})))",
+    "ldexp": "{0} * 2.0 ** {1}",
+    "nextafter32": "nextafter32({0}, {1})", "nextafter": "nextafter({0}, {1})",
+    "igamma": "gammainc({0}, {1})", "igammac": "gammaincc({0}, {1})",  # regularised P(a, x), Q(a, x)
+    "zeta": "zeta({0}, {1})",  # Hurwitz zeta(x, q)
+    # orthogonal polynomials P_n(x): x, then the degree n
+    **{f: f"{f}_poly({{0}}, {{1}})" for f in ("chebyshev_t", "chebyshev_u", "chebyshev_v", "chebyshev_w",
+                                               "hermite_h", "hermite_he", "laguerre_l", "legendre_p")},
+    **{f"shifted_{f}": f"{f}_poly(2.0 * {{0}} - 1.0, {{1}})" for f in ("chebyshev_t", "chebyshev_u", "chebyshev_v",
+                                                                       "chebyshev_w")},
 }
 TERNARY = {
     "select": "select({0}, {1}, {2})",
     "clamp": "min(max({0}, {1}), {2})",  # x, lo, hi
+    "betainc": "betainc({0}, {1}, {2})",  # regularised incomplete beta I_x(a, b): a, b, x
 }
 ELEMENTWISE: dict[str, str] = {**UNARY, **BINARY, **TERNARY}
 ARITY: dict[str, int] = {**{n: 1 for n in UNARY}, **{n: 2 for n in BINARY}, **{n: 3 for n in TERNARY}}

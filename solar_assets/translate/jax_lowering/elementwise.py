@@ -1,8 +1,8 @@
 """Elementwise primitives: aliases of the canonical elementwise ops (``core.elementwise``), one
 '=' kernel each (operands have the output's shape or are rank 0), and the primitives whose
 parameters pick the op (div on integers, round, integer_pow, select_n, convert_element_type).
-A primitive the IR cannot express (``atan``, ``asin``, ``lgamma``, bit operations) has no
-lowering, so the tracer names it.
+A primitive the IR cannot express (bit operations on integers) has no lowering, so the tracer
+names it.
 """
 from __future__ import annotations
 
@@ -19,6 +19,9 @@ ALIASES = {
     "is_finite": "is_finite",
     "add": "add", "add_any": "add", "sub": "sub", "mul": "mul", "pow": "pow", "max": "max", "min": "min",
     "eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge", "rem": "fmod",
+    "asin": "asin", "acos": "acos", "atan": "atan", "atan2": "atan2", "lgamma": "lgamma", "digamma": "digamma",
+    "erf_inv": "erfinv", "bessel_i0e": "bessel_i0e", "bessel_i1e": "bessel_i1e", "igamma": "igamma",
+    "igammac": "igammac", "zeta": "zeta", "regularized_incomplete_beta": "betainc",
 }
 BOOLEAN = {"and": "and", "or": "or", "xor": "xor", "not": "not"}  # bitwise on ints: not lowered
 
@@ -43,6 +46,19 @@ for _prim, _name in BOOLEAN.items():
 def div_lowering(c: JCtx, x, y, **_):
     """Integer division rounds toward zero, as in C (and XLA)."""
     return c.elementwise(ELEMENTWISE["int_div" if c.out_dtype().startswith(("int", "uint")) else "div"], x, y)
+
+
+@lowers("nextafter")
+def nextafter_lowering(c: JCtx, x, y):
+    """A step of the output's own precision: float32's next value is not float64's."""
+    return c.elementwise(ELEMENTWISE["nextafter32" if c.out_dtype() == "float32" else "nextafter"], x, y)
+
+
+@lowers("polygamma")
+def polygamma_lowering(c: JCtx, m, x):
+    """ψ⁽ᵐ⁾(x) with a traced order: (-1)ᵐ⁺¹ m! ζ(m+1, x), and the digamma function where m = 0."""
+    return c.elementwise("select({0} == 0.0, digamma({1}), (-1.0) ** ({0} + 1.0) * exp(lgamma({0} + 1.0)) "
+                         "* zeta({0} + 1.0, {1}))", m, x)
 
 
 @lowers("integer_pow")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from solar_assets.translate.jax_lowering.context import Counter, JCtx, Lin, LoweringGap, SymTensor, is_const, lins, loop_vars
 from solar_assets.translate.jax_lowering.registry import lowers
 from solar_assets.translate.core.affine import view_dim
+from solar_assets.translate.core.gather import gather, scatter
 from solar_assets.translate.core.views import (
     concatenate, copy_into, reversed_view, split_views, strided_view,
 )
@@ -67,36 +68,52 @@ def split_lowering(c: JCtx, x, *, sizes, axis):
     return split_views(x, axis, sizes)
 
 
-def _static_starts(c: JCtx, x: SymTensor, starts, sizes) -> list[Lin]:
-    """JAX clamps a start so the window fits: ``clip(start, 0, dim - size)``. A loop counter
-    (``Counter``) is an affine start when no value it takes is clamped."""
-    out = []
-    for s, dim, size in zip(starts, x.shape, sizes):
+def _starts(c: JCtx, x: SymTensor, starts, sizes) -> list[Lin | str]:
+    """Per dim, where the window starts: an affine start (a constant, or a loop counter, ``Counter``),
+    or, for a start read from data, the read of a one-element int tensor holding it clamped into
+    ``[0, dim - size]`` as JAX clamps it (a start tensor the window subscripts read indirectly)."""
+    out: list[Lin | str] = []
+    for d, (s, dim, size) in enumerate(zip(starts, x.shape, sizes)):
         if isinstance(s, Counter):
             if s.lo < 0 or s.hi > dim - size:
                 raise LoweringGap(f"a loop-counter start in [{s.lo}, {s.hi}] that JAX clamps into [0, {dim - size}]")
             out.append(s.lin)
-        elif not is_const(s):
-            raise LoweringGap("a data-dependent start index (needs the IR's indirect subscripts)")
-        else:
+        elif is_const(s):
             out.append(Lin.constant(max(0, min(int(s), dim - size))))
+        else:
+            start = c.b.declare(f"{c.name}_start{d}", [1], "int64")
+            c.b.kernel(start.base, [("j", 1)], start.access([Lin.of("j")]), "=",
+                       f"min(max({c.read(s, [], ())}, 0), {dim - size})")
+            out.append(start.access([Lin.constant(0)]))
     return out
+
+
+def _window_subscripts(starts: list[Lin | str]):
+    def subscripts(idx: list[Lin]) -> list[str]:
+        return [(s + i).render() if isinstance(s, Lin) else (f"{s} + {i.render()}" if i != Lin() else s)
+                for s, i in zip(starts, idx)]
+    return subscripts
 
 
 @lowers("dynamic_slice")
 def dynamic_slice_lowering(c: JCtx, x, *starts, slice_sizes):
-    starts = _static_starts(c, x, starts[: len(x.shape)], slice_sizes)
-    old_of_new = [s + Lin.of(view_dim(d)) for d, s in enumerate(starts)]
-    return x.reindex(c.out_shape(), old_of_new)
+    starts = _starts(c, x, starts[: len(x.shape)], slice_sizes)
+    if all(isinstance(s, Lin) for s in starts):
+        old_of_new = [s + Lin.of(view_dim(d)) for d, s in enumerate(starts)]
+        return x.reindex(c.out_shape(), old_of_new)
+    return gather(c.b, c.name, x, c.new_output(), _window_subscripts(starts))
 
 
 @lowers("dynamic_update_slice")
 def dynamic_update_slice_lowering(c: JCtx, x, update, *starts):
-    starts = _static_starts(c, c.tensor(x, c.out_dtype()), starts, update.shape)
+    starts = _starts(c, c.tensor(x, c.out_dtype()), starts, update.shape)
     out = c.elementwise("{0}", x)
-    copy_into(c.b, c.name + "_update", out, update, update.shape, starts,
-              read=lambda idx: c.read(update, idx, update.shape))
-    return out
+    if all(isinstance(s, Lin) for s in starts):
+        copy_into(c.b, c.name + "_update", out, update, update.shape, starts,
+                  read=lambda idx: c.read(update, idx, update.shape))
+        return out
+    return scatter(c.b, c.name + "_update", out, update.shape, _window_subscripts(starts),
+                   lambda idx: c.read(update, idx, update.shape), "=")
 
 
 @lowers("concatenate")

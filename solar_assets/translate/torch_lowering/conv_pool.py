@@ -56,9 +56,35 @@ def _pool(c: Ctx, x: SymTensor, kernel, stride, padding, dilation, update: str, 
                          [0] * lead + padding, update, scale)
 
 
+def _pool_indices(c: Ctx, x: SymTensor, values: SymTensor, kernel, stride, padding, dilation) -> SymTensor:
+    """The second output of a max pool: per window, the flat index into the input's spatial plane
+    (``h·W + w``) of its first maximum, as PyTorch scans a window row by row."""
+    nd = len(kernel)
+    lead = len(x.shape) - nd
+    spatial = x.shape[lead:]
+    src = c.b.padded(x, float("-inf"), c.name + "_in") if any(
+        needs_pad(spatial[d], values.shape[lead + d], kernel[d], stride[d], dilation[d], padding[d])
+        for d in range(nd)) else x
+    out = c.b.declare(c.name + "_indices", values.shape, "int64")
+    p = loop_vars("p", len(values.shape))
+    r = loop_vars("r", nd)
+    pos = [Lin.of(p[lead + d], stride[d]) + Lin.of(r[d], dilation[d]) + Lin.constant(-padding[d]) for d in range(nd)]
+    flat, plane = Lin.constant(0), 1
+    for d in range(nd - 1, -1, -1):
+        flat, plane = flat + pos[d].scale(plane), plane * spatial[d]
+    read = src.access([*lins(p[:lead]), *pos])
+    c.b.kernel(out.base, list(zip(p, values.shape)) + list(zip(r, kernel)), out.access(lins(p)), "min=",
+               f"select({read} == {values.access(lins(p))}, {flat.render()}, {plane})")
+    return out
+
+
 @lowers(aten.max_pool2d_with_indices, aten.max_pool3d_with_indices)
 def max_pool_lowering(c: Ctx, x, kernel, stride=(), padding=0, dilation=1, ceil_mode=False):
-    return (_pool(c, x, kernel, stride, padding, dilation, "max=", float("-inf"), None), None)
+    values = _pool(c, x, kernel, stride, padding, dilation, "max=", float("-inf"), None)
+    nd = len(_expand(kernel, 1))
+    kernel = _expand(kernel, nd)
+    return (values, lambda: _pool_indices(c, x, values, kernel, _expand(stride, nd) if stride else list(kernel),
+                                          _expand(padding, nd), _expand(dilation, nd)))
 
 
 @lowers(aten.avg_pool2d, aten.avg_pool3d)

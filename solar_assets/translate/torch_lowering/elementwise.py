@@ -2,6 +2,8 @@
 kernel each, broadcasting by numpy rules; the ops with ATen-specific arguments below."""
 from __future__ import annotations
 
+import math
+
 import torch
 
 from solar_assets.translate.core.elementwise import ARITY, ELEMENTWISE
@@ -24,6 +26,26 @@ ALIASES = {
     aten.logical_and: "and", aten.logical_or: "or", aten.logical_xor: "xor",
     aten.bitwise_and: "and", aten.bitwise_or: "or", aten.bitwise_xor: "xor",
     aten.fmod: "fmod", aten.remainder: "remainder", aten.floor_divide: "floor_div", aten.where: "select",
+    aten.asin: "asin", aten.acos: "acos", aten.atan: "atan", aten.log2: "log2", aten.log10: "log10",
+    aten.atan2: "atan2", aten.hypot: "hypot", aten.copysign: "copysign", aten.fmax: "fmax", aten.fmin: "fmin",
+    aten.ldexp: "ldexp", aten.isinf: "isinf", aten.signbit: "signbit", aten.angle: "angle",
+    aten.lgamma: "lgamma", aten.digamma: "digamma", aten.erfinv: "erfinv", aten.i0: "bessel_i0",
+    aten.special_i0e: "bessel_i0e", aten.special_i1: "bessel_i1", aten.special_i1e: "bessel_i1e",
+    aten.special_ndtri: "ndtri", aten.special_erfcx: "erfcx", aten.special_log_ndtr: "log_ndtr",
+    aten.special_bessel_j0: "bessel_j0", aten.special_bessel_j1: "bessel_j1", aten.special_bessel_y0: "bessel_y0",
+    aten.special_bessel_y1: "bessel_y1", aten.special_modified_bessel_i0: "bessel_i0",
+    aten.special_modified_bessel_i1: "bessel_i1", aten.special_modified_bessel_k0: "bessel_k0",
+    aten.special_modified_bessel_k1: "bessel_k1", aten.special_scaled_modified_bessel_k0: "bessel_k0e",
+    aten.special_scaled_modified_bessel_k1: "bessel_k1e", aten.special_spherical_bessel_j0: "spherical_bessel_j0",
+    aten.igamma: "igamma", aten.igammac: "igammac", aten.special_zeta: "zeta",
+    aten.special_chebyshev_polynomial_t: "chebyshev_t", aten.special_chebyshev_polynomial_u: "chebyshev_u",
+    aten.special_chebyshev_polynomial_v: "chebyshev_v", aten.special_chebyshev_polynomial_w: "chebyshev_w",
+    aten.special_shifted_chebyshev_polynomial_t: "shifted_chebyshev_t",
+    aten.special_shifted_chebyshev_polynomial_u: "shifted_chebyshev_u",
+    aten.special_shifted_chebyshev_polynomial_v: "shifted_chebyshev_v",
+    aten.special_shifted_chebyshev_polynomial_w: "shifted_chebyshev_w",
+    aten.special_hermite_polynomial_h: "hermite_h", aten.special_hermite_polynomial_he: "hermite_he",
+    aten.special_laguerre_polynomial_l: "laguerre_l", aten.special_legendre_polynomial_p: "legendre_p",
 }
 ROUNDING = {None: "div", "trunc": "int_div", "floor": "floor_div"}  # aten.div's rounding_mode
 BITWISE = {aten.bitwise_not, aten.bitwise_and, aten.bitwise_or, aten.bitwise_xor}
@@ -56,6 +78,21 @@ def round_lowering(c: Ctx, x, **kwargs):
     if kwargs.get("decimals"):
         raise LoweringGap(f"round with decimals={kwargs['decimals']}")
     return c.elementwise(ELEMENTWISE["round_half_even"], x)
+
+
+@lowers(aten.nextafter)
+def nextafter_lowering(c: Ctx, x, y):
+    """A step of the output's own precision: float32's next value is not float64's."""
+    return c.elementwise(ELEMENTWISE["nextafter32" if c.out_dtype() == "float32" else "nextafter"], x, y)
+
+
+@lowers(aten.polygamma)
+def polygamma_lowering(c: Ctx, n: int, x):
+    """ψ⁽ⁿ⁾(x) = (-1)ⁿ⁺¹ n! ζ(n+1, x) for n ≥ 1; the digamma function for n = 0."""
+    if int(n) == 0:
+        return c.elementwise(ELEMENTWISE["digamma"], x)
+    factor = (-1.0) ** (int(n) + 1) * math.factorial(int(n))
+    return c.elementwise(f"{factor!r} * zeta({float(int(n) + 1)!r}, {{0}})", x)
 
 
 @lowers(aten.add)

@@ -146,8 +146,13 @@ def group_norm_lowering(c: Ctx, x: SymTensor, weight, bias, n: int, channels: in
     def channel(idx):
         return [idx[1].scale(cg) + idx[2]]
 
-    out, _, _ = _normalize(c, grouped, dims, eps, channel, weight, bias, inner)
-    return (c.b.reshape(out, c.out_shape(0), c.name), None, None)
+    out, mean, var = _normalize(c, grouped, dims, eps, channel, weight, bias, inner)
+    return (c.b.reshape(out, c.out_shape(0), c.name), lambda: mean, lambda: _rstd(c, var, eps, 2))
+
+
+def _rstd(c: Ctx, var: SymTensor, eps: float, i: int) -> SymTensor:
+    """``1 / sqrt(var + eps)``: the saved inverse standard deviation, output ``i`` of a norm."""
+    return c.elementwise(f"rsqrt({{0}} + {float(eps)!r})", var, i=i)
 
 
 @lowers(aten._native_batch_norm_legit)
@@ -155,20 +160,34 @@ def batch_norm_no_stats_lowering(c: Ctx, x: SymTensor, weight, bias, *rest):
     """Normalise over every dim but the channel (training-mode batch norm, instance norm)."""
     eps = rest[-1]
     dims = [0] + list(range(2, len(x.shape)))
-    out, _, _ = _normalize(c, x, dims, eps, lambda idx: [idx[1]], weight, bias, c.new_output(0))
-    return (out, None, None)
+    out, mean, var = _normalize(c, x, dims, eps, lambda idx: [idx[1]], weight, bias, c.new_output(0))
+    return (out, lambda: mean, lambda: _rstd(c, var, eps, 2))
 
 
-@lowers(aten.var)
-def var_lowering(c: Ctx, x: SymTensor, dims=None, *, correction=1, keepdim: bool = False) -> SymTensor:
+def _variance(c: Ctx, x: SymTensor, dims, correction, keepdim: bool, out_index: int | None = None
+              ) -> tuple[SymTensor, SymTensor, list[int]]:
+    """(variance over ``dims`` with Bessel's ``correction``, the mean over the kept dims, the reduced axes)."""
     dims = list(range(len(x.shape))) if not dims else [d % len(x.shape) for d in dims]
     n = _count(x.shape, dims)
     inv = 1.0 / n
     mean, keep = _row_stat(c, x, dims, c.name + "_mean", "+=", lambda r, _idx: f"{r} * {inv!r}")
     denominator = n - (1 if correction is None else correction)
     scale = 1.0 / denominator if denominator > 0 else float("inf")
-    return _reduce(c, x, dims, keepdim, "+=", None,
-                   expr=lambda r, idx: f"({r} - {_at(mean, idx, keep)}) ** 2 * {scale!r}")
+    var = _reduce(c, x, dims, keepdim, "+=", None, out_index=out_index,
+                  expr=lambda r, idx: f"({r} - {_at(mean, idx, keep)}) ** 2 * {scale!r}")
+    return var, mean, keep
+
+
+@lowers(aten.var)
+def var_lowering(c: Ctx, x: SymTensor, dims=None, *, correction=1, keepdim: bool = False) -> SymTensor:
+    return _variance(c, x, dims, correction, keepdim)[0]
+
+
+@lowers(aten.var_mean)
+def var_mean_lowering(c: Ctx, x: SymTensor, dims=None, *, correction=1, keepdim: bool = False):
+    """(variance, mean): the mean the variance is taken about, in the output's shape."""
+    var, mean, _ = _variance(c, x, dims, correction, keepdim, out_index=0)
+    return (var, lambda: c.b.reshape(mean, c.out_shape(1), c.name + "_mean_out"))
 
 
 @lowers(aten.linalg_vector_norm)
@@ -213,6 +232,12 @@ def max_dim_lowering(c: Ctx, x: SymTensor, dim: int, keepdim: bool = False):
     return (values, lambda: _arg_reduce(c, x, dim, keepdim, update, out_index=1))
 
 
+@lowers(aten.max.default, aten.min.default)
+def max_all_lowering(c: Ctx, x: SymTensor) -> SymTensor:
+    """``torch.max(x)`` with no dim: the extreme of every element (a rank-0 result)."""
+    return _reduce(c, x, None, False, "max=" if c.node.target is aten.max.default else "min=", None)
+
+
 @lowers(aten.any, aten.all)
 def any_all_lowering(c: Ctx, x: SymTensor, dims=None, keepdim: bool = False) -> SymTensor:
     """OR (AND) over ``dims`` (one dim, a list, or every dim): the ``max=`` (``min=``) of a bool."""
@@ -244,4 +269,4 @@ def batch_norm_train_lowering(c: Ctx, x: SymTensor, weight, bias, running_mean, 
         c.b.kernel(new.base, list(zip(v, new.shape)), new.access(idx), "=",
                    f"{1.0 - momentum!r} * {old.access(idx)} + {momentum * scale!r} * {batch.access(idx)}")
         stats.append(new)
-    return (out, mean, None, *stats)
+    return (out, mean, _rstd(c, var, eps, 2), *stats)
