@@ -66,6 +66,7 @@ class ProgramBuilder:
     _used: dict[str, set[str]] = field(default_factory=lambda: {"tensor": set(), "step": set()})
     free: tuple[str, ...] = ()  # variables of the repeats being built (innermost last)
     in_place_tensors: dict[str, str] = field(default_factory=dict)  # an update's tensor -> the input it updates
+    uninitialised: set[str] = field(default_factory=set)  # storage no step has written yet (torch.empty)
 
     @contextmanager
     def repeat(self, hint: str, var: str, extent: int) -> Iterator[str]:

@@ -141,6 +141,17 @@ def full_lowering(c: Ctx, *args, **kwargs):
     return c.elementwise("{0}", value)
 
 
+@lowers(aten.empty, aten.empty_like, aten.empty_permuted, aten.empty_strided, aten.new_empty, aten.new_empty_strided)
+def empty_lowering(c: Ctx, *args, **kwargs):
+    """Storage without values: a tensor no kernel writes (what later writes it is the work). One the
+    workload returns as it is holds whatever memory held, which no IR can reproduce."""
+    if any(user.op == "output" for user in c.node.users):
+        raise LoweringGap("the workload returns torch.empty's uninitialised memory: there are no values to validate")
+    out = c.new_output()
+    c.b.uninitialised.add(out.base)
+    return out
+
+
 @lowers(aten.zeros_like, aten.ones_like)
 def zeros_like_lowering(c: Ctx, *args, **kwargs):
     return c.elementwise("{0}", 0 if c.node.target.overloadpacket is aten.zeros_like else 1)

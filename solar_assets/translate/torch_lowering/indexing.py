@@ -111,6 +111,8 @@ def _scatter(c: Ctx, x: SymTensor, dim: int, index: SymTensor, src: SymTensor | 
 def _copy_of(c: Ctx, x: SymTensor) -> SymTensor:
     """The node's output holding ``x``'s values: a copy, unless the node updates ``x`` in place."""
     out = c.updated_copy(x)
+    if out is None and x.base in c.b.uninitialised:
+        return c.new_output()  # storage without values (torch.empty) has nothing to copy
     if out is None:
         out = c.new_output()
         v = loop_vars("i", len(x.shape))
