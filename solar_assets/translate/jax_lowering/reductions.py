@@ -3,7 +3,7 @@ the lowering core (``core.reduce``, ``core.scan``, ``core.window``).
 """
 from __future__ import annotations
 
-from solar_assets.translate.jax_lowering.context import JCtx, LoweringGap
+from solar_assets.translate.jax_lowering.context import JCtx, LoweringGap, is_const
 from solar_assets.translate.jax_lowering.registry import lowers
 from solar_assets.translate.core.window import window_reduce
 from solar_assets.translate.core.scan import SCANS, scan
@@ -51,18 +51,100 @@ def _window(name: str):
 
     def lowering(c: JCtx, x, *, window_dimensions, window_strides, padding, base_dilation=None,
                  window_dilation=None, **_):
-        if base_dilation is not None and any(d != 1 for d in base_dilation):
-            raise LoweringGap("reduce_window with base_dilation")
-        from solar_assets.translate.jax_lowering.views import padded_whole
+        from solar_assets.translate.jax_lowering.views import window_source
 
         wdil = list(window_dilation or [1] * len(x.shape))
-        pads = [(int(lo), int(hi)) for lo, hi in padding]
-        src = padded_whole(c, x, pad, c.name + "_in") if any(lo or hi for lo, hi in pads) else x
+        src, pads_lo = window_source(c, x, pad, padding, base_dilation, c.name + "_in")
         return window_reduce(c.b, c.name, src, c.new_output(), window_dimensions, window_strides, wdil,
-                             [lo for lo, _ in pads], update)
+                             pads_lo, update)
 
     return lowering
 
 
 for _name in WINDOWS:
     lowers(_name)(_window(_name))
+
+
+# the binary primitives a reduce / reduce_window body may combine with: (update, combine, identity)
+MONOIDS = {"add": ("+=", "{0} + {1}", 0), "add_any": ("+=", "{0} + {1}", 0), "mul": ("*=", "{0} * {1}", 1),
+           "max": ("max=", "max({0}, {1})", float("-inf")), "min": ("min=", "min({0}, {1})", float("inf")),
+           "or": ("max=", "{0} or {1}", False), "and": ("min=", "{0} and {1}", True)}
+
+
+def body_monoids(body, n: int) -> list[str]:
+    """The monoid primitive combining each operand of a ``reduce`` / ``reduce_window`` body: a
+    body of ``n`` accumulators and ``n`` values whose output ``k`` is ``op(acc_k, x_k)`` for an
+    op of ``MONOIDS``. Anything else (a comparison-driven select: an arg-reduction) is a gap."""
+    jaxpr = getattr(body, "jaxpr", body)
+    if getattr(body, "consts", ()) or jaxpr.constvars:
+        raise LoweringGap("a reduction body that closes over constants")
+    if len(jaxpr.invars) != 2 * n or len(jaxpr.outvars) != n:
+        raise LoweringGap(f"a reduction body of {len(jaxpr.invars)} arguments and {len(jaxpr.outvars)} results")
+    made = {}
+    for eqn in jaxpr.eqns:
+        name = eqn.primitive.name
+        if name not in MONOIDS or len(eqn.invars) != 2 or len(eqn.outvars) != 1:
+            raise LoweringGap(f"a reduction body computing {name} (only {', '.join(sorted(MONOIDS))} of an "
+                              "accumulator and a value are lowered)")
+        made[eqn.outvars[0]] = (name, tuple(eqn.invars))
+    ops = []
+    for k, out in enumerate(jaxpr.outvars):
+        name, args = made.get(out, (None, ()))
+        pair = (jaxpr.invars[k], jaxpr.invars[n + k])
+        if name is None or len(args) != 2 or not ({id(a) for a in args} == {id(a) for a in pair} and
+                                                  args[0] is not args[1]):
+            raise LoweringGap(f"a reduction body whose result {k} is not a monoid of accumulator {k} and value {k}")
+        ops.append(name)
+    if len(made) != n:
+        raise LoweringGap("a reduction body with intermediate values")
+    return ops
+
+
+def _with_init(c: JCtx, reduced, init, op: str, k: int):
+    """``init ⊕ reduced``, output ``k``: the reduction started from ``init`` (nothing to do when
+    ``init`` is the op's identity)."""
+    if is_const(init) and init == MONOIDS[op][2]:
+        return reduced
+    return c.elementwise(MONOIDS[op][1], reduced, init, i=k)
+
+
+@lowers("reduce")
+def reduce_lowering(c: JCtx, *args, jaxpr, dimensions, **_):
+    """``lax.reduce`` with a body of one monoid per operand (``body_monoids``); each operand is
+    reduced on its own, then combined with its init value."""
+    n = len(args) // 2
+    ops = body_monoids(jaxpr, n)
+    axes = sorted(int(a) for a in dimensions)
+    outs = []
+    for k, (x, init, op) in enumerate(zip(args[:n], args[n:], ops)):
+        x = c.tensor(x, c.out_dtype(k))
+        plain = is_const(init) and init == MONOIDS[op][2]
+        out = c.new_output(k, f"{c.name}_out{k}" if n > 1 or not plain else None)
+        reduce_into(c.b, c.name if n == 1 else f"{c.name}{k}", x, axes, MONOIDS[op][0], out)
+        outs.append(_with_init(c, out, init, op, k))
+    return outs
+
+
+@lowers("reduce_window")
+def reduce_window_lowering(c: JCtx, *args, jaxpr, consts=(), window_dimensions, window_strides, padding,
+                           base_dilation=None, window_dilation=None, **_):
+    """``lax.reduce_window`` with a monoid body: XLA pads (and base-dilates) with the init value
+    and starts each window from it, so the padded operand carries ``init`` and a non-identity
+    init is combined once more with each window's result."""
+    if consts:
+        raise LoweringGap("a reduce_window body with constants")
+    from solar_assets.translate.jax_lowering.views import window_source
+
+    n = len(args) // 2
+    ops = body_monoids(jaxpr, n)
+    outs = []
+    for k, (x, init, op) in enumerate(zip(args[:n], args[n:], ops)):
+        x = c.tensor(x, c.out_dtype(k))
+        wdil = list(window_dilation or [1] * len(x.shape))
+        src, pads_lo = window_source(c, x, init, padding, base_dilation, f"{c.name}_in{k}")
+        plain = is_const(init) and init == MONOIDS[op][2]
+        out = c.new_output(k, None if plain and n == 1 else f"{c.name}_out{k}")
+        window_reduce(c.b, c.name if n == 1 else f"{c.name}{k}", src, out, window_dimensions, window_strides,
+                      wdil, pads_lo, MONOIDS[op][0])
+        outs.append(_with_init(c, out, init, op, k))
+    return outs

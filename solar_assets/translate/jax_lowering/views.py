@@ -23,6 +23,32 @@ def padded_whole(c: JCtx, x: SymTensor, value: float, hint: str) -> SymTensor:
     return c.b.padded(x, value, hint)
 
 
+def window_source(c: JCtx, x: SymTensor, value, padding, base_dilation, hint: str) -> tuple[SymTensor, list[int]]:
+    """The operand of a window reduction as XLA sees it: dilated by ``base_dilation`` (holes hold
+    ``value``) and padded by ``padding`` (``value`` again; a negative pad crops), with the low
+    offset each window subscript subtracts (``core.window.window_index``'s ``pad``). A constant
+    value with no dilation is a padded read of ``x``; otherwise the dilated, padded operand is
+    written out: filled with ``value`` (a number or a rank-0 tensor), then ``x`` placed strided."""
+    rank = len(x.shape)
+    pads = [(int(lo), int(hi)) for lo, hi in padding]
+    dil = [int(d) for d in (base_dilation or [1] * rank)]
+    if any(d < 1 for d in dil):
+        raise LoweringGap(f"a base dilation of {tuple(dil)}")
+    grows = any(lo > 0 or hi > 0 for lo, hi in pads)
+    if all(d == 1 for d in dil):
+        if not grows:  # no padding, or only crops: every window lies inside x
+            return x, [lo for lo, _ in pads]
+        if is_const(value):
+            return padded_whole(c, x, float(value), hint), [lo for lo, _ in pads]
+    full = [max(lo, 0) + ((n - 1) * d + 1 if n else 0) + max(hi, 0) for n, d, (lo, hi) in zip(x.shape, dil, pads)]
+    out = c.b.declare(hint, full, x.dtype)
+    v = loop_vars("i", rank)
+    c.b.kernel(hint + "_fill", list(zip(v, full)), out.access(lins(v)), "=", c.read(value, [], ()))
+    dst = [Lin.of(var, d) + Lin.constant(max(lo, 0)) for var, d, (lo, _) in zip(v, dil, pads)]
+    c.b.kernel(hint + "_place", list(zip(v, x.shape)), out.access(dst), "=", x.access(lins(v)))
+    return out, [min(lo, 0) for lo, _ in pads]
+
+
 @lowers("broadcast_in_dim")
 def broadcast_in_dim_lowering(c: JCtx, x, *dyn, shape, broadcast_dimensions, **_):
     if dyn:
@@ -128,14 +154,19 @@ def concatenate_lowering(c: JCtx, *xs, dimension):
 
 @lowers("pad")
 def pad_lowering(c: JCtx, x, value, *, padding_config):
-    if not is_const(value):
-        raise LoweringGap("a padding value that is not a constant")
-    if all(interior == 0 for _, _, interior in padding_config):
+    """``lax.pad``: low / high edges (negative ones crop) and interior padding, with a constant
+    or a traced rank-0 padding value."""
+    if all(int(lo) == int(hi) == int(interior) == 0 for lo, hi, interior in padding_config):
+        return x
+    if is_const(value) and all(int(interior) == 0 for _, _, interior in padding_config):
         # out[p] = x[p - lo], reading the pad value outside x (negative lo / hi crop)
         old_of_new = [Lin.of(view_dim(d)) + Lin.constant(-int(lo)) for d, (lo, _, _) in enumerate(padding_config)]
         view = padded_whole(c, x, float(value), c.name + "_src").reindex(c.out_shape(), old_of_new)
         return c.elementwise("{0}", view)
-    # interior padding: fill, then place x strided; negative edges crop that result (a view)
+    # interior padding or a traced value: fill, then place x strided; negative edges crop that
+    # result (a view)
+    if any(int(interior) < 0 for _, _, interior in padding_config):
+        raise LoweringGap("negative interior padding")
     full = [max(int(lo), 0) + n + max(n - 1, 0) * int(interior) + max(int(hi), 0)
             for n, (lo, hi, interior) in zip(x.shape, padding_config)]
     out = c.b.declare(c.name, full, c.out_dtype())

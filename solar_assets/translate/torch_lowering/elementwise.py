@@ -74,10 +74,15 @@ def div_lowering(c: Ctx, x, y, rounding_mode: str | None = None):
 
 @lowers(aten.round)
 def round_lowering(c: Ctx, x, **kwargs):
-    """torch.round: half to even; ``decimals`` is not lowered."""
-    if kwargs.get("decimals"):
-        raise LoweringGap(f"round with decimals={kwargs['decimals']}")
-    return c.elementwise(ELEMENTWISE["round_half_even"], x)
+    """torch.round: half to even; with ``decimals`` d, of x·10^d, then divided back (as ATen does;
+    for negative d by 10^-d, then multiplied)."""
+    d = int(kwargs.get("decimals") or 0)
+    if not d:
+        return c.elementwise(ELEMENTWISE["round_half_even"], x)
+    ten = float(10 ** abs(d))
+    scaled = f"({{0}} * {ten!r})" if d > 0 else f"({{0}} / {ten!r})"
+    rounded = ELEMENTWISE["round_half_even"].replace("{0}", scaled)
+    return c.elementwise(f"({rounded}) / {ten!r}" if d > 0 else f"({rounded}) * {ten!r}", x)
 
 
 @lowers(aten.nextafter)

@@ -204,3 +204,22 @@ def sort_lowering(c: Ctx, x: SymTensor, dim: int = -1, descending: bool = False)
     dim %= max(1, len(x.shape))
     values, indices = c.b.topk(c.name, x, dim, x.shape[dim], descending)
     return (values, indices)
+
+
+@lowers(aten.diagonal_scatter)
+def diagonal_scatter_lowering(c: Ctx, x: SymTensor, src: SymTensor, offset: int = 0, dim1: int = 0,
+                              dim2: int = 1) -> SymTensor:
+    """``out = x; out.diagonal(offset, dim1, dim2) = src``: ``src``'s last dim walks the diagonal."""
+    out = _copy_of(c, x)
+    rank = len(x.shape)
+    dim1, dim2 = dim1 % rank, dim2 % rank
+    kept = [d for d in range(rank) if d not in (dim1, dim2)]
+    v = loop_vars("u", len(src.shape))
+    idx = lins(v)
+    subs = [Lin() for _ in range(rank)]
+    for new, old in enumerate(kept):
+        subs[old] = idx[new]
+    subs[dim1] = idx[-1] + Lin.constant(max(-offset, 0))
+    subs[dim2] = idx[-1] + Lin.constant(max(offset, 0))
+    c.b.kernel(c.name, list(zip(v, src.shape)), out.access(subs), "=", c.read(src, idx, src.shape))
+    return out

@@ -50,3 +50,30 @@ def addmm_lowering(c: Ctx, bias, a: SymTensor, b: SymTensor, beta=1, alpha=1) ->
     c.b.kernel(c.name + "_bias", list(zip(v, shape)), out.access(lins(v)), "=",
                _scaled(c.read(bias, lins(v), shape), beta))
     return _product(c, a, b, batch=0, accumulate_into=out, alpha=alpha)
+
+
+@lowers(aten.addmv)
+def addmv_lowering(c: Ctx, bias, mat: SymTensor, vec: SymTensor, beta=1, alpha=1) -> SymTensor:
+    """``beta·bias + alpha·(mat @ vec)``: one MAC per matrix element."""
+    (n,) = c.out_shape()
+    out = c.new_output()
+    c.b.kernel(c.name + "_bias", [("m", n)], out.access([Lin.of("m")]), "=",
+               _scaled(c.read(bias, [Lin.of("m")], (n,)), beta))
+    c.b.kernel(c.name, [("m", n), ("k", mat.shape[1])], out.access([Lin.of("m")]), "+=",
+               _scaled(f"{mat.access([Lin.of('m'), Lin.of('k')])} * {vec.access([Lin.of('k')])}", alpha),
+               init="keep")
+    return out
+
+
+@lowers(aten.addbmm)
+def addbmm_lowering(c: Ctx, bias, a: SymTensor, b: SymTensor, beta=1, alpha=1) -> SymTensor:
+    """``beta·bias + alpha·Σ_batch a[batch] @ b[batch]``: the batch is one more reduction."""
+    shape = c.out_shape()
+    out = c.new_output()
+    v = loop_vars("i", 2)
+    c.b.kernel(c.name + "_bias", list(zip(v, shape)), out.access(lins(v)), "=",
+               _scaled(c.read(bias, lins(v), shape), beta))
+    loops = [("m", shape[0]), ("n", shape[1]), ("bt", a.shape[0]), ("k", a.shape[2])]
+    read = f"{a.access([Lin.of('bt'), Lin.of('m'), Lin.of('k')])} * {b.access([Lin.of('bt'), Lin.of('k'), Lin.of('n')])}"
+    c.b.kernel(c.name, loops, out.access([Lin.of("m"), Lin.of("n")]), "+=", _scaled(read, alpha), init="keep")
+    return out

@@ -8,7 +8,7 @@ from solar_assets.translate.core.builder import lins, loop_vars
 from solar_assets.translate.core.reduce import (
     ReadExpr, arg_reduce, kept_shape, out_index, reduce_canonical, reduce_into, reduced_axes,
 )
-from solar_assets.translate.torch_lowering.context import Ctx
+from solar_assets.translate.torch_lowering.context import Ctx, LoweringGap
 from solar_assets.translate.torch_lowering.registry import lowers
 from solar_assets.translate.core.affine import SymTensor
 
@@ -270,3 +270,17 @@ def batch_norm_train_lowering(c: Ctx, x: SymTensor, weight, bias, running_mean, 
                    f"{1.0 - momentum!r} * {old.access(idx)} + {momentum * scale!r} * {batch.access(idx)}")
         stats.append(new)
     return (out, mean, _rstd(c, var, eps, 2), *stats)
+
+
+@lowers(aten.dist)
+def dist_lowering(c: Ctx, x: SymTensor, y: SymTensor, p=2) -> SymTensor:
+    """``‖x - y‖_p`` of the broadcast difference."""
+    if p == 0:
+        raise LoweringGap("dist with p=0 (a count of nonzero differences)")
+    shape = tuple(torch.broadcast_shapes(tuple(x.shape), tuple(y.shape)))
+    diff = c.b.declare(c.name + "_diff", shape, c.out_dtype())
+    v = loop_vars("i", len(shape))
+    idx = lins(v)
+    c.b.kernel(diff.base, list(zip(v, shape)), diff.access(idx), "=",
+               f"{c.read(x, idx, shape)} - {c.read(y, idx, shape)}")
+    return vector_norm_lowering(c, diff, p, None, False)

@@ -240,3 +240,45 @@ def diagonal_lowering(c: Ctx, x: SymTensor, offset: int = 0, dim1: int = 0, dim2
     old_of_new[dim1] = Lin.of(view_dim(last)) + Lin.constant(max(-offset, 0))
     old_of_new[dim2] = Lin.of(view_dim(last)) + Lin.constant(max(offset, 0))
     return x.reindex(c.out_shape(), old_of_new)
+
+
+# The ``*_copy`` ops (what functionalisation and ``torch.*_copy`` spell): the view, then one copy.
+_VIEW_COPIES = {
+    aten.permute_copy: aten.permute, aten.view_copy: aten.view, aten.expand_copy: aten.expand,
+    aten.t_copy: aten.t, aten.transpose_copy: aten.transpose, aten.unsqueeze_copy: aten.unsqueeze,
+    aten.squeeze_copy: aten.squeeze, aten.diagonal_copy: aten.diagonal, aten.select_copy: aten.select,
+    aten.slice_copy: aten.slice, aten.as_strided_copy: aten.as_strided, aten.alias_copy: aten.alias,
+    aten.detach_copy: aten.detach,
+}
+
+
+def _view_copy(view_op):
+    def lowering(c: Ctx, *args, **kwargs) -> SymTensor:
+        from solar_assets.translate.torch_lowering.registry import find_lowering
+
+        return c.b.materialize(find_lowering(view_op)(c, *args, **kwargs), c.name, force=True)
+    return lowering
+
+
+for _copy_op, _view_op in _VIEW_COPIES.items():
+    lowers(_copy_op)(_view_copy(_view_op))
+
+
+@lowers(aten.narrow_copy)
+def narrow_copy_lowering(c: Ctx, x: SymTensor, dim: int, start: int, length: int) -> SymTensor:
+    dim %= len(x.shape)
+    start = start + x.shape[dim] if start < 0 else start
+    return c.b.materialize(slice_lowering(c, x, dim, start, start + length), c.name, force=True)
+
+
+@lowers(aten.unbind_copy)
+def unbind_copy_lowering(c: Ctx, x: SymTensor, dim: int = 0) -> list[SymTensor]:
+    """One copy per index along ``dim`` (each the ``select`` view of it)."""
+    dim %= len(x.shape)
+    parts = []
+    for k in range(x.shape[dim]):
+        old_of_new = [Lin.of(view_dim(d if d < dim else d - 1)) if d != dim else Lin.constant(k)
+                      for d in range(len(x.shape))]
+        view = x.reindex(c.out_shape(k), old_of_new)
+        parts.append(c.elementwise("{0}", view, i=k))
+    return parts
