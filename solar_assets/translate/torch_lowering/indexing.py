@@ -8,7 +8,7 @@ first, because the IR treats an out-of-range index as an error, never a wrap-aro
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import torch
 
@@ -223,3 +223,54 @@ def diagonal_scatter_lowering(c: Ctx, x: SymTensor, src: SymTensor, offset: int 
     subs[dim2] = idx[-1] + Lin.constant(max(offset, 0))
     c.b.kernel(c.name, list(zip(v, src.shape)), out.access(subs), "=", c.read(src, idx, src.shape))
     return out
+
+
+_SCATTER_UPDATE = {"sum": "+=", "mean": "+=", "prod": "*=", "amax": "max=", "amin": "min="}
+_SCATTER_IDENTITY = {"sum": "0.0", "mean": "0.0", "prod": "1.0", "amax": "-inf", "amin": "inf"}
+
+
+def _reduce_scatter(c: Ctx, x: SymTensor, dim: int, shape: Sequence[int], place: Callable[[list[Lin]], str],
+                    src: SymTensor | float | int, reduce: str, include_self: bool) -> SymTensor:
+    """``out = x``; each source element combined into ``out[..., place(j), ...]`` by ``reduce``.
+    Without ``include_self`` the places written first take the reduction's identity (places no
+    element reaches keep ``x``); ``mean`` divides by how many elements reached each place (plus one
+    for ``x`` itself with ``include_self``)."""
+    if reduce not in _SCATTER_UPDATE:
+        raise LoweringGap(f"scatter reduction {reduce!r}")
+    out = _copy_of(c, x)
+
+    def subscripts(idx: list[Lin]) -> list[str]:
+        subs = _render(idx)
+        subs[dim] = place(idx)
+        return subs
+
+    if not include_self:
+        scatter(c.b, c.name + "_identity", out, shape, subscripts, lambda idx: _SCATTER_IDENTITY[reduce], "=")
+    scatter(c.b, c.name, out, shape, subscripts, lambda idx: c.read(src, idx, shape), _SCATTER_UPDATE[reduce])
+    if reduce != "mean":
+        return out
+    count = c.b.declare(c.name + "_count", x.shape, "int64")
+    v = loop_vars("i", len(x.shape))
+    c.b.kernel(count.base + "_zero", list(zip(v, x.shape)), count.access(lins(v)), "=", "0")
+    scatter(c.b, count.base, count, shape, subscripts, lambda idx: "1", "+=")
+    mean = c.b.declare(c.name + "_mean", x.shape, out.dtype)
+    n = f"{count.access(lins(v))}" + (" + 1" if include_self else "")
+    c.b.kernel(mean.base, list(zip(v, x.shape)), mean.access(lins(v)), "=",
+               f"select({count.access(lins(v))} > 0, {out.access(lins(v))} / ({n}), {out.access(lins(v))})")
+    return mean
+
+
+@lowers(aten.scatter_reduce)
+def scatter_reduce_lowering(c: Ctx, x: SymTensor, dim: int, index: SymTensor, src: SymTensor, reduce: str,
+                            include_self: bool = True) -> SymTensor:
+    """``torch.scatter_reduce``: ``out[..., index[j...], ...] ⊕= src[j...]`` over ``index``'s shape."""
+    dim %= max(1, len(x.shape))
+    return _reduce_scatter(c, x, dim, index.shape, index.access, src, reduce, include_self)
+
+
+@lowers(aten.index_reduce)
+def index_reduce_lowering(c: Ctx, x: SymTensor, dim: int, index: SymTensor, src: SymTensor, reduce: str,
+                          include_self: bool = True) -> SymTensor:
+    """``Tensor.index_reduce``: ``out[..., index[j], ...] ⊕= src[..., j, ...]`` (a 1-D index along ``dim``)."""
+    dim %= max(1, len(x.shape))
+    return _reduce_scatter(c, x, dim, src.shape, lambda idx: index.access([idx[dim]]), src, reduce, include_self)
