@@ -139,6 +139,36 @@ def adaptive_avg_pool_lowering(c: Ctx, x: SymTensor, out_size) -> SymTensor:
     return _adaptive(c, x, out_size, "+=", average=True)
 
 
-@lowers(aten.adaptive_max_pool2d, aten.adaptive_max_pool3d)
+@lowers(aten.adaptive_max_pool2d, aten.adaptive_max_pool3d, aten.adaptive_max_pool1d)
 def adaptive_max_pool_lowering(c: Ctx, x: SymTensor, out_size):
-    return (_adaptive(c, x, out_size, "max=", average=False), None)
+    """The maxima, and their flat indices where the windows are equal (a plain max pool)."""
+    values = _adaptive(c, x, out_size, "max=", average=False)
+    in_size = x.shape[-len(out_size):]
+    if any(i % o for i, o in zip(in_size, out_size)):
+        return (values, lambda: _adaptive_indices(c, x, values, out_size))
+    kernel = [i // o for i, o in zip(in_size, out_size)]
+    return (values, lambda: _pool_indices(c, x, values, kernel, kernel, [0] * len(kernel), [1] * len(kernel)))
+
+
+def _adaptive_indices(c: Ctx, x: SymTensor, values: SymTensor, out_size) -> SymTensor:
+    """Flat spatial indices of the first maximum of each unequal adaptive window (one small kernel
+    per output position, as ``_adaptive`` takes the maxima)."""
+    nd = len(out_size)
+    in_size = x.shape[-nd:]
+    lead = len(x.shape) - nd
+    out = c.b.declare(c.name + "_indices", values.shape, "int64")
+    lv, rv = loop_vars("i", lead), loop_vars("r", nd)
+    plane = 1
+    for n in in_size:
+        plane *= n
+    for pos in itertools.product(*(range(o) for o in out_size)):
+        starts = [(p * i) // o for p, i, o in zip(pos, in_size, out_size)]
+        sizes = [-((-(p + 1) * i) // o) - s for p, i, o, s in zip(pos, in_size, out_size, starts)]
+        taps = [Lin.of(rv[d]) + Lin.constant(starts[d]) for d in range(nd)]
+        flat, stride = Lin.constant(0), 1
+        for d in range(nd - 1, -1, -1):
+            flat, stride = flat + taps[d].scale(stride), stride * in_size[d]
+        at = lins(lv) + [Lin.constant(p) for p in pos]
+        c.b.kernel(out.base, list(zip(lv, values.shape[:lead])) + list(zip(rv, sizes)), out.access(at), "min=",
+                   f"select({x.access(lins(lv) + taps)} == {values.access(at)}, {flat.render()}, {plane})")
+    return out
