@@ -226,6 +226,19 @@ def test_a_constant_golden_with_an_ir_reading_no_input_is_rejected():
     assert validate_program(_elementwise_program("X[i, j] * 0.0"), golden).ok  # reads its input: a real check
 
 
+def test_a_traced_constant_is_compared_for_its_value_and_shape():
+    """The tracer's constants are the exported graph's (``torch.full``): compared, with a note; a
+    wrong constant still fails."""
+    x = RNG.standard_normal((4, 8))
+    golden = _golden_of(lambda a: np.full((4, 8), 2.5), x)
+    result = validate_program(_elementwise_program("2.5"), golden, traced=True)
+    assert result.ok
+    assert any("constant (np.float32(2.5), shape (4, 8)) that the traced graph computes from no input" in n
+               for n in result.notes)
+    assert not validate_program(_elementwise_program("2.0"), golden, traced=True).ok
+    assert not validate_program(_elementwise_program("2.5"), golden).ok  # not the tracer's: refused
+
+
 FORWARD_RETURNS = '''
 import torch
 import torch.nn as nn

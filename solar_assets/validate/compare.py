@@ -9,7 +9,9 @@ comparison is one compiled pass over the arrays (``np.allclose`` on big arrays c
 
 Validation refuses what checks nothing: a golden output that is all NaN/inf, or one that is
 constant while the IR computes it from no input or weight (an IR writing the constant ``nan``
-or ``0``), is a failed check naming the output.
+or ``0``), is a failed check naming the output. The tracer's IR is exempt from the second: its
+constants are the exported graph's own (``torch.full``, a window of length one), so comparing
+them checks the value and the shape.
 
 Narrow dtypes (bf16, fp16, fp8): the framework rounds every op's result to the dtype, the IR
 and the float64 reference only where the program converts into it (a cast, a requested dtype:
@@ -378,8 +380,11 @@ def input_dependent(program: Program) -> set[str]:
     return live
 
 
-def _refusals(program: Program, golden: GoldenLike, names: list[str], declared: list[str]) -> list[OutputCheck]:
-    """Failed checks for outputs whose comparison would check nothing (module docstring)."""
+def _refusals(program: Program, golden: GoldenLike, names: list[str], declared: list[str], traced: bool = False,
+              notes: list[str] | None = None) -> list[OutputCheck]:
+    """Failed checks for outputs whose comparison would check nothing (module docstring). A constant
+    that a ``traced`` program computes from no input is what the framework's own graph computes from
+    no input (``torch.full``, ``jnp.zeros``, a window of one): compared, with a note."""
     checks: list[OutputCheck] = []
     live = None
     for i, name in enumerate(names[:len(golden.outputs)]):
@@ -396,7 +401,11 @@ def _refusals(program: Program, golden: GoldenLike, names: list[str], declared: 
             flat = ref.reshape(-1)
             constant = bool(np.all((flat == flat[0]) | (np.isnan(flat) & np.isnan(flat[0])))) \
                 if _category(ref.dtype) == "float" else bool(np.all(flat == flat[0]))
-            if name not in live and constant:
+            if name not in live and constant and traced:
+                if notes is not None:
+                    notes.append(f"output {name!r} is a constant ({flat[0]!r}, shape {shape}) that the traced graph "
+                                 f"computes from no input: its value and shape are what is compared")
+            elif name not in live and constant:
                 why = (f"the IR computes it from no input or weight and the golden output is constant "
                        f"({flat[0]!r} everywhere, shape {shape}): comparing them checks nothing")
         if why is not None:
@@ -406,12 +415,13 @@ def _refusals(program: Program, golden: GoldenLike, names: list[str], declared: 
 
 
 def validate_program(program: Program, golden: GoldenLike, *, source: str = "<program>",
-                     einsum: bool = True) -> ValidationResult:
+                     einsum: bool = True, traced: bool = False) -> ValidationResult:
     """Run ``program`` in float64 on the golden inputs (rounding where it converts into a narrow
     dtype) and compare: with ``golden.outputs64`` at 1e-9·max|ref| (the strong check, when present;
     at the narrow tolerance where the program computes in bf16 / fp16 / fp8) and, rounded to the
     declared dtype, with ``golden.outputs`` at that dtype's tolerance (module docstring). Outputs
-    whose comparison would check nothing fail first (``_refusals``). IR errors (checker, missing
+    whose comparison would check nothing fail first (``_refusals``; ``traced``: the program is the
+    deterministic tracer's, whose constants are the exported graph's). IR errors (checker, missing
     bindings) raise."""
     from solar_assets.execute import execute_program
 
@@ -423,7 +433,7 @@ def validate_program(program: Program, golden: GoldenLike, *, source: str = "<pr
     got64 = execute_program(program, golden.bindings(np.float64), np.float64, einsum=einsum, source=source)
     checks: list[OutputCheck] = []
     notes: list[str] = []
-    checks += _refusals(program, golden, names, declared)
+    checks += _refusals(program, golden, names, declared, traced, notes)
     narrow_dtypes, computing = narrow_storage(program), narrow_compute(program)
     narrow = narrow_tolerance(program, narrow_dtypes)
     if narrow is not None:

@@ -107,7 +107,7 @@ def convert_lowering(c: JCtx, x, **_):
     return c.elementwise("{0}", x)
 
 
-@lowers("stop_gradient", "copy", "copy_p", "optimization_barrier")
+@lowers("stop_gradient", "copy", "copy_p", "optimization_barrier", "device_put")
 def identity_lowering(c: JCtx, *xs, **_):
     return xs[0] if len(xs) == 1 and not c.eqn.primitive.multiple_results else list(xs)
 
@@ -118,4 +118,25 @@ def reduce_precision_lowering(c: JCtx, x, *, exponent_bits: int, mantissa_bits: 
               "float8_e4m3fn": (4, 3), "float8_e5m2": (5, 2)}
     if native.get(c.out_dtype()) != (exponent_bits, mantissa_bits):
         raise LoweringGap(f"reduce_precision to {exponent_bits} exponent / {mantissa_bits} mantissa bits")
+    return x
+
+
+@lowers("bitcast_convert_type")
+def bitcast_convert_lowering(c: JCtx, x, *, new_dtype, **_):
+    """A bitcast to the operand's own dtype is the identity; a reinterpretation of the bits as
+    another dtype has no IR expression (the IR's scalars are values, not bit patterns)."""
+    if c.in_dtype(0) == c.out_dtype() and c.out_shape() == tuple(getattr(x, "shape", ())):
+        return x
+    raise LoweringGap(f"bitcast_convert_type from {c.in_dtype(0)} to {c.out_dtype()} (a reinterpretation of "
+                      "the bits, which the IR cannot express)")
+
+
+@lowers("conj")
+def conj_lowering(c: JCtx, x, **_):
+    """The conjugate of a real array is the array, but ``lax.conj`` of a real operand returns a
+    complex array, and the IR has no complex dtype."""
+    import numpy as np
+
+    if np.dtype(c.aval().dtype).kind == "c":
+        raise LoweringGap(f"conj to {c.aval().dtype} (the IR has no complex dtypes)")
     return x
