@@ -8,6 +8,7 @@ from ir_schemas.affine_loop_ir import (
     Cond,
     DType,
     Kernel,
+    Linalg,
     Loop,
     Origin,
     Program,
@@ -23,7 +24,7 @@ from ir_schemas.report import REPORT_VERSION, ReportRow
 from ir_schemas.report_document import REPORT_SCHEMA, Failure, PerOpRow, ReportDocument
 
 __all__ = [
-    "IR_VERSION", "Cond", "DType", "Kernel", "Loop", "Origin", "Program", "Repeat", "Reshape", "Role", "Step",
+    "IR_VERSION", "Cond", "DType", "Kernel", "Linalg", "Loop", "Origin", "Program", "Repeat", "Reshape", "Role", "Step",
     "TensorDecl", "TopK", "Update", "REPORT_VERSION", "ReportRow",
     "REPORT_SCHEMA", "Failure", "PerOpRow", "ReportDocument",
 ]

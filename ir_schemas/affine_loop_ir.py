@@ -18,6 +18,8 @@ Additive extensions (``ir_version`` stays "1"):
   count); kernels in its body may use its ``var`` in affine subscripts as a free variable.
 * ``TopK``: the one non-affine selection step (values and int64 indices, sorted like
   ``torch.topk``), executed in NumPy.
+* ``Linalg``: a dense linear-algebra routine by name (Cholesky, LU, QR, solves, eigh, SVD …),
+  costed by its LAPACK operation count, executed in NumPy / SciPy.
 * ``origin`` (optional, on every step): the framework op call the step was lowered from
   (``Origin``: fx node name or JAX equation path, op, module path), set by the tracers so costs
   can be grouped per framework op (``solar_assets.graph.op_groups``); agent-written IR may omit it.
@@ -152,6 +154,45 @@ class TopK(_Strict):
     indices: str = Field(pattern=IDENT)
 
 
+LinalgRoutine = Literal["cholesky", "cholesky_solve", "cholesky_inverse", "triangular_solve", "lu_factor", "lu",
+                        "lu_solve", "solve", "inv", "det", "slogdet", "qr", "eigh", "eigvalsh", "svd", "svdvals",
+                        "pinv"]
+"""The dense linear-algebra routines a ``Linalg`` step can name (``solar_assets.ir.linalg``)."""
+LINALG_OPTIONS = ("upper", "left", "unitriangular", "adjoint", "mode", "full_matrices", "hermitian", "rtol")
+
+
+class Linalg(_Strict):
+    """``outs = routine(args)``: a dense linear-algebra routine on the last two dims of its
+    operands (the leading dims a batch): a factorisation, solve, inverse, determinant or
+    decomposition, which no perfect loop nest can say (pivoting, iteration to convergence).
+
+    Result shapes follow the routine (``solar_assets.ir.linalg``); the flags after ``outs`` are
+    the routines' options (each routine reads the ones it has).
+    Its traffic is its operands and results once; its FLOPs are the routine's standard LAPACK
+    count, labelled as such. Executed in NumPy / SciPy.
+    """
+
+    kind: Literal["linalg"] = "linalg"
+    name: str = Field(pattern=IDENT)
+    origin: Origin | None = Field(default=None, description="The framework op this step was lowered from.")
+    routine: LinalgRoutine
+    args: tuple[str, ...] = Field(description="Operand tensors, in the routine's order.")
+    outs: tuple[str, ...] = Field(description="Result tensors, in the routine's order.")
+    upper: bool = Field(default=False, description="Triangular factor / operand is upper (else lower).")
+    left: bool = Field(default=True, description="Solve A X = B (else X A = B).")
+    unitriangular: bool = Field(default=False, description="The triangular operand has a unit diagonal.")
+    adjoint: bool = Field(default=False, description="lu_solve: solve with the transpose.")
+    mode: Literal["reduced", "complete"] = Field(default="reduced", description="qr: thin or full Q.")
+    full_matrices: bool = Field(default=False, description="svd: full U and Vh (else thin).")
+    hermitian: bool = Field(default=False, description="pinv: the operand is symmetric.")
+    rtol: float | None = Field(default=None, description="pinv: relative cutoff of singular values "
+                               "(None: max(m, n) · machine epsilon).")
+
+    def options(self) -> dict[str, bool | float | str | None]:
+        """The flags as a dict, for ``solar_assets.ir.linalg``."""
+        return {k: getattr(self, k) for k in LINALG_OPTIONS}
+
+
 class Repeat(_Strict):
     """``for var in range(extent): steps`` with a static trip count, run in order.
 
@@ -185,7 +226,7 @@ class Cond(_Strict):
     outs: tuple[str, ...] = ()
 
 
-Step = Annotated[Union[Kernel, Reshape, TopK, Repeat, Cond], Field(discriminator="kind")]
+Step = Annotated[Union[Kernel, Reshape, TopK, Linalg, Repeat, Cond], Field(discriminator="kind")]
 Repeat.model_rebuild()
 Cond.model_rebuild()
 
@@ -200,7 +241,7 @@ class Program(_Strict):
     outputs: tuple[str, ...] = Field(description="Graph outputs in the workload's return order.")
     steps: tuple[Step, ...]
 
-    def walk_steps(self) -> list[tuple[Kernel | Reshape | TopK | Repeat | Cond, tuple[Repeat, ...]]]:
+    def walk_steps(self) -> list[tuple[Kernel | Reshape | TopK | Linalg | Repeat | Cond, tuple[Repeat, ...]]]:
         """Every step in execution order (a repeat before its body, listed once; a cond before
         all its branches, in branch order), each with the repeats enclosing it, outermost first."""
         out: list = []

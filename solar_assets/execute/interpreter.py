@@ -2,7 +2,8 @@
 
 A ``Repeat`` runs its body ``extent`` times in Python, passing the iteration to every body
 kernel (a scalar argument of the compiled nest, or folded into the einsum views); a ``TopK``
-runs in NumPy (a stable sort: ties keep the lower index first, NaN counts as the largest); a
+runs in NumPy (a stable sort: ties keep the lower index first, NaN counts as the largest), a
+``Linalg`` in NumPy / SciPy (``ir.linalg``); a
 ``Cond`` reads its index tensor and runs only the selected branch (clamped like ``lax.switch``).
 """
 from __future__ import annotations
@@ -14,13 +15,14 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ir_schemas import Cond, Kernel, Program, Repeat, Reshape, TensorDecl, TopK
+from ir_schemas import Cond, Kernel, Linalg, Program, Repeat, Reshape, TensorDecl, TopK
 from solar_assets.errors import SolarError
 from solar_assets.execute.cache import load_kernel
 from solar_assets.execute.codegen import dtype_kind, plan_kernel
 from solar_assets.execute.einsum_path import plan_einsum, run_einsum
 from solar_assets.ir.dtypes import NARROW_FLOAT_DTYPES, numpy_dtype, round_to
 from solar_assets.ir import Affine, ParsedKernel, check_program, format_kernel, format_step, parse_kernel
+from solar_assets.ir.linalg import run as run_linalg
 from solar_assets.ir.updates import updated_target
 
 
@@ -33,7 +35,7 @@ class StepRecord:
     """How one step ran: for timings and for tests of the compile cache."""
 
     name: str
-    path: Literal["numba", "einsum", "reshape", "empty", "topk"]
+    path: Literal["numba", "einsum", "reshape", "empty", "topk", "linalg"]
     seconds: float
     kernel_from: str = ""  # numba only: memory | compiled | disk (numba's on-disk cache)
 
@@ -59,6 +61,8 @@ class ProgramInterpreter:
                     self.reshape(step, env)
                 elif isinstance(step, TopK):
                     self.topk(step, env)
+                elif isinstance(step, Linalg):
+                    self.linalg(step, env)
                 elif isinstance(step, Repeat):
                     self.repeat(step, env, free)
                 elif isinstance(step, Cond):
@@ -96,6 +100,9 @@ class ProgramInterpreter:
         raise NotImplementedError
 
     def topk(self, step: TopK, env: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def linalg(self, step: Linalg, env: dict[str, Any]) -> None:
         raise NotImplementedError
 
     def kernel(self, step: Kernel, pk: ParsedKernel, env: dict[str, Any], free: dict[str, int]) -> None:
@@ -155,6 +162,16 @@ class Executor(ProgramInterpreter):
         self._array(step.values, env)[...] = values
         self._array(step.indices, env)[...] = indices
         self.records.append(StepRecord(step.name, "topk", time.perf_counter() - start))
+
+    def linalg(self, step: Linalg, env: dict[str, Any]) -> None:
+        start = time.perf_counter()
+        try:
+            results = run_linalg(step.routine, [env[n] for n in step.args], step.options())
+        except (np.linalg.LinAlgError, ValueError) as e:
+            raise ExecutionError(f"{self.source}: linalg {step.name!r} ({step.routine}) failed: {e}") from e
+        for name, value in zip(step.outs, results):
+            self._array(name, env)[...] = value
+        self.records.append(StepRecord(step.name, "linalg", time.perf_counter() - start))
 
     def _array(self, name: str, env: dict[str, Any]) -> np.ndarray:
         if name not in env:  # first write: allocate (zeros, so nothing reads garbage)

@@ -40,6 +40,8 @@ IR extension (see ``docs/interfaces.md``):
   and the smaller is used. Edges follow program order once (no loop-carried back edges, so the
   graph stays a DAG); ``io_bytes`` unions each graph tensor's accesses over all iterations;
 * a ``TopK`` step is a zero-FLOP node that reads its source and writes values and indices;
+* a ``Linalg`` step reads its operands and writes its results once; its FLOPs are the routine's
+  LAPACK count (``ir.linalg``), counted as multiply-adds (``macs`` = FLOPs / 2);
 * an indirect access costs ``footprint.indirect_footprint`` elements (the fewest any index values read);
 * a ``Cond`` (a value-dependent branch) contributes the nodes of one branch only, chosen so the
   bound stays a lower bound whichever branch runs: every combination of branch choices is
@@ -58,13 +60,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from ir_schemas import Cond, Kernel, Origin, Program, Repeat, Reshape, TopK
+from ir_schemas import Cond, Kernel, Linalg, Origin, Program, Repeat, Reshape, TopK
 from solar_assets.graph.footprint import Footprint, domain_footprint, footprint_of, union_footprint
 from solar_assets.ir import check_program, format_kernel, parse_kernel
 from solar_assets.ir.digest import program_digest
 from solar_assets.ir.updates import updated_sources
 from solar_assets.ir.dtypes import BYTES_PER_ELEMENT, FLOAT_DTYPES  # each tensor at its own width
-from solar_assets.ir.printer import format_reshape, format_topk
+from solar_assets.ir.linalg import flops as linalg_flops
+from solar_assets.ir.printer import format_linalg, format_reshape, format_topk
 from solar_assets.ir.expr import Access, Affine, ParsedKernel
 
 if TYPE_CHECKING:  # imported where a graph is built or drawn: loading the Dagster definitions skips it
@@ -94,7 +97,7 @@ class EinsumNode:
     """One step as an extended einsum. Costs are exact integers (bytes per the tensors' dtypes)."""
 
     name: str
-    kind: Literal["kernel", "reshape", "view", "topk"]
+    kind: Literal["kernel", "reshape", "view", "topk", "linalg"]
     text: str
     ranks: dict[str, int]
     macs: int
@@ -322,13 +325,18 @@ def _build(program: Program, choice: dict[str, int | None]) -> EinsumGraph:
                 name=step.name, kind="view", text=format_kernel(step), ranks={}, macs=0, flops=0, reads={},
                 write=None, bytes=0, inputs=(pk.reads[0].tensor,), output=pk.out.tensor, origin=step.origin,
             )
-        elif isinstance(step, TopK):
-            node = _topk_node(step, program, enclosing)
-            for name in (step.src, step.values, step.indices):
+        elif isinstance(step, (TopK, Linalg)):
+            node = _topk_node(step, program, enclosing) if isinstance(step, TopK) else \
+                _linalg_node(step, program, enclosing)
+            written = {step.values, step.indices} if isinstance(step, TopK) else set(step.outs)
+            for name in dict.fromkeys((step.src,) if isinstance(step, TopK) else step.args):
                 t = tensors[name]
                 whole = Access(name, tuple(Affine(((f"d{d}", 1),), 0) for d in range(len(t.shape))))
-                touching.append((whole, {f"d{d}": n for d, n in enumerate(t.shape)}, t.shape, None,
-                                 name != step.src))
+                touching.append((whole, {f"d{d}": n for d, n in enumerate(t.shape)}, t.shape, None, False))
+            for name in written:
+                t = tensors[name]
+                whole = Access(name, tuple(Affine(((f"d{d}", 1),), 0) for d in range(len(t.shape))))
+                touching.append((whole, {f"d{d}": n for d, n in enumerate(t.shape)}, t.shape, None, True))
         else:
             pk = parse_kernel(step, tuple(free))
             node = _kernel_node(step, pk, program, storage_of, enclosing)
@@ -430,6 +438,28 @@ def _topk_node(step: TopK, program: Program, enclosing: tuple[Repeat, ...]) -> E
         write=values, bytes=reads[step.src].bytes + values.bytes + indices.bytes, inputs=(step.src,),
         output=step.values, repeat=repeat, repeats=tuple(r.name for r in enclosing), extra_writes=(indices,),
         origin=step.origin,
+    )
+
+
+def _linalg_node(step: Linalg, program: Program, enclosing: tuple[Repeat, ...]) -> EinsumNode:
+    """A dense linear-algebra routine: its operands and results once, and its LAPACK operation
+    count (``ir.linalg``) as FLOPs, half of them as multiply-adds: a blocked factorisation or
+    solve is matrix-multiply work, so the matrix unit's peak bounds it."""
+    tensors = program.tensor_map()
+    repeat = math.prod(r.extent for r in enclosing)
+
+    def whole(name: str) -> Operand:
+        t = tensors[name]
+        return _operand(name, Footprint(_numel(t.shape)), t.dtype, repeat)
+
+    reads = {name: whole(name) for name in dict.fromkeys(step.args)}
+    writes = [whole(name) for name in step.outs]
+    count = repeat * linalg_flops(step.routine, [tensors[a].shape for a in step.args], step.options())
+    return EinsumNode(
+        name=step.name, kind="linalg", text=format_linalg(step), ranks={}, macs=(count + 1) // 2, flops=count,
+        reads=reads, write=writes[0], bytes=sum(op.bytes for op in reads.values()) + sum(w.bytes for w in writes),
+        inputs=tuple(reads), output=step.outs[0], repeat=repeat, repeats=tuple(r.name for r in enclosing),
+        extra_writes=tuple(writes[1:]), origin=step.origin,
     )
 
 

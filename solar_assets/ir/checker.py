@@ -8,7 +8,9 @@ body of a ``Repeat`` are checked with the repeat variables ranging over their wh
 """
 from __future__ import annotations
 
-from ir_schemas import Cond, Kernel, Program, Repeat, Reshape, TopK
+from ir_schemas import Cond, Kernel, Linalg, Program, Repeat, Reshape, TopK
+from solar_assets.ir.linalg import ROUTINES
+from solar_assets.ir.linalg import result_shapes as linalg_result_shapes
 from solar_assets.errors import IRError
 from solar_assets.ir.expr import Access, Indirect, ParsedKernel, parse_kernel
 from solar_assets.ir.printer import format_kernel
@@ -146,6 +148,8 @@ class _Checker:
                 self.reshape(step)
             elif isinstance(step, TopK):
                 self.topk(step)
+            elif isinstance(step, Linalg):
+                self.linalg(step)
             elif isinstance(step, Repeat):
                 self.repeat(step, free)
             elif isinstance(step, Cond):
@@ -189,6 +193,35 @@ class _Checker:
         if len({step.src, step.values, step.indices}) != 3:
             raise IRError(f"{where}: src, values and indices must be three different tensors")
         self.defined |= {step.values, step.indices}
+
+    def linalg(self, step: Linalg) -> None:
+        """Operands written before, results of the routine's shapes, none an input, all distinct."""
+        where = f"{self.source}: linalg {step.name!r} ({step.routine})"
+        routine = ROUTINES[step.routine]
+        if len(step.args) != routine.n_args:
+            raise IRError(f"{where} takes {routine.n_args} operands, got {len(step.args)}")
+        for n in (*step.args, *step.outs):
+            self.need(step.name, "linalg", n)
+        for n in step.args:
+            if n not in self.defined:
+                raise IRError(f"{where} reads {n!r} before any step writes it")
+        args = [self.tensors[n] for n in step.args]
+        if any(len(a.shape) < (1 if k else 2) for k, a in enumerate(args)):
+            raise IRError(f"{where}: its first operand is a matrix (rank >= 2)")
+        want = linalg_result_shapes(step.routine, [tuple(a.shape) for a in args], step.options())
+        if len(step.outs) != len(want):
+            raise IRError(f"{where} has {len(want)} results, got {len(step.outs)}")
+        dtypes = routine.result_dtypes(step.options())
+        for k, (n, shape) in enumerate(zip(step.outs, want)):
+            t = self.tensors[n]
+            dtype = (dtypes[k] if k < len(dtypes) else None) or args[0].dtype
+            if tuple(t.shape) != shape or t.dtype != dtype:
+                raise IRError(f"{where}: result {n} is {t.dtype}{tuple(t.shape)}, expected {dtype}{shape}")
+            if t.role in ("input", "weight"):
+                raise IRError(f"{where} writes {t.role} tensor {n!r}")
+        if len(set(step.outs) | set(step.args)) != len(step.outs) + len(set(step.args)):
+            raise IRError(f"{where}: results must be new tensors, distinct from each other and the operands")
+        self.defined |= set(step.outs)
 
     def repeat(self, step: Repeat, free: dict[str, int]) -> None:
         if step.var in free:
@@ -273,6 +306,8 @@ def _writes(steps: tuple, name: str) -> bool:
         if isinstance(st, Kernel) and st.out.split("[", 1)[0].strip() == name:
             return True
         if isinstance(st, Reshape) and st.out == name or isinstance(st, TopK) and name in (st.values, st.indices):
+            return True
+        if isinstance(st, Linalg) and name in st.outs:
             return True
         if isinstance(st, Repeat) and _writes(st.steps, name):
             return True

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ir_schemas import Cond, Kernel, Origin, Program, Repeat, Reshape, TensorDecl, TopK
+from ir_schemas import Cond, Kernel, Linalg, Origin, Program, Repeat, Reshape, TensorDecl, TopK
 
 
 def format_kernel(k: Kernel) -> str:
@@ -85,6 +85,13 @@ def _with_origin(line: str, origin: Origin | None) -> str:
     return f"{line}; {text}" if "  # " in line else f"{line}  # {text}"
 
 
+def format_linalg(t: Linalg) -> str:
+    """``L = linalg.cholesky(A, upper=False)``"""
+    defaults = type(t).model_construct().options()
+    options = "".join(f", {k}={v!r}" for k, v in t.options().items() if v != defaults[k])
+    return f"{', '.join(t.outs)} = linalg.{t.routine}({', '.join(t.args)}{options})"
+
+
 def format_step(step: Kernel | Reshape | TopK | Repeat | Cond, indent: str = "  ",
                 tensors: Mapping[str, TensorDecl] | None = None) -> list[str]:
     """The lines of one step (a repeat: its header, then its body indented by two more spaces),
@@ -94,6 +101,8 @@ def format_step(step: Kernel | Reshape | TopK | Repeat | Cond, indent: str = "  
         return [_with_origin(f"{indent}{step.name}: {format_reshape(step, tensors)}", step.origin)]
     if isinstance(step, TopK):
         return [_with_origin(f"{indent}{step.name}: {format_topk(step)}", step.origin)]
+    if isinstance(step, Linalg):
+        return [_with_origin(f"{indent}{step.name}: {format_linalg(step)}", step.origin)]
     if isinstance(step, Repeat):
         lines = [_with_origin(f"{indent}{step.name}: repeat {step.var}<{step.extent}:", step.origin)]
         for inner in step.steps:

@@ -76,6 +76,10 @@ def _bind_placeholders(ep: Any, b: ProgramBuilder) -> dict[str, Any]:
             env[node.name] = b.declare(node.name, val.shape, ir_dtype(val.dtype), "weight", f"{kind}:{spec.target}")
         elif spec.kind == InputKind.CONSTANT_TENSOR:
             env[node.name] = lifted_constant(b, node, ep.constants.get(spec.target), spec.target)
+        elif spec.kind == InputKind.TOKEN:  # orders effectful ops (linalg's error checks): no data
+            from solar_assets.translate.torch_lowering.factorizations import EFFECT_TOKEN
+
+            env[node.name] = EFFECT_TOKEN
         else:
             raise TranslationError(f"graph input {node.name!r} of kind {spec.kind.name} is not supported")
     return env
@@ -185,10 +189,11 @@ def lower_exported(ep: Any, name: str, path: str, fallback: Any = None, values: 
     _check_returns(output.args[0], path)
     pairs = list(zip(ep.graph_signature.output_specs, output.args[0]))
     for spec, arg in pairs:
-        if spec.kind not in (OutputKind.USER_OUTPUT, OutputKind.BUFFER_MUTATION, OutputKind.USER_INPUT_MUTATION):
+        if spec.kind not in (OutputKind.USER_OUTPUT, OutputKind.BUFFER_MUTATION, OutputKind.USER_INPUT_MUTATION,
+                             OutputKind.TOKEN):
             raise TranslationError(f"{path}: output {spec.arg.name} of kind {spec.kind.name} is not supported")
     for spec, arg in pairs:  # in-place updates first: each claims the value it is (IN_PLACE_UPDATES)
-        if spec.kind != OutputKind.USER_OUTPUT:
+        if spec.kind not in (OutputKind.USER_OUTPUT, OutputKind.TOKEN):
             target = updates.targets[spec.arg.name]
             unchanged = env[arg.name] is not None and getattr(env[arg.name], "base", None) == \
                 updates.storage_of.get(arg.name)  # the tensor itself: nothing written

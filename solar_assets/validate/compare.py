@@ -370,6 +370,8 @@ def input_dependent(program: Program) -> set[str]:
                 new = {st.out} if st.src in live else set()
             elif st.kind == "topk":
                 new = {st.values, st.indices} if st.src in live else set()
+            elif st.kind == "linalg":
+                new = set(st.outs) if set(st.args) & live else set()
             elif st.kind == "cond":
                 new = set(st.outs) if st.index in live else set()
             else:
@@ -414,6 +416,51 @@ def _refusals(program: Program, golden: GoldenLike, names: list[str], declared: 
     return checks
 
 
+# Results fixed only up to the sign of each vector: (routine, result index, vectors along axis -1
+# (columns) or -2 (rows), the result index whose signs decide for it too)
+SIGN_FREE = {("eigh", 1): (-1, 1), ("svd", 0): (-1, 0), ("svd", 2): (-2, 0)}
+
+
+def _align_signs(program: Program, names: list[str], got: list[np.ndarray], ref: Sequence[Any],
+                 notes: list[str]) -> list[np.ndarray]:
+    """Eigenvectors and singular vectors as the framework's up to sign: each vector of the IR's
+    result flipped where its dot product with the framework's is negative (for an SVD, U's
+    columns and Vh's rows together, decided by U when the program returns it)."""
+    position = {n: i for i, n in enumerate(names)}
+    got = list(got)
+    for st, _ in program.walk_steps():
+        if st.kind != "linalg":
+            continue
+        signs: dict[int, np.ndarray] = {}
+        for (routine, k), (axis, decider) in sorted(SIGN_FREE.items(), key=lambda kv: kv[1][1] != kv[0][1]):
+            if routine != st.routine or k >= len(st.outs) or st.outs[k] not in position:
+                continue
+            i = position[st.outs[k]]
+            if i >= len(ref) or ref[i] is None:
+                continue
+            g, r = np.asarray(got[i], dtype=np.float64), np.asarray(ref[i], dtype=np.float64)
+            if g.shape != r.shape:
+                continue
+            if decider not in signs:
+                dots = np.sum(g * r, axis=-2 if axis == -1 else -1)
+                signs[decider if st.outs[decider] in position else k] = np.where(dots < 0, -1.0, 1.0)
+            s = signs.get(decider, signs.get(k))
+            got[i] = (g * (s[..., None, :] if axis == -1 else s[..., :, None])).astype(np.asarray(got[i]).dtype)
+            notes.append(f"output {st.outs[k]!r} ({st.routine}'s vectors) is compared up to the sign of each "
+                         f"vector, which the decomposition leaves free")
+    return got
+
+
+class _WithOutputs:
+    """``golden`` with other float32 outputs (its vectors' signs aligned with its float64 ones)."""
+
+    def __init__(self, golden: GoldenLike, outputs: list[np.ndarray]):
+        self._golden, self.outputs = golden, outputs
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._golden, name)
+
+
 def validate_program(program: Program, golden: GoldenLike, *, source: str = "<program>",
                      einsum: bool = True, traced: bool = False) -> ValidationResult:
     """Run ``program`` in float64 on the golden inputs (rounding where it converts into a narrow
@@ -433,6 +480,10 @@ def validate_program(program: Program, golden: GoldenLike, *, source: str = "<pr
     got64 = execute_program(program, golden.bindings(np.float64), np.float64, einsum=einsum, source=source)
     checks: list[OutputCheck] = []
     notes: list[str] = []
+    if golden.outputs64 is not None:  # the framework's own float32 vectors may take other signs too
+        golden = _WithOutputs(golden, _align_signs(program, names, list(golden.outputs), golden.outputs64, []))
+    got64 = _align_signs(program, names, got64, golden.outputs64 if golden.outputs64 is not None else golden.outputs,
+                         notes)
     checks += _refusals(program, golden, names, declared, traced, notes)
     narrow_dtypes, computing = narrow_storage(program), narrow_compute(program)
     narrow = narrow_tolerance(program, narrow_dtypes)

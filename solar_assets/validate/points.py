@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ir_schemas import Cond, Kernel, Loop, Program, Repeat, Reshape, TensorDecl, TopK
+from ir_schemas import Cond, Kernel, Linalg, Loop, Program, Repeat, Reshape, TensorDecl, TopK
 from solar_assets.errors import SolarError
 from solar_assets.execute.codegen import dtype_kind
 from solar_assets.execute.interpreter import topk_arrays
@@ -96,6 +96,8 @@ def step_io(step: Step, free: tuple[str, ...] = ()) -> tuple[list[str], list[str
         return [step.src], [step.out]
     if isinstance(step, TopK):
         return [step.src], [step.values, step.indices]
+    if isinstance(step, Linalg):
+        return list(step.args), list(step.outs)
     reads: list[str] = []
     writes: list[str] = []
     if isinstance(step, Repeat):
@@ -173,7 +175,7 @@ class PointEvaluator:
                 self.parsed.append(None)
                 self.writers.setdefault(st.values, []).append(j)
                 self.writers.setdefault(st.indices, []).append(j)
-            else:  # a repeat or a cond: run whole (``_step_whole``)
+            else:  # a repeat, a cond or a linalg routine: run whole (``_step_whole``)
                 self.parsed.append(None)
                 for t in dict.fromkeys(step_io(st)[1]):
                     self.writers.setdefault(t, []).append(j)

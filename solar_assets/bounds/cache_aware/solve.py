@@ -492,6 +492,8 @@ def unmodelled_reason(graph: EinsumGraph) -> str | None:
         kinds.append("cond")
     if any(n.kind == "topk" for n in graph.nodes):
         kinds.append("topk")
+    if any(n.kind == "linalg" for n in graph.nodes):
+        kinds.append("linalg")
     return "/".join(kinds) or None
 
 

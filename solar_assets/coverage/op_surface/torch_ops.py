@@ -19,7 +19,7 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-LITERAL_LIMIT = 4096
+LITERAL_LIMIT = 16384
 """Elements above which a sample tensor is drawn at random in its own value range rather than spelled out."""
 
 

@@ -5,7 +5,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
-from ir_schemas import Cond, Kernel, Loop, Origin, Program, Repeat, Reshape, TensorDecl, TopK
+from ir_schemas import Cond, Kernel, Linalg, Loop, Origin, Program, Repeat, Reshape, TensorDecl, TopK
 from solar_assets.ir.expr import parse_kernel
 from solar_assets.ir.updates import updates_binding
 from solar_assets.translate.core.affine import Lin, SymTensor, split_reshape, view_dim
@@ -106,6 +106,22 @@ class ProgramBuilder:
         self.steps.append(TopK(name=self.fresh(hint, "step"), src=src.base, axis=axis, k=int(k),
                                largest=bool(largest), values=values.base, indices=indices.base))
         return values, indices
+
+    def linalg(self, hint: str, routine: str, args: Sequence[SymTensor], options: dict | None = None
+               ) -> list[SymTensor]:
+        """A Linalg step (``ir.linalg``) on whole tensors (views copied first); its new results."""
+        from solar_assets.ir.linalg import ROUTINES, result_shapes
+
+        options = {k: v for k, v in (options or {}).items() if v is not None}
+        options = {**Linalg.model_construct().options(), **options}
+        args = [self.materialize(a, f"{hint}_arg{k}") for k, a in enumerate(args)]
+        shapes = result_shapes(routine, [a.shape for a in args], options)
+        dtypes = ROUTINES[routine].result_dtypes(options)
+        outs = [self.declare(f"{hint}_{k}", shape, (dtypes[k] if k < len(dtypes) else None) or args[0].dtype)
+                for k, shape in enumerate(shapes)]
+        self.steps.append(Linalg(name=self.fresh(hint, "step"), routine=routine, args=tuple(a.base for a in args),
+                                 outs=tuple(o.base for o in outs), **options))
+        return outs
 
     def tag_origin(self, start: int, origin: Origin) -> None:
         """Give ``origin`` to the steps emitted since ``len(self.steps) == start`` (and to the steps
@@ -229,6 +245,8 @@ class ProgramBuilder:
                     used |= {step.src, step.out}
                 elif isinstance(step, TopK):
                     used |= {step.src, step.values, step.indices}
+                elif isinstance(step, Linalg):
+                    used |= {*step.args, *step.outs}
                 elif isinstance(step, Repeat):
                     collect(step.steps, free + (step.var,))
                 elif isinstance(step, Cond):

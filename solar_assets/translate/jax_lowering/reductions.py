@@ -100,6 +100,17 @@ def body_monoids(body, n: int) -> list[str]:
     return ops
 
 
+def _identity(op: str, dtype: str):
+    """The op's identity as a number of ``dtype`` (the integer extremes for max / min of ints)."""
+    value = MONOIDS[op][2]
+    if dtype.startswith(("int", "uint")) and op in ("max", "min"):
+        import numpy as np
+
+        info = np.iinfo(np.dtype(dtype))
+        return int(info.min if op == "max" else info.max)
+    return value
+
+
 def _with_init(c: JCtx, reduced, init, op: str, k: int):
     """``init ⊕ reduced``, output ``k``: the reduction started from ``init`` (nothing to do when
     ``init`` is the op's identity)."""
@@ -128,9 +139,10 @@ def reduce_lowering(c: JCtx, *args, jaxpr, dimensions, **_):
 @lowers("reduce_window")
 def reduce_window_lowering(c: JCtx, *args, jaxpr, consts=(), window_dimensions, window_strides, padding,
                            base_dilation=None, window_dilation=None, **_):
-    """``lax.reduce_window`` with a monoid body: XLA pads (and base-dilates) with the init value
-    and starts each window from it, so the padded operand carries ``init`` and a non-identity
-    init is combined once more with each window's result."""
+    """``lax.reduce_window`` with a monoid body: each window's result starts from ``init`` and
+    takes in the operand's elements in the window; padding and base-dilation holes are skipped
+    (XLA reduces over real elements only), so they read the op's identity, and a non-identity
+    init is combined once with each window's result."""
     if consts:
         raise LoweringGap("a reduce_window body with constants")
     from solar_assets.translate.jax_lowering.views import window_source
@@ -141,7 +153,7 @@ def reduce_window_lowering(c: JCtx, *args, jaxpr, consts=(), window_dimensions, 
     for k, (x, init, op) in enumerate(zip(args[:n], args[n:], ops)):
         x = c.tensor(x, c.out_dtype(k))
         wdil = list(window_dilation or [1] * len(x.shape))
-        src, pads_lo = window_source(c, x, init, padding, base_dilation, f"{c.name}_in{k}")
+        src, pads_lo = window_source(c, x, _identity(op, x.dtype), padding, base_dilation, f"{c.name}_in{k}")
         plain = is_const(init) and init == MONOIDS[op][2]
         out = c.new_output(k, None if plain and n == 1 else f"{c.name}_out{k}")
         window_reduce(c.b, c.name if n == 1 else f"{c.name}{k}", src, out, window_dimensions, window_strides,

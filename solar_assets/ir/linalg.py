@@ -1,0 +1,248 @@
+"""Dense linear-algebra routines of the IR's ``Linalg`` step, declared once: arguments, result
+shapes, the standard operation count, and how the executor runs them.
+
+A factorisation or solve is not a perfect loop nest (pivoting, convergence), so the IR names the
+routine instead of spelling its loops, as it names ``TopK``. Every routine works on the last two
+dims (matrices) and maps over the leading ones (a batch, the same for every argument). Its traffic
+is its operands and results once (the compulsory bytes); its FLOPs are the standard LAPACK counts
+for real arithmetic (LAPACK Working Note 41, Table 2.1 of Demmel et al. / the xGETRF … operation
+counts; Golub & Van Loan, *Matrix Computations*, 4th ed., §8.3 and Fig. 8.6.1 for the iterative
+symmetric eigensolver and the SVD), labelled ``LAPACK count`` wherever a figure is shown: a count of
+the standard algorithm, which a different one (Strassen-like, a randomised SVD) may undercut.
+
+``run`` executes a routine in float64 with NumPy / SciPy (their LAPACK), one matrix at a time.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+Shape = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Routine:
+    """One routine: its operand count, result shapes, operation count and formula."""
+
+    name: str
+    n_args: int
+    shapes: Callable[[list[Shape], dict[str, Any]], list[Shape]]
+    flops_per_matrix: Callable[[list[Shape], dict[str, Any]], float]
+    formula: str  # the count as printed in REPORT.md
+    source: str
+    result_dtypes: Callable[[dict[str, Any]], list[str | None]] = lambda options: []  # None: the first operand's
+
+
+def _mn(shape: Shape) -> tuple[int, int]:
+    return int(shape[-2]), int(shape[-1])
+
+
+def _getrf(m: int, n: int) -> float:
+    """xGETRF on m×n (LAWN 41): mn² − n³/3 − n²/2 + 5n/6 for m ≥ n, the transpose's otherwise."""
+    if m < n:
+        m, n = n, m
+    return m * n * n - n ** 3 / 3 - n * n / 2 + 5 * n / 6
+
+
+def _geqrf(m: int, n: int) -> float:
+    """xGEQRF on m×n (LAWN 41)."""
+    if m >= n:
+        return 2 * m * n * n - 2 * n ** 3 / 3 + m * n + n * n + 14 * n / 3
+    return 2 * n * m * m - 2 * m ** 3 / 3 + 3 * m * n - m * m + 14 * m / 3
+
+
+def _orgqr(m: int, n: int, k: int) -> float:
+    """xORGQR: the m×n Q from k reflectors (LAWN 41)."""
+    return 4 * m * n * k - 2 * (m + n) * k * k + 4 * k ** 3 / 3 + 3 * n * k - m * k - k * k - 4 * k / 3
+
+
+def _potrf(n: int) -> float:
+    return n ** 3 / 3 + n * n / 2 + n / 6
+
+
+def _svd(m: int, n: int, vectors: bool, full: bool) -> float:
+    """Golub–Reinsch SVD (Golub & Van Loan, Fig. 8.6.1): Σ only 4mn² − 4n³/3; thin U, Σ, V
+    14mn² + 8n³; full U 4m²n + 8mn² + 9n³ (m ≥ n, else the transpose's)."""
+    if m < n:
+        m, n = n, m
+    if not vectors:
+        return 4 * m * n * n - 4 * n ** 3 / 3
+    return 4 * m * m * n + 8 * m * n * n + 9 * n ** 3 if full else 14 * m * n * n + 8 * n ** 3
+
+
+def _qr_shapes(shapes: list[Shape], options: dict[str, Any]) -> list[Shape]:
+    *batch, m, n = shapes[0]
+    k = min(m, n)
+    mode = options.get("mode", "reduced")
+    if mode == "complete":
+        return [(*batch, m, m), (*batch, m, n)]
+    if mode == "r":
+        return [(0,), (*batch, k, n)]
+    return [(*batch, m, k), (*batch, k, n)]
+
+
+def _qr_flops(shapes: list[Shape], options: dict[str, Any]) -> float:
+    m, n = _mn(shapes[0])
+    k = min(m, n)
+    mode = options.get("mode", "reduced")
+    q = 0.0 if mode == "r" else _orgqr(m, m if mode == "complete" else k, k)
+    return _geqrf(m, n) + q
+
+
+def _svd_shapes(shapes: list[Shape], options: dict[str, Any]) -> list[Shape]:
+    *batch, m, n = shapes[0]
+    k = min(m, n)
+    if options.get("full_matrices", False):
+        return [(*batch, m, m), (*batch, k), (*batch, n, n)]
+    return [(*batch, m, k), (*batch, k), (*batch, k, n)]
+
+
+def _solve_rhs(shapes: list[Shape]) -> int:
+    return int(shapes[1][-1])
+
+
+ROUTINES: dict[str, Routine] = {r.name: r for r in [
+    Routine("cholesky", 1, lambda s, o: [s[0]], lambda s, o: _potrf(_mn(s[0])[0]),
+            "n³/3 + n²/2 + n/6", "LAWN 41, xPOTRF"),
+    Routine("cholesky_solve", 2, lambda s, o: [s[0]], lambda s, o: 2.0 * _mn(s[1])[0] ** 2 * _mn(s[0])[1],
+            "2n²k (B n×k)", "LAWN 41, xPOTRS"),
+    Routine("cholesky_inverse", 1, lambda s, o: [s[0]],
+            lambda s, o: 2 * _mn(s[0])[0] ** 3 / 3 + _mn(s[0])[0] ** 2 / 2 + _mn(s[0])[0] / 6,
+            "2n³/3 + n²/2 + n/6", "LAWN 41, xPOTRI"),
+    Routine("triangular_solve", 2, lambda s, o: [s[1]],
+            lambda s, o: float(_mn(s[0])[0]) ** 2 * (s[1][-1] if o.get("left", True) else s[1][-2]),
+            "n²k (A n×n, B with k right-hand sides)", "LAWN 41, xTRSM"),
+    Routine("lu_factor", 1, lambda s, o: [s[0], (*s[0][:-2], min(_mn(s[0])))], lambda s, o: _getrf(*_mn(s[0])),
+            "mn² − n³/3 − n²/2 + 5n/6 (m ≥ n)", "LAWN 41, xGETRF", lambda o: [None, "int32"]),
+    Routine("lu", 1,
+            lambda s, o: [(*s[0][:-2], s[0][-2], s[0][-2]), (*s[0][:-2], s[0][-2], min(_mn(s[0]))),
+                          (*s[0][:-2], min(_mn(s[0])), s[0][-1])],
+            lambda s, o: _getrf(*_mn(s[0])), "mn² − n³/3 − n²/2 + 5n/6 (m ≥ n)", "LAWN 41, xGETRF"),
+    Routine("lu_solve", 3, lambda s, o: [s[2]], lambda s, o: 2.0 * _mn(s[0])[0] ** 2 * s[2][-1],
+            "2n²k", "LAWN 41, xGETRS"),
+    Routine("solve", 2, lambda s, o: [s[1]],
+            lambda s, o: _getrf(*_mn(s[0])) + 2.0 * _mn(s[0])[0] ** 2 * s[1][-1],
+            "2n³/3 − n²/2 + 5n/6 + 2n²k", "LAWN 41, xGETRF + xGETRS"),
+    Routine("inv", 1, lambda s, o: [s[0]],
+            lambda s, o: 2 * _mn(s[0])[0] ** 3 - 1.5 * _mn(s[0])[0] ** 2 + 2.5 * _mn(s[0])[0],
+            "2n³ − 3n²/2 + 5n/2", "LAWN 41, xGETRF + xGETRI"),
+    Routine("det", 1, lambda s, o: [s[0][:-2]], lambda s, o: _getrf(*_mn(s[0])) + _mn(s[0])[0],
+            "2n³/3 − n²/2 + 5n/6 + n", "LAWN 41, xGETRF, then the diagonal's product"),
+    Routine("slogdet", 1, lambda s, o: [s[0][:-2], s[0][:-2]], lambda s, o: _getrf(*_mn(s[0])) + 2 * _mn(s[0])[0],
+            "2n³/3 − n²/2 + 5n/6 + 2n", "LAWN 41, xGETRF, then the diagonal's signs and logs"),
+    Routine("qr", 1, _qr_shapes, _qr_flops, "geqrf 2mn² − 2n³/3 + …, orgqr 4mnk − 2(m+n)k² + 4k³/3 + …",
+            "LAWN 41, xGEQRF + xORGQR"),
+    Routine("eigh", 1, lambda s, o: [s[0][:-1], s[0]], lambda s, o: 9.0 * _mn(s[0])[0] ** 3,
+            "9n³", "Golub & Van Loan §8.3 (symmetric QR, eigenvalues and vectors)"),
+    Routine("eigvalsh", 1, lambda s, o: [s[0][:-1]], lambda s, o: 4.0 * _mn(s[0])[0] ** 3 / 3,
+            "4n³/3", "Golub & Van Loan §8.3 (symmetric QR, eigenvalues only)"),
+    Routine("svd", 1, _svd_shapes, lambda s, o: _svd(*_mn(s[0]), True, bool(o.get("full_matrices", False))),
+            "thin 14mn² + 8n³, full 4m²n + 8mn² + 9n³", "Golub & Van Loan Fig. 8.6.1 (Golub–Reinsch)"),
+    Routine("svdvals", 1, lambda s, o: [(*s[0][:-2], min(_mn(s[0])))], lambda s, o: _svd(*_mn(s[0]), False, False),
+            "4mn² − 4n³/3", "Golub & Van Loan Fig. 8.6.1 (Golub–Reinsch, Σ only)"),
+    Routine("pinv", 1, lambda s, o: [(*s[0][:-2], s[0][-1], s[0][-2])],
+            lambda s, o: _svd(*_mn(s[0]), True, False) + 2.0 * _mn(s[0])[0] * _mn(s[0])[1] * min(_mn(s[0])),
+            "thin SVD + 2mnk", "Golub & Van Loan Fig. 8.6.1, then V Σ⁺ Uᵀ"),
+]}
+
+
+def result_shapes(routine: str, arg_shapes: Sequence[Shape], options: dict[str, Any]) -> list[Shape]:
+    return [tuple(int(d) for d in s) for s in ROUTINES[routine].shapes([tuple(s) for s in arg_shapes], options)]
+
+
+def flops(routine: str, arg_shapes: Sequence[Shape], options: dict[str, Any]) -> int:
+    """The routine's LAPACK count over every matrix of the batch."""
+    shapes = [tuple(s) for s in arg_shapes]
+    batch = 1
+    for d in shapes[0][:-2]:
+        batch *= int(d)
+    return int(round(batch * max(ROUTINES[routine].flops_per_matrix(shapes, options), 0.0)))
+
+
+# --- execution (float64, one matrix at a time) -----------------------------------------------------
+
+def _per_matrix(fn: Callable[..., Any], args: list[np.ndarray], n_out: int) -> list[np.ndarray]:
+    batch = args[0].shape[:-2]
+    results: list[list[np.ndarray]] = [[] for _ in range(n_out)]
+    for pos in np.ndindex(*batch):
+        outs = fn(*[a[pos] for a in args])
+        outs = outs if isinstance(outs, tuple) else (outs,)
+        for k, o in enumerate(outs):
+            results[k].append(np.asarray(o))
+    return [np.stack(r).reshape(*batch, *r[0].shape) if r else np.zeros(batch) for r in results]
+
+
+def run(routine: str, args: list[np.ndarray], options: dict[str, Any]) -> list[np.ndarray]:
+    """The routine's results, as the frameworks define them (pivots 1-based, as LAPACK and PyTorch)."""
+    import scipy.linalg as sl
+
+    upper = bool(options.get("upper", False))
+    a = [np.asarray(x, dtype=np.float64) if np.asarray(x).dtype.kind == "f" else np.asarray(x) for x in args]
+    if routine == "cholesky":  # from the triangle the flag names: Uᵀ is the lower factor of Aᵀ
+        if upper:
+            return [np.swapaxes(np.linalg.cholesky(np.swapaxes(a[0], -1, -2)), -1, -2)]
+        return [np.linalg.cholesky(a[0])]
+    if routine == "cholesky_solve":
+        return _per_matrix(lambda b, c: sl.cho_solve((c, not upper), b), [a[0], a[1]], 1)
+    if routine == "cholesky_inverse":
+        def inverse(c):
+            full = c.T @ c if upper else c @ c.T
+            return np.linalg.inv(full)
+        return _per_matrix(inverse, [a[0]], 1)
+    if routine == "triangular_solve":
+        left, unit = bool(options.get("left", True)), bool(options.get("unitriangular", False))
+
+        def tri(m, b):
+            m = np.triu(m) if upper else np.tril(m)
+            if unit:
+                np.fill_diagonal(m, 1.0)
+            if left:
+                return sl.solve_triangular(m, b, lower=not upper, unit_diagonal=unit)
+            return sl.solve_triangular(m.T, b.T, lower=upper, unit_diagonal=unit).T
+        return _per_matrix(tri, [a[0], a[1]], 1)
+    if routine == "lu_factor":
+        def factor(m):
+            lu, piv = sl.lu_factor(m, check_finite=False)
+            return lu, (piv + 1).astype(np.int32)
+        return _per_matrix(factor, [a[0]], 2)
+    if routine == "lu":
+        return _per_matrix(lambda m: tuple(sl.lu(m, check_finite=False)), [a[0]], 3)
+    if routine == "lu_solve":
+        adjoint, left = bool(options.get("adjoint", False)), bool(options.get("left", True))
+        if not left:
+            raise ValueError("lu_solve with left=False is not executed")
+        return _per_matrix(lambda lu, piv, b: sl.lu_solve((lu, piv.astype(np.int64) - 1), b, trans=1 if adjoint else 0,
+                                                          check_finite=False), [a[0], a[1], a[2]], 1)
+    if routine == "solve":
+        if not options.get("left", True):
+            return [np.swapaxes(np.linalg.solve(np.swapaxes(a[0], -1, -2), np.swapaxes(a[1], -1, -2)), -1, -2)]
+        return [np.linalg.solve(a[0], a[1])]
+    if routine == "inv":
+        return [np.linalg.inv(a[0])]
+    if routine == "det":
+        return [np.asarray(np.linalg.det(a[0]))]
+    if routine == "slogdet":
+        sign, logabs = np.linalg.slogdet(a[0])
+        return [np.asarray(sign), np.asarray(logabs)]
+    if routine == "qr":
+        mode = options.get("mode", "reduced")
+        if mode == "r":
+            return [np.zeros((0,)), np.linalg.qr(a[0], mode="r")]
+        q, r = np.linalg.qr(a[0], mode="complete" if mode == "complete" else "reduced")
+        return [q, r]
+    if routine == "eigh":
+        w, v = np.linalg.eigh(a[0], UPLO="U" if upper else "L")
+        return [w, v]
+    if routine == "eigvalsh":
+        return [np.linalg.eigvalsh(a[0], UPLO="U" if upper else "L")]
+    if routine == "svd":
+        u, s, vh = np.linalg.svd(a[0], full_matrices=bool(options.get("full_matrices", False)))
+        return [u, s, vh]
+    if routine == "svdvals":
+        return [np.linalg.svd(a[0], compute_uv=False)]
+    if routine == "pinv":
+        return [np.linalg.pinv(a[0], rtol=options.get("rtol"), hermitian=bool(options.get("hermitian", False)))]
+    raise ValueError(f"unknown linalg routine {routine!r}")
