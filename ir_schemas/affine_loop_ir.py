@@ -154,7 +154,7 @@ class TopK(_Strict):
     indices: str = Field(pattern=IDENT)
 
 
-LinalgRoutine = Literal["cholesky", "cholesky_solve", "cholesky_inverse", "triangular_solve", "lu_factor", "lu",
+LinalgRoutine = Literal["cholesky", "cholesky_solve", "cholesky_inverse", "triangular_solve", "lu_factor", "lu_jax", "lu",
                         "lu_solve", "solve", "inv", "det", "slogdet", "qr", "eigh", "eigvalsh", "svd", "svdvals",
                         "pinv"]
 """The dense linear-algebra routines a ``Linalg`` step can name (``solar_assets.ir.linalg``)."""

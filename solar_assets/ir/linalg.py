@@ -117,6 +117,9 @@ ROUTINES: dict[str, Routine] = {r.name: r for r in [
             "n²k (A n×n, B with k right-hand sides)", "LAWN 41, xTRSM"),
     Routine("lu_factor", 1, lambda s, o: [s[0], (*s[0][:-2], min(_mn(s[0])))], lambda s, o: _getrf(*_mn(s[0])),
             "mn² − n³/3 − n²/2 + 5n/6 (m ≥ n)", "LAWN 41, xGETRF", lambda o: [None, "int32"]),
+    Routine("lu_jax", 1, lambda s, o: [s[0], (*s[0][:-2], min(_mn(s[0]))), (*s[0][:-2], s[0][-2])],
+            lambda s, o: _getrf(*_mn(s[0])), "mn² − n³/3 − n²/2 + 5n/6 (m ≥ n)", "LAWN 41, xGETRF",
+            lambda o: [None, "int32", "int32"]),
     Routine("lu", 1,
             lambda s, o: [(*s[0][:-2], s[0][-2], s[0][-2]), (*s[0][:-2], s[0][-2], min(_mn(s[0]))),
                           (*s[0][:-2], min(_mn(s[0])), s[0][-1])],
@@ -208,6 +211,14 @@ def run(routine: str, args: list[np.ndarray], options: dict[str, Any]) -> list[n
             lu, piv = sl.lu_factor(m, check_finite=False)
             return lu, (piv + 1).astype(np.int32)
         return _per_matrix(factor, [a[0]], 2)
+    if routine == "lu_jax":  # lax.linalg.lu: LU, 0-based pivots, the rows' permutation
+        def factor_jax(m):
+            lu, piv = sl.lu_factor(m, check_finite=False)
+            perm = np.arange(m.shape[0])
+            for i, p in enumerate(piv):
+                perm[[i, p]] = perm[[p, i]]
+            return lu, piv.astype(np.int32), perm.astype(np.int32)
+        return _per_matrix(factor_jax, [a[0]], 3)
     if routine == "lu":
         return _per_matrix(lambda m: tuple(sl.lu(m, check_finite=False)), [a[0]], 3)
     if routine == "lu_solve":

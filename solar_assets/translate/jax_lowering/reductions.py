@@ -54,7 +54,11 @@ def _window(name: str):
         from solar_assets.translate.jax_lowering.views import window_source
 
         wdil = list(window_dilation or [1] * len(x.shape))
-        src, pads_lo = window_source(c, x, pad, padding, base_dilation, c.name + "_in")
+        if x.dtype.startswith(("int", "uint")) and update != "+=":  # the integer extreme, not ±inf
+            pad_value = _identity("max" if update == "max=" else "min", x.dtype)
+        else:
+            pad_value = pad
+        src, pads_lo = window_source(c, x, pad_value, padding, base_dilation, c.name + "_in")
         return window_reduce(c.b, c.name, src, c.new_output(), window_dimensions, window_strides, wdil,
                              pads_lo, update)
 
