@@ -58,3 +58,16 @@ def triangular_solve_lowering(c: JCtx, a, b, *, left_side: bool, lower: bool, tr
         a, lower = _transposed(c, a), not lower
     return c.b.linalg(c.name, "triangular_solve", [a, b],
                       {"upper": not lower, "left": bool(left_side), "unitriangular": bool(unit_diagonal)})[0]
+
+
+@lowers("custom_linear_solve")
+def custom_linear_solve_lowering(c: JCtx, *args, const_lengths, jaxprs, **_):
+    """``lax.custom_linear_solve``: what runs is its ``solve`` function on the right-hand side (the
+    matvec and transposes are for differentiation), inlined like a call."""
+    from solar_assets.translate.jax_lowering.control import _inline
+
+    lengths = [int(n) for n in const_lengths]
+    starts = [sum(lengths[:k]) for k in range(len(lengths))]
+    solve_consts = list(args[starts[2]:starts[2] + lengths[2]])
+    rhs = list(args[sum(lengths):])
+    return _inline(c, jaxprs.solve, solve_consts + rhs)
