@@ -185,18 +185,18 @@ def test_coverage_row_has_xla_ratios(tmp_path):
 
 
 def test_coverage_names_an_unlowered_primitive(tmp_path):
-    path = _write(tmp_path, "jax_atan2", """\
+    path = _write(tmp_path, "jax_shift", """\
         import jax
         import jax.numpy as jnp
 
         def get_inputs():
-            return [jax.random.normal(jax.random.key(0), (3,))]
+            return [jnp.arange(3, dtype=jnp.int32)]
 
         def forward(x):
-            return jnp.arctan2(x, 2.0)
+            return jnp.left_shift(x, 2)
         """)
     row = check_workload(path, None)
-    assert (row.translated, row.failed_stage, row.unlowered_op) == (False, "trace", "atan2"), row.error
+    assert (row.translated, row.failed_stage, row.unlowered_op) == (False, "trace", "shift_left"), row.error
     assert f"{path.name}:8" in row.error
 
 
