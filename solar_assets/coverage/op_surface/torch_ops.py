@@ -140,18 +140,44 @@ class _Writer:
         raise Unwritable(f"an argument of type {type(v).__name__}")
 
 
+PROPERTIES = ("T", "H", "mT", "mH")
+"""Ops that are Tensor properties, not calls."""
+
+
+def _public_callable(op: Any, names: dict[int, str]) -> tuple[str, bool] | None:
+    """(the spelling, whether it is a method) of the op: its callable found in torch's namespaces,
+    else the ``torch.<name>`` function of the op's name, else its named Tensor method."""
+    import torch
+
+    if id(op.op) in names:
+        return names[id(op.op)], False
+    if op.name in PROPERTIES:
+        return op.name, True
+    target: Any = torch  # the op's name as a path under torch: "nn.functional.dropout"
+    for part in op.name.split("."):
+        target = getattr(target, part, None) if part.isidentifier() else None
+    if callable(target) and id(target) in names:
+        return names[id(target)], False
+    method = getattr(op.method_variant, "__name__", "") if op.method_variant is not None else ""
+    if method.isidentifier():
+        return method, True
+    return None
+
+
 def _call(op: Any, names: dict[int, str], writer: _Writer, sample: Any) -> str:
     """The forward's return expression: the op by its public name on the sample."""
-    name = names.get(id(op.op))
-    method = op.method_variant
-    if name is None and (method is None or not getattr(method, "__name__", None)):
+    found = _public_callable(op, names)
+    if found is None:
         raise Unwritable(f"no public name for {getattr(op.op, '__qualname__', op.op)!r}")
+    name, is_method = found
     first = writer.value(sample.input)
     args = [writer.value(a) for a in sample.args]
     kwargs = [f"{k}={writer.value(v)}" for k, v in sample.kwargs.items()]
-    if name is not None:
-        return f"{name}({', '.join([first, *args, *kwargs])})"
-    return f"{first}.{method.__name__}({', '.join([*args, *kwargs])})"
+    if is_method and name in PROPERTIES:
+        return f"{first}.{name}"
+    if is_method:
+        return f"{first}.{name}({', '.join([*args, *kwargs])})"
+    return f"{name}({', '.join([first, *args, *kwargs])})"
 
 
 def file_stem(op: Any) -> str:
