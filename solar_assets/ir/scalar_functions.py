@@ -30,13 +30,19 @@ class ScalarFunction:
     (it reads an operand twice, or depends on the operand's kind)."""
     numpy: str
     """``module:attribute`` of the elementwise float64 reference the point evaluator calls."""
+    accuracy: float = 0.0
+    """Relative agreement to expect between the IR's float64 value and a framework's float64 run,
+    where that is coarser than float64 itself: PyTorch's float64 Bessel functions are good to
+    ~4e-7 relative; ``nextafter32`` steps one float32 ulp where the float64 run steps one float64
+    ulp. 0: agree to float64 precision."""
 
 
-def _special(name: str, arity: int, scipy_name: str | None = None) -> ScalarFunction:
+def _special(name: str, arity: int, scipy_name: str | None = None, accuracy: float = 0.0) -> ScalarFunction:
     """A function the generated kernels call in ``execute.special_scalars`` (SciPy's Cephes in float64)."""
     args = ", ".join(f"{{{k}}}" for k in range(arity))
     return ScalarFunction(name, arity, f"_sf.{name}({args})",
-                          f"scipy.special:{scipy_name}" if scipy_name else f"solar_assets.execute.special_scalars:{name}_ufunc")
+                          f"scipy.special:{scipy_name}" if scipy_name else f"solar_assets.execute.special_scalars:{name}_ufunc",
+                          accuracy)
 
 
 _TABLE = [
@@ -73,7 +79,7 @@ _TABLE = [
     ScalarFunction("select", 3, None, "solar_assets.ir.scalar_numpy:select"),
     # the next float32 / float64 after x towards y (a float32 step is not a float64 one)
     ScalarFunction("nextafter32", 2, "np.nextafter(np.float32({0}), np.float32({1}))",
-                   "solar_assets.ir.scalar_numpy:nextafter32"),
+                   "solar_assets.ir.scalar_numpy:nextafter32", accuracy=2.0 ** -22),
     ScalarFunction("nextafter", 2, "np.nextafter({0}, {1})", "numpy:nextafter"),
     # special functions (SciPy's Cephes, float64)
     _special("lgamma", 1, "gammaln"),
@@ -86,10 +92,10 @@ _TABLE = [
     _special("bessel_i0e", 1, "i0e"),
     _special("bessel_i1", 1, "i1"),
     _special("bessel_i1e", 1, "i1e"),
-    _special("bessel_j0", 1, "j0"),
-    _special("bessel_j1", 1, "j1"),
-    _special("bessel_y0", 1, "y0"),
-    _special("bessel_y1", 1, "y1"),
+    _special("bessel_j0", 1, "j0", accuracy=1e-6),
+    _special("bessel_j1", 1, "j1", accuracy=1e-6),
+    _special("bessel_y0", 1, "y0", accuracy=1e-6),
+    _special("bessel_y1", 1, "y1", accuracy=1e-6),
     _special("bessel_k0", 1, "k0"),
     _special("bessel_k1", 1, "k1"),
     _special("bessel_k0e", 1, "k0e"),
@@ -105,6 +111,15 @@ _TABLE = [
 ]
 FUNCTIONS: dict[str, ScalarFunction] = {f.name: f for f in _TABLE}
 ARITY: dict[str, int] = {f.name: f.arity for f in _TABLE}
+
+
+def expression_accuracy(expressions: list[str]) -> tuple[float, list[str]]:
+    """The coarsest ``accuracy`` of the functions these kernel expressions call, and their names."""
+    import re
+
+    called = {m for e in expressions for m in re.findall(r"\b([a-z_][a-z0-9_]*)\(", e)}
+    coarse = sorted(n for n in called if n in FUNCTIONS and FUNCTIONS[n].accuracy > 0)
+    return max((FUNCTIONS[n].accuracy for n in coarse), default=0.0), coarse
 
 
 def uses_special(source: str) -> bool:
