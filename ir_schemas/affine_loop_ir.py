@@ -156,7 +156,8 @@ class TopK(_Strict):
 
 LinalgRoutine = Literal["cholesky", "cholesky_solve", "cholesky_inverse", "triangular_solve", "lu_factor", "lu_jax", "lu",
                         "lu_solve", "solve", "inv", "det", "slogdet", "qr", "eigh", "eigvalsh", "svd", "svdvals",
-                        "pinv"]
+                        "pinv", "lu_unpack", "geqrf", "householder_product", "ormqr", "ldl_factor", "ldl_solve",
+                        "matrix_exp", "tridiagonal_solve"]
 """The dense linear-algebra routines a ``Linalg`` step can name (``solar_assets.ir.linalg``)."""
 LINALG_OPTIONS = ("upper", "left", "unitriangular", "adjoint", "mode", "full_matrices", "hermitian", "rtol")
 

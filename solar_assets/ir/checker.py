@@ -206,7 +206,7 @@ class _Checker:
             if n not in self.defined:
                 raise IRError(f"{where} reads {n!r} before any step writes it")
         args = [self.tensors[n] for n in step.args]
-        if any(len(a.shape) < (1 if k else 2) for k, a in enumerate(args)):
+        if routine.matrix_first and len(args[0].shape) < 2:
             raise IRError(f"{where}: its first operand is a matrix (rank >= 2)")
         want = linalg_result_shapes(step.routine, [tuple(a.shape) for a in args], step.options())
         if len(step.outs) != len(want):

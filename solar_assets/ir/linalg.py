@@ -34,6 +34,7 @@ class Routine:
     formula: str  # the count as printed in REPORT.md
     source: str
     result_dtypes: Callable[[dict[str, Any]], list[str | None]] = lambda options: []  # None: the first operand's
+    matrix_first: bool = True  # the first operand is a (batch of) matrices; False: diagonals (tridiagonal_solve)
 
 
 def _mn(shape: Shape) -> tuple[int, int]:
@@ -104,6 +105,15 @@ def _solve_rhs(shapes: list[Shape]) -> int:
     return int(shapes[1][-1])
 
 
+def _ormqr(shapes: list[Shape], options: dict[str, Any]) -> float:
+    """xORMQR (LAWN 41): C (m×n) times Q from k reflectors, from the left or the right."""
+    m, n = _mn(shapes[2])
+    k = int(shapes[1][-1])
+    if options.get("left", True):
+        return 4 * n * m * k - 2 * n * k * k + 3 * n * k
+    return 4 * n * m * k - 2 * m * k * k + 3 * m * k
+
+
 ROUTINES: dict[str, Routine] = {r.name: r for r in [
     Routine("cholesky", 1, lambda s, o: [s[0]], lambda s, o: _potrf(_mn(s[0])[0]),
             "n³/3 + n²/2 + n/6", "LAWN 41, xPOTRF"),
@@ -146,6 +156,26 @@ ROUTINES: dict[str, Routine] = {r.name: r for r in [
             "thin 14mn² + 8n³, full 4m²n + 8mn² + 9n³", "Golub & Van Loan Fig. 8.6.1 (Golub–Reinsch)"),
     Routine("svdvals", 1, lambda s, o: [(*s[0][:-2], min(_mn(s[0])))], lambda s, o: _svd(*_mn(s[0]), False, False),
             "4mn² − 4n³/3", "Golub & Van Loan Fig. 8.6.1 (Golub–Reinsch, Σ only)"),
+    Routine("lu_unpack", 2,
+            lambda s, o: [(*s[0][:-2], s[0][-2], s[0][-2]), (*s[0][:-2], s[0][-2], min(_mn(s[0]))),
+                          (*s[0][:-2], min(_mn(s[0])), s[0][-1])],
+            lambda s, o: 0.0, "0 (data movement)", "—"),
+    Routine("geqrf", 1, lambda s, o: [s[0], (*s[0][:-2], min(_mn(s[0])))], lambda s, o: _geqrf(*_mn(s[0])),
+            "2mn² − 2n³/3 + mn + n² + 14n/3 (m ≥ n)", "LAWN 41, xGEQRF"),
+    Routine("householder_product", 2, lambda s, o: [s[0]],
+            lambda s, o: _orgqr(*_mn(s[0]), int(s[1][-1])), "4mnk − 2(m+n)k² + 4k³/3 + 3nk − mk − k² − 4k/3",
+            "LAWN 41, xORGQR"),
+    Routine("ormqr", 3, lambda s, o: [s[2]], _ormqr, "left 4nmk − 2nk² + 3nk, right 4nmk − 2mk² + 3mk",
+            "LAWN 41, xORMQR"),
+    Routine("ldl_factor", 1, lambda s, o: [s[0], s[0][:-1]], lambda s, o: _mn(s[0])[0] ** 3 / 3 + _mn(s[0])[0] ** 2 / 2,
+            "n³/3 + n²/2", "LAWN 41, xSYTRF", lambda o: [None, "int32"]),
+    Routine("ldl_solve", 3, lambda s, o: [s[2]], lambda s, o: 2.0 * _mn(s[0])[0] ** 2 * s[2][-1],
+            "2n²k", "LAWN 41, xSYTRS"),
+    Routine("matrix_exp", 1, lambda s, o: [s[0]], lambda s, o: 4.0 * _mn(s[0])[0] ** 3 + 8.0 * _mn(s[0])[0] ** 3 / 3,
+            "4n³ + 8n³/3 (two products and one solve: Padé [3/3] without squaring, the least of Higham's scheme)",
+            "Higham, SIAM J. Matrix Anal. Appl. 26 (2005)"),
+    Routine("tridiagonal_solve", 4, lambda s, o: [s[3]], lambda s, o: (8.0 * s[1][-1] - 7) * s[3][-1],
+            "(8n − 7)k", "Thomas algorithm (Golub & Van Loan §4.3.6)", matrix_first=False),
     Routine("pinv", 1, lambda s, o: [(*s[0][:-2], s[0][-1], s[0][-2])],
             lambda s, o: _svd(*_mn(s[0]), True, False) + 2.0 * _mn(s[0])[0] * _mn(s[0])[1] * min(_mn(s[0])),
             "thin SVD + 2mnk", "Golub & Van Loan Fig. 8.6.1, then V Σ⁺ Uᵀ"),
@@ -160,7 +190,7 @@ def flops(routine: str, arg_shapes: Sequence[Shape], options: dict[str, Any]) ->
     """The routine's LAPACK count over every matrix of the batch."""
     shapes = [tuple(s) for s in arg_shapes]
     batch = 1
-    for d in shapes[0][:-2]:
+    for d in (shapes[0][:-2] if ROUTINES[routine].matrix_first else shapes[0][:-1]):
         batch *= int(d)
     return int(round(batch * max(ROUTINES[routine].flops_per_matrix(shapes, options), 0.0)))
 
@@ -219,6 +249,51 @@ def run(routine: str, args: list[np.ndarray], options: dict[str, Any]) -> list[n
                 perm[[i, p]] = perm[[p, i]]
             return lu, piv.astype(np.int32), perm.astype(np.int32)
         return _per_matrix(factor_jax, [a[0]], 3)
+    if routine == "lu_unpack":
+        def unpack(lu, piv):
+            m, n = lu.shape
+            k = min(m, n)
+            lower = np.tril(lu[:, :k], -1) + np.eye(m, k)
+            upper = np.triu(lu[:k, :])
+            rows = np.eye(m)
+            for i, p in enumerate(piv.astype(np.int64) - 1):  # Pᵀ A = L U: the row swaps applied in order
+                rows[[i, p]] = rows[[p, i]]
+            return rows.T, lower, upper
+        return _per_matrix(unpack, [a[0], a[1]], 3)
+    if routine == "geqrf":
+        from scipy.linalg import lapack
+        return _per_matrix(lambda m: tuple(lapack.dgeqrf(m)[:2]), [a[0]], 2)
+    if routine == "householder_product":
+        from scipy.linalg import lapack
+        return _per_matrix(lambda m, tau: lapack.dorgqr(m, tau)[0], [a[0], a[1]], 1)
+    if routine == "ormqr":
+        from scipy.linalg import lapack
+        side, trans = ("L" if options.get("left", True) else "R"), ("T" if options.get("adjoint", False) else "N")
+
+        return _per_matrix(lambda m, tau, c: lapack.dormqr(side, trans, m, tau, c, max(1, 64 * max(c.shape)))[0],
+                           [a[0], a[1], a[2]], 1)
+    if routine == "ldl_factor":
+        from scipy.linalg import lapack
+        def ldl(m):  # the factor's own triangle; PyTorch zeroes the other (LAPACK leaves the operand's)
+            ld, piv = lapack.dsytrf(m, lower=0 if upper else 1)[:2]
+            return (np.triu(ld) if upper else np.tril(ld)), piv.astype(np.int32)
+        return _per_matrix(ldl, [a[0]], 2)
+    if routine == "ldl_solve":
+        from scipy.linalg import lapack
+        return _per_matrix(lambda ld, piv, b: lapack.dsytrs(ld, piv.astype(np.int32), b, lower=0 if upper else 1)[0],
+                           [a[0], a[1], a[2]], 1)
+    if routine == "matrix_exp":
+        return _per_matrix(sl.expm, [a[0]], 1)
+    if routine == "tridiagonal_solve":
+        def thomas(dl, d, du, b):
+            n = d.shape[0]
+            banded = np.zeros((3, n))
+            banded[0, 1:], banded[1], banded[2, :-1] = du[:-1], d, dl[1:]
+            return sl.solve_banded((1, 1), banded, b)
+        batch = a[1].shape[:-1]
+        out = np.stack([thomas(a[0][p], a[1][p], a[2][p], a[3][p]) for p in np.ndindex(*batch)]) if batch else \
+            thomas(a[0], a[1], a[2], a[3])
+        return [out.reshape(a[3].shape)]
     if routine == "lu":
         return _per_matrix(lambda m: tuple(sl.lu(m, check_finite=False)), [a[0]], 3)
     if routine == "lu_solve":

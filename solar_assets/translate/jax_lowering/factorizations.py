@@ -71,3 +71,9 @@ def custom_linear_solve_lowering(c: JCtx, *args, const_lengths, jaxprs, **_):
     solve_consts = list(args[starts[2]:starts[2] + lengths[2]])
     rhs = list(args[sum(lengths):])
     return _inline(c, jaxprs.solve, solve_consts + rhs)
+
+
+@lowers("tridiagonal_solve")
+def tridiagonal_solve_lowering(c: JCtx, dl, d, du, b, **_):
+    """The three diagonals (``dl[0]`` and ``du[-1]`` unused) and the right-hand sides: the Thomas algorithm."""
+    return c.b.linalg(c.name, "tridiagonal_solve", [dl, d, du, b])[0]

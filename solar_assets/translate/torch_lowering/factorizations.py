@@ -191,3 +191,43 @@ def with_effects_lowering(c: Ctx, token, op, *args, **kwargs):
 
 EFFECT_TOKEN = "effect token"
 """What an effect token lowers to: no tensor (``torch_tracer`` binds token inputs to it too)."""
+
+
+@lowers(aten.lu_unpack)
+def lu_unpack_lowering(c: Ctx, lu: SymTensor, pivots: SymTensor, unpack_data: bool = True,
+                       unpack_pivots: bool = True):
+    if not (unpack_data and unpack_pivots):
+        raise LoweringGap("lu_unpack of only the data or only the pivots (empty results)")
+    return tuple(_routine(c, "lu_unpack", lu, pivots))
+
+
+@lowers(aten.geqrf)
+def geqrf_lowering(c: Ctx, a: SymTensor):
+    return tuple(_routine(c, "geqrf", a))
+
+
+@lowers(aten.linalg_householder_product)
+def householder_product_lowering(c: Ctx, a: SymTensor, tau: SymTensor):
+    return _routine(c, "householder_product", a, tau)[0]
+
+
+@lowers(aten.ormqr)
+def ormqr_lowering(c: Ctx, a: SymTensor, tau: SymTensor, other: SymTensor, left: bool = True,
+                   transpose: bool = False):
+    return _routine(c, "ormqr", a, tau, other, left=bool(left), adjoint=bool(transpose))[0]
+
+
+@lowers(aten.linalg_ldl_factor_ex)
+def ldl_factor_lowering(c: Ctx, a: SymTensor, hermitian: bool = False, check_errors: bool = False):
+    ld, pivots = _routine(c, "ldl_factor", a)
+    return (ld, pivots, _zeros(c, 2))
+
+
+@lowers(aten.linalg_ldl_solve)
+def ldl_solve_lowering(c: Ctx, ld: SymTensor, pivots: SymTensor, b: SymTensor, hermitian: bool = False):
+    return _routine(c, "ldl_solve", ld, pivots, b)[0]
+
+
+@lowers(aten.linalg_matrix_exp)
+def matrix_exp_lowering(c: Ctx, a: SymTensor):
+    return _routine(c, "matrix_exp", a)[0]
