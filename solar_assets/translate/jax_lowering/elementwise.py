@@ -6,6 +6,7 @@ names it.
 """
 from __future__ import annotations
 
+from solar_assets.translate.core.builder import lins, loop_vars
 from solar_assets.translate.core.elementwise import ELEMENTWISE
 from solar_assets.translate.jax_lowering.context import JCtx, LoweringGap, SymTensor
 from solar_assets.translate.jax_lowering.registry import lowers
@@ -114,11 +115,20 @@ def identity_lowering(c: JCtx, *xs, **_):
 
 @lowers("reduce_precision")
 def reduce_precision_lowering(c: JCtx, x, *, exponent_bits: int, mantissa_bits: int):
+    """Rounding to a narrower float format and back: a store into a tensor of that dtype (the IR
+    rounds conversions into narrow dtypes to nearest even), read back in the operand's dtype."""
     native = {"float32": (8, 23), "float64": (11, 52), "float16": (5, 10), "bfloat16": (8, 7),
               "float8_e4m3fn": (4, 3), "float8_e5m2": (5, 2)}
-    if native.get(c.out_dtype()) != (exponent_bits, mantissa_bits):
+    if native.get(c.out_dtype()) == (exponent_bits, mantissa_bits):
+        return x
+    narrow = next((d for d, bits in native.items() if bits == (exponent_bits, mantissa_bits)), None)
+    if narrow is None:
         raise LoweringGap(f"reduce_precision to {exponent_bits} exponent / {mantissa_bits} mantissa bits")
-    return x
+    rounded = c.b.declare(c.name + "_rounded", c.out_shape(), narrow)
+    v = loop_vars("i", len(c.out_shape()))
+    c.b.kernel(rounded.base, list(zip(v, c.out_shape())), rounded.access(lins(v)), "=",
+               c.read(x, lins(v), c.out_shape()))
+    return c.elementwise("{0}", rounded)
 
 
 @lowers("bitcast_convert_type")

@@ -52,3 +52,16 @@ def sort_lowering(c: JCtx, *operands, dimension: int, num_keys: int = 1, **_):
                    f"{y.base}[{', '.join(subs)}]")
         outs.append(out)
     return outs
+
+
+@lowers("approx_top_k")
+def approx_top_k_lowering(c: JCtx, x, *, k: int, reduction_dimension: int = -1, is_max_k: bool = True,
+                          aggregate_to_topk: bool = True, **_):
+    """``lax.approx_max_k`` / ``approx_min_k``: on the CPU, and as the least work any unit does for
+    it, the exact top k (the approximation only lets a TPU skip work it does not need to)."""
+    if not aggregate_to_topk:
+        raise LoweringGap("approx_top_k without aggregate_to_topk (the un-aggregated candidates)")
+    x = _tensor(c, x, 0)
+    axis = reduction_dimension % len(x.shape)
+    values, indices = c.b.topk(c.name, x, axis, int(k), bool(is_max_k))
+    return [values, _cast(c, indices, 1)]

@@ -16,7 +16,7 @@ from solar_assets.translate.core.builder import lins, loop_vars
 from solar_assets.translate.core.gather import gather, scatter
 from solar_assets.translate.torch_lowering.context import Ctx, LoweringGap
 from solar_assets.translate.torch_lowering.registry import lowers
-from solar_assets.translate.core.affine import Lin, SymTensor
+from solar_assets.translate.core.affine import Lin, SymTensor, view_dim
 
 aten = torch.ops.aten
 
@@ -274,3 +274,44 @@ def index_reduce_lowering(c: Ctx, x: SymTensor, dim: int, index: SymTensor, src:
     """``Tensor.index_reduce``: ``out[..., index[j], ...] ⊕= src[..., j, ...]`` (a 1-D index along ``dim``)."""
     dim %= max(1, len(x.shape))
     return _reduce_scatter(c, x, dim, src.shape, lambda idx: index.access([idx[dim]]), src, reduce, include_self)
+
+
+def _kth_smallest(c: Ctx, x: SymTensor, k: int, dim: int, keepdim: bool):
+    """(value, index) of the ``k``-th smallest along ``dim`` (1-based): the last of a TopK of the ``k``
+    smallest, seen without that dim (or with it kept at size one)."""
+    dim %= max(1, len(x.shape))
+    values, indices = c.b.topk(c.name, x, dim, k, False)
+    rank = len(x.shape)
+
+    def pick(t: SymTensor, i: int) -> SymTensor:
+        old_of_new = []
+        for d in range(rank):
+            if d == dim:
+                old_of_new.append(Lin.constant(k - 1))
+            else:
+                new = d if keepdim or d < dim else d - 1
+                old_of_new.append(Lin.of(view_dim(new)))
+        return t.reindex(c.out_shape(i), old_of_new)
+    return pick(values, 0), pick(indices, 1)
+
+
+@lowers(aten.kthvalue)
+def kthvalue_lowering(c: Ctx, x: SymTensor, k: int, dim: int = -1, keepdim: bool = False):
+    return _kth_smallest(c, x, int(k), dim, keepdim)
+
+
+@lowers(aten.median.dim)
+def median_dim_lowering(c: Ctx, x: SymTensor, dim: int, keepdim: bool = False):
+    """The lower median (PyTorch's: the ⌈n/2⌉-th smallest) and where it is."""
+    n = x.shape[dim % max(1, len(x.shape))]
+    return _kth_smallest(c, x, (n - 1) // 2 + 1, dim, keepdim)
+
+
+@lowers(aten.median.default)
+def median_lowering(c: Ctx, x: SymTensor):
+    numel = 1
+    for s in x.shape:
+        numel *= s
+    flat = c.b.reshape(x, [numel], c.name + "_flat")
+    values, _ = c.b.topk(c.name, flat, 0, (numel - 1) // 2 + 1, False)
+    return values.reindex((), [Lin.constant((numel - 1) // 2)])
