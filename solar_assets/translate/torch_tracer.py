@@ -20,7 +20,9 @@ from solar_assets.translate.core.builder import OUTPUT_ORIGIN, ProgramBuilder
 from solar_assets.translate.torch_lowering.context import Ctx, LoweringGap, ir_dtype
 from solar_assets.translate.translation import Translation, TranslationError
 from solar_assets.workloads import WorkloadSource, load_torch_workload
-from solar_assets.workloads.in_forward import attributes_to_buffers, random_kind, random_pattern_expr
+from solar_assets.workloads.in_forward import (
+    attributes_to_buffers, integer_bounds, normal_moments, random_kind, random_pattern_expr,
+)
 
 log = logging.getLogger(__name__)
 
@@ -408,7 +410,15 @@ def model_tensor_lowering(target: Any) -> Any:
 
     def lower(c: Ctx, *args: Any, **kwargs: Any) -> Any:
         shape = c.out_shape()
-        return c.elementwise(random_pattern_expr(kind, [f"i{i}" for i in range(len(shape))], shape))
+        loop = [f"i{i}" for i in range(len(shape))]
+        if kind == "integer":
+            low, high = integer_bounds(name, args)
+            u = random_pattern_expr("uniform", loop, shape)
+            return c.elementwise(f"floor({{0}} + ({{1}} - {{0}}) * ({u}))", low, high)
+        if kind == "scaled_normal":
+            mean, std = normal_moments(args, kwargs)
+            return c.elementwise(f"{{0}} + {{1}} * ({random_pattern_expr('normal', loop, shape)})", mean, std)
+        return c.elementwise(random_pattern_expr(kind, loop, shape))
 
     return lower
 

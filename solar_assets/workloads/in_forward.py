@@ -13,7 +13,9 @@ Both the tracer (``solar_assets.translate.torch_tracer``) and the golden run
   row-major) of a ``randn`` / ``randn_like`` draw is ``sin(RANDOM_FREQ * k + RANDOM_PHASE)`` (values in
   [-1, 1]), of a ``rand`` / ``rand_like`` draw ``0.5 + 0.5 * sin(...)`` (in [0, 1]). In the IR it is one
   kernel that reads nothing and writes the tensor (``random_pattern_expr``); in the golden run
-  ``deterministic_random()`` replaces the draws' values. The validated program is the model with this
+  ``deterministic_random()`` replaces the draws' values. ``randint`` draws ``floor(low + (high - low)·u)``
+  of the uniform pattern ``u``, ``normal(mean, std)`` ``mean + std·z`` of the normal one (``bernoulli``
+  and dropout export as a ``rand`` and a comparison). The validated program is the model with this
   pattern as its "random" values: the same ops, shapes and costs as the model as written.
 """
 from __future__ import annotations
@@ -27,6 +29,8 @@ RANDOM_FREQ = 1.2345
 RANDOM_PHASE = 0.5
 NORMAL_DRAWS = ("randn", "randn_like")
 UNIFORM_DRAWS = ("rand", "rand_like")
+INTEGER_DRAWS = ("randint", "randint_like")  # floor(low + (high - low) · uniform pattern)
+SCALED_NORMAL_DRAWS = ("normal",)  # mean + std · normal pattern
 
 
 def attributes_to_buffers(model: Any) -> list[str]:
@@ -46,12 +50,33 @@ def attributes_to_buffers(model: Any) -> list[str]:
 
 
 def random_kind(op_name: str) -> str | None:
-    """"normal" / "uniform" for an ATen random draw's overload packet name (``randn``, ``rand_like``), else None."""
+    """"normal" / "uniform" / "integer" / "scaled_normal" for an ATen random draw's overload packet
+    name (``randn``, ``rand_like``, ``randint``, ``normal``), else None."""
     if op_name in NORMAL_DRAWS:
         return "normal"
     if op_name in UNIFORM_DRAWS:
         return "uniform"
+    if op_name in INTEGER_DRAWS:
+        return "integer"
+    if op_name in SCALED_NORMAL_DRAWS:
+        return "scaled_normal"
     return None
+
+
+def integer_bounds(op_name: str, args: Sequence[Any]) -> tuple[Any, Any]:
+    """(low, high) of a ``randint`` / ``randint_like`` call's arguments (``high`` alone means low 0)."""
+    if op_name == "randint_like":
+        rest = [a for a in args[1:] if not isinstance(a, (list, tuple))]
+    else:
+        rest = [a for a in args if not isinstance(a, (list, tuple))]
+    return (0, rest[0]) if len(rest) == 1 else (rest[0], rest[1])
+
+
+def normal_moments(args: Sequence[Any], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    """(mean, std) of a ``normal`` call (each a number or a tensor; std 1 when not given)."""
+    mean = kwargs.get("mean", args[0] if args else 0.0)
+    std = kwargs.get("std", args[1] if len(args) > 1 and not isinstance(args[1], (list, tuple)) else 1.0)
+    return mean, std
 
 
 def random_pattern_expr(kind: str, loop_vars: Sequence[str], shape: Sequence[int]) -> str:
@@ -82,14 +107,31 @@ def deterministic_random(float_dtype: Any = None) -> Iterator[None]:
     draws float64 state, as it would had it been written for float64."""
     from torch.utils._python_dispatch import TorchDispatchMode
 
+    import torch
+
     class _Pattern(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001 - torch's protocol
-            out = func(*args, **(kwargs or {}))
-            kind = random_kind(func.overloadpacket.__name__)
+            kwargs = kwargs or {}
+            out = func(*args, **kwargs)
+            name = func.overloadpacket.__name__
+            if name == "bernoulli" and func is not torch.ops.aten.bernoulli_.float:
+                # eager bernoulli is what the export spells ``rand(shape) < p``
+                p = args[1] if len(args) > 1 else kwargs.get("p", args[0])
+                u = random_pattern("uniform", out if float_dtype is None else out.to(float_dtype))
+                return (u < p).to(out.dtype)
+            kind = random_kind(name)
             if kind is None:
                 return out
             if float_dtype is not None and out.is_floating_point():
                 out = out.to(float_dtype)
+            if kind == "integer":
+                low, high = integer_bounds(name, args)
+                u = random_pattern("uniform", out.to(torch.float64))
+                return torch.floor(low + (high - low) * u).to(out.dtype)
+            if kind == "scaled_normal":
+                mean, std = normal_moments(args, kwargs)
+                z = random_pattern("normal", out)
+                return (mean + std * z).to(out.dtype)
             return random_pattern(kind, out)
 
     with _Pattern():
