@@ -157,15 +157,18 @@ class TopK(_Strict):
 LinalgRoutine = Literal["cholesky", "cholesky_solve", "cholesky_inverse", "triangular_solve", "lu_factor", "lu_jax", "lu",
                         "lu_solve", "solve", "inv", "det", "slogdet", "qr", "eigh", "eigvalsh", "svd", "svdvals",
                         "pinv", "lu_unpack", "geqrf", "householder_product", "ormqr", "ldl_factor", "ldl_solve",
-                        "matrix_exp", "tridiagonal_solve"]
+                        "matrix_exp", "tridiagonal_solve", "fft_r2c", "fft_c2c", "fft_c2r"]
 """The dense linear-algebra routines a ``Linalg`` step can name (``solar_assets.ir.linalg``)."""
-LINALG_OPTIONS = ("upper", "left", "unitriangular", "adjoint", "mode", "full_matrices", "hermitian", "rtol")
+LINALG_OPTIONS = ("upper", "left", "unitriangular", "adjoint", "mode", "full_matrices", "hermitian", "rtol", "dims",
+                  "normalization", "forward", "onesided", "last_dim_size")
 
 
 class Linalg(_Strict):
-    """``outs = routine(args)``: a dense linear-algebra routine on the last two dims of its
-    operands (the leading dims a batch): a factorisation, solve, inverse, determinant or
-    decomposition, which no perfect loop nest can say (pivoting, iteration to convergence).
+    """``outs = routine(args)``: a library routine: a dense linear-algebra routine on the last two
+    dims of its operands (the leading dims a batch: a factorisation, solve, inverse, determinant or
+    decomposition, which no perfect loop nest can say: pivoting, iteration to convergence), or a
+    fast Fourier transform over ``dims`` (a complex tensor as two real planes, real then imaginary:
+    ``fft_r2c`` real → two planes, ``fft_c2c`` two → two, ``fft_c2r`` two → real).
 
     Result shapes follow the routine (``solar_assets.ir.linalg``); the flags after ``outs`` are
     the routines' options (each routine reads the ones it has).
@@ -188,6 +191,12 @@ class Linalg(_Strict):
     hermitian: bool = Field(default=False, description="pinv: the operand is symmetric.")
     rtol: float | None = Field(default=None, description="pinv: relative cutoff of singular values "
                                "(None: max(m, n) · machine epsilon).")
+    dims: tuple[int, ...] = Field(default=(), description="fft_*: the transformed dims (non-negative).")
+    normalization: Literal[0, 1, 2] = Field(default=0, description="fft_*: the result scaled by 1, "
+                                            "1/sqrt(n) or 1/n (n the transformed points).")
+    forward: bool = Field(default=True, description="fft_c2c: the forward transform (exp(-2πi…)), else the inverse.")
+    onesided: bool = Field(default=True, description="fft_r2c: only the non-redundant half of the last dim.")
+    last_dim_size: int = Field(default=0, description="fft_c2r: the real result's size along the last dim.")
 
     def options(self) -> dict[str, bool | float | str | None]:
         """The flags as a dict, for ``solar_assets.ir.linalg``."""

@@ -79,12 +79,17 @@ class Golden:
 
 
 def _flatten_outputs(result: object, path: str) -> list:
+    """The returned tensors in order, a complex one as its real and imaginary planes (the IR holds
+    a complex tensor as two real ones, ``translate.core.complex``)."""
     import torch
 
+    def planes(t: torch.Tensor) -> list:
+        return [t.real.contiguous(), t.imag.contiguous()] if t.is_complex() else [t]
+
     if isinstance(result, torch.Tensor):
-        return [result]
+        return planes(result)
     if isinstance(result, (tuple, list)) and all(isinstance(r, torch.Tensor) for r in result):
-        return list(result)
+        return [p for r in result for p in planes(r)]
     raise WorkloadError(f"{path}: forward returned {type(result).__name__}; a workload returns a tensor or a tuple "
                         f"of tensors")
 

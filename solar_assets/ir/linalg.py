@@ -34,7 +34,8 @@ class Routine:
     formula: str  # the count as printed in REPORT.md
     source: str
     result_dtypes: Callable[[dict[str, Any]], list[str | None]] = lambda options: []  # None: the first operand's
-    matrix_first: bool = True  # the first operand is a (batch of) matrices; False: diagonals (tridiagonal_solve)
+    matrix_first: bool = True  # the first operand is a (batch of) matrices; False: diagonals, a signal
+    core_rank: int | None = 2  # trailing dims of the first operand one count covers (the rest a batch); None: all
 
 
 def _mn(shape: Shape) -> tuple[int, int]:
@@ -103,6 +104,42 @@ def _svd_shapes(shapes: list[Shape], options: dict[str, Any]) -> list[Shape]:
 
 def _solve_rhs(shapes: list[Shape]) -> int:
     return int(shapes[1][-1])
+
+
+def _fft_points(shapes: list[Shape], options: dict[str, Any], sizes_of: Shape) -> tuple[int, int]:
+    """(points per transform, transforms): the product of the transformed dims' sizes (of
+    ``sizes_of``), and of the other dims."""
+    dims = [int(d) for d in options.get("dims", ())]
+    n = 1
+    for d in dims:
+        n *= int(sizes_of[d])
+    total = 1
+    for size in sizes_of:
+        total *= int(size)
+    return n, total // max(n, 1)
+
+
+def _fft_flops(n: int, transforms: int, real: bool) -> float:
+    """The standard 5·N·log₂N real FLOPs per complex transform of N points (half for a real one)."""
+    import math
+
+    if n <= 1:
+        return 0.0
+    return transforms * (2.5 if real else 5.0) * n * math.log2(n)
+
+
+def _r2c_shapes(shapes: list[Shape], options: dict[str, Any]) -> list[Shape]:
+    out = list(shapes[0])
+    dims = [int(d) for d in options.get("dims", ())]
+    if dims and options.get("onesided", True):
+        out[dims[-1]] = out[dims[-1]] // 2 + 1
+    return [tuple(out), tuple(out)]
+
+
+def _c2r_shapes(shapes: list[Shape], options: dict[str, Any]) -> list[Shape]:
+    out = list(shapes[0])
+    out[int(options["dims"][-1])] = int(options["last_dim_size"])
+    return [tuple(out)]
 
 
 def _ormqr(shapes: list[Shape], options: dict[str, Any]) -> float:
@@ -175,7 +212,17 @@ ROUTINES: dict[str, Routine] = {r.name: r for r in [
             "4n³ + 8n³/3 (two products and one solve: Padé [3/3] without squaring, the least of Higham's scheme)",
             "Higham, SIAM J. Matrix Anal. Appl. 26 (2005)"),
     Routine("tridiagonal_solve", 4, lambda s, o: [s[3]], lambda s, o: (8.0 * s[1][-1] - 7) * s[3][-1],
-            "(8n − 7)k", "Thomas algorithm (Golub & Van Loan §4.3.6)", matrix_first=False),
+            "(8n − 7)k", "Thomas algorithm (Golub & Van Loan §4.3.6)", matrix_first=False, core_rank=1),
+    Routine("fft_r2c", 1, _r2c_shapes, lambda s, o: _fft_flops(*_fft_points(s, o, s[0]), real=True),
+            "2.5·N·log₂N per transform of N real points", "the radix-2 count 5N log₂N of a complex FFT, halved",
+            matrix_first=False, core_rank=None),
+    Routine("fft_c2c", 2, lambda s, o: [s[0], s[0]], lambda s, o: _fft_flops(*_fft_points(s, o, s[0]), real=False),
+            "5·N·log₂N per transform of N complex points", "the radix-2 Cooley–Tukey count (Van Loan, 1992)",
+            matrix_first=False, core_rank=None),
+    Routine("fft_c2r", 2, _c2r_shapes,
+            lambda s, o: _fft_flops(*_fft_points(s, o, _c2r_shapes(s, o)[0]), real=True),
+            "2.5·N·log₂N per transform of N real points", "the radix-2 count 5N log₂N of a complex FFT, halved",
+            matrix_first=False, core_rank=None),
     Routine("pinv", 1, lambda s, o: [(*s[0][:-2], s[0][-1], s[0][-2])],
             lambda s, o: _svd(*_mn(s[0]), True, False) + 2.0 * _mn(s[0])[0] * _mn(s[0])[1] * min(_mn(s[0])),
             "thin SVD + 2mnk", "Golub & Van Loan Fig. 8.6.1, then V Σ⁺ Uᵀ"),
@@ -189,8 +236,8 @@ def result_shapes(routine: str, arg_shapes: Sequence[Shape], options: dict[str, 
 def flops(routine: str, arg_shapes: Sequence[Shape], options: dict[str, Any]) -> int:
     """The routine's LAPACK count over every matrix of the batch."""
     shapes = [tuple(s) for s in arg_shapes]
-    batch = 1
-    for d in (shapes[0][:-2] if ROUTINES[routine].matrix_first else shapes[0][:-1]):
+    batch, core = 1, ROUTINES[routine].core_rank
+    for d in (shapes[0][:-core] if core else ()):
         batch *= int(d)
     return int(round(batch * max(ROUTINES[routine].flops_per_matrix(shapes, options), 0.0)))
 
@@ -249,6 +296,8 @@ def run(routine: str, args: list[np.ndarray], options: dict[str, Any]) -> list[n
                 perm[[i, p]] = perm[[p, i]]
             return lu, piv.astype(np.int32), perm.astype(np.int32)
         return _per_matrix(factor_jax, [a[0]], 3)
+    if routine.startswith("fft_"):
+        return _fft(routine, a, options)
     if routine == "lu_unpack":
         def unpack(lu, piv):
             m, n = lu.shape
@@ -332,3 +381,29 @@ def run(routine: str, args: list[np.ndarray], options: dict[str, Any]) -> list[n
     if routine == "pinv":
         return [np.linalg.pinv(a[0], rtol=options.get("rtol"), hermitian=bool(options.get("hermitian", False)))]
     raise ValueError(f"unknown linalg routine {routine!r}")
+
+
+def _fft(routine: str, a: list[np.ndarray], options: dict[str, Any]) -> list[np.ndarray]:
+    """PyTorch's ``_fft_*`` semantics: the unscaled transform, then scaled by 1, 1/sqrt(n) or 1/n."""
+    axes = tuple(int(d) for d in options["dims"])
+    if routine == "fft_r2c":
+        x = a[0]
+        z = np.fft.rfftn(x, axes=axes) if options.get("onesided", True) else np.fft.fftn(x, axes=axes)
+        n = int(np.prod([x.shape[d] for d in axes]))
+    elif routine == "fft_c2c":
+        z = a[0] + 1j * a[1]
+        z = np.fft.fftn(z, axes=axes) if options.get("forward", True) else np.fft.ifftn(z, axes=axes, norm="forward")
+        n = int(np.prod([z.shape[d] for d in axes]))
+    else:
+        z = a[0] + 1j * a[1]
+        sizes = [z.shape[d] for d in axes[:-1]] + [int(options["last_dim_size"])]
+        out = np.fft.irfftn(z, s=sizes, axes=axes, norm="forward")
+        n = int(np.prod(sizes))
+        return [out * _fft_scale(options, n)]
+    scale = _fft_scale(options, n)
+    return [z.real * scale, z.imag * scale]
+
+
+def _fft_scale(options: dict[str, Any], n: int) -> float:
+    mode = int(options.get("normalization", 0))
+    return 1.0 if mode == 0 or n == 0 else (1.0 / np.sqrt(n) if mode == 1 else 1.0 / n)

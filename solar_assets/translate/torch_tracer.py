@@ -15,7 +15,9 @@ from ir_schemas import Origin
 from solar_assets.translate.torch_lowering.inplace import SliceUpdate, exclusive_feeders, packet_name, slice_update
 from solar_assets.translate.torch_lowering.masks import masked_attention, restrict_contraction
 from solar_assets.errors import SolarError
+from solar_assets.translate.core.complex import ComplexPair, has_complex
 from solar_assets.translate.torch_lowering import find_lowering
+from solar_assets.translate.torch_lowering.complex_ops import COMPLEX_LOWERINGS
 from solar_assets.translate.core.builder import OUTPUT_ORIGIN, ProgramBuilder
 from solar_assets.translate.torch_lowering.context import Ctx, LoweringGap, ir_dtype
 from solar_assets.translate.translation import Translation, TranslationError
@@ -160,6 +162,8 @@ def lower_exported(ep: Any, name: str, path: str, fallback: Any = None, values: 
             b.tag_origin(start, node_origin(node))
             continue
         lowering = find_lowering(node.target) or model_tensor_lowering(node.target)
+        if lowering is None and has_complex([_resolve(node.args, env)]):
+            lowering = COMPLEX_LOWERINGS.get(getattr(node.target, "overloadpacket", None))
         if lowering is None and fallback is not None:
             env[node.name] = fallback(b, node, _resolve(node.args, env), _resolve(node.kwargs, env))
             b.tag_origin(start, node_origin(node))
@@ -169,7 +173,12 @@ def lower_exported(ep: Any, name: str, path: str, fallback: Any = None, values: 
         n_steps, decls = len(b.steps), set(b.decls)
         try:
             ctx = Ctx(b, node, in_place_of=updates.storage_of.get(node.name))
-            env[node.name] = lowering(ctx, *_resolve(node.args, env), **_resolve(node.kwargs, env))
+            args, kwargs = _resolve(node.args, env), _resolve(node.kwargs, env)
+            if has_complex([args, list(kwargs.values())]) and not getattr(lowering, "complex_aware", False):
+                lowering = COMPLEX_LOWERINGS.get(getattr(node.target, "overloadpacket", None))
+                if lowering is None:
+                    raise LoweringGap(f"{op_name(node.target)} of complex operands")
+            env[node.name] = lowering(ctx, *args, **kwargs)
         except SolarError:
             raise
         except LoweringGap as e:
@@ -203,8 +212,9 @@ def lower_exported(ep: Any, name: str, path: str, fallback: Any = None, values: 
                          view=unchanged, updates=target)
     for spec, arg in pairs:
         if spec.kind == OutputKind.USER_OUTPUT:  # returning an updated tensor returns its storage
-            b.set_output(env[arg.name], f"out_{len(b.outputs)}",
-                         view=returns_alias(arg) or arg.name in updates.values)
+            value = env[arg.name]
+            for plane in ((value.re, value.im) if isinstance(value, ComplexPair) else (value,)):
+                b.set_output(plane, f"out_{len(b.outputs)}", view=returns_alias(arg) or arg.name in updates.values)
     b.tag_origin(start, OUTPUT_ORIGIN)
     if values is not None:
         values.update(value_map(env, b))

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from solar_assets.translate.core.builder import ProgramBuilder
+from solar_assets.translate.core.complex import plane_dtype
 from solar_assets.translate.core.context import LoweringContext, LoweringGap, ir_dtype
 
 __all__ = ["Ctx", "LoweringGap", "ir_dtype"]
@@ -45,4 +46,6 @@ class Ctx(LoweringContext):
         return tuple(int(s) for s in self.meta(i).shape)
 
     def out_dtype(self, i: int | None = None) -> str:
-        return ir_dtype(self.meta(i).dtype)
+        """The output's IR dtype; of a complex output, its planes' (``translate.core.complex``)."""
+        dtype = self.meta(i).dtype
+        return plane_dtype(dtype) or ir_dtype(dtype)

@@ -6,6 +6,7 @@ import operator
 import torch
 
 from solar_assets.translate.core.builder import lins, loop_vars
+from solar_assets.translate.core.complex import ComplexPair, complex_aware, plane_dtype
 from solar_assets.translate.core.views import concatenate, reversed_view, split_views, strided_view
 from solar_assets.translate.torch_lowering.context import Ctx, LoweringGap
 from solar_assets.translate.torch_lowering.registry import lowers
@@ -58,7 +59,12 @@ def clone_lowering(c: Ctx, x: SymTensor, **_) -> SymTensor:
 
 
 @lowers(aten._to_copy)
+@complex_aware
 def to_copy_lowering(c: Ctx, x: SymTensor, **kwargs) -> SymTensor:
+    if isinstance(x, ComplexPair) or plane_dtype(c.meta().dtype) is not None:
+        from solar_assets.translate.torch_lowering.complex_ops import to_complex_or_real
+
+        return to_complex_or_real(c, x)
     if c.out_dtype() == x.dtype:
         return c.b.materialize(x, c.name, force=True)
     return c.elementwise("{0}", x)
@@ -97,6 +103,7 @@ def cat_lowering(c: Ctx, xs, dim: int = 0) -> SymTensor:
 
 
 @lowers(operator.getitem)
+@complex_aware
 def getitem_lowering(c: Ctx, values, i: int):
     value = values[i]
     if callable(value):
