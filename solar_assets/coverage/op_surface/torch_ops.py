@@ -146,21 +146,21 @@ PROPERTIES = ("T", "H", "mT", "mH")
 
 def _public_callable(op: Any, names: dict[int, str]) -> tuple[str, bool] | None:
     """(the spelling, whether it is a method) of the op: its callable found in torch's namespaces,
-    else the ``torch.<name>`` function of the op's name, else its named Tensor method."""
+    else its named Tensor method, else the function its name is the path of under torch."""
     import torch
 
     if id(op.op) in names:
         return names[id(op.op)], False
     if op.name in PROPERTIES:
         return op.name, True
+    method = getattr(op.method_variant, "__name__", "") if op.method_variant is not None else ""
+    if method.isidentifier():  # the database's wrapper lambdas keep the method's argument order
+        return method, True
     target: Any = torch  # the op's name as a path under torch: "nn.functional.dropout"
     for part in op.name.split("."):
         target = getattr(target, part, None) if part.isidentifier() else None
     if callable(target) and id(target) in names:
         return names[id(target)], False
-    method = getattr(op.method_variant, "__name__", "") if op.method_variant is not None else ""
-    if method.isidentifier():
-        return method, True
     return None
 
 
