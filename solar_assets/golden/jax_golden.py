@@ -30,7 +30,11 @@ def _arrays(result: object, path: str) -> list[np.ndarray]:
         if not hasattr(r, "shape") or not hasattr(r, "dtype"):
             raise WorkloadError(f"{path}: the function returned {type(r).__name__}; a workload returns an array or a "
                                 f"tuple of arrays")
-        out.append(to_storable(np.array(r)))
+        a = np.array(r)
+        if np.iscomplexobj(a):  # the IR holds a complex array as its real and imaginary planes
+            out += [to_storable(np.ascontiguousarray(a.real)), to_storable(np.ascontiguousarray(a.imag))]
+        else:
+            out.append(to_storable(a))
     return out
 
 

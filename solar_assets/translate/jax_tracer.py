@@ -20,6 +20,7 @@ import numpy as np
 from solar_assets.errors import SolarError
 from solar_assets.translate.jax_lowering import PrimitiveError, run_jaxpr, walk
 from solar_assets.translate.jax_lowering.context import LoweringGap, ir_dtype
+from solar_assets.translate.core.complex import ComplexPair
 from solar_assets.translate.core.builder import OUTPUT_ORIGIN, ProgramBuilder
 from solar_assets.translate.translation import Translation, TranslationError
 from solar_assets.workloads import WorkloadSource
@@ -140,9 +141,10 @@ def lower_closed_jaxpr(closed: Any, names: list[str], n_inputs: int, program_nam
         raise TranslationError(f"{path}: {e}") from None
     start = len(b.steps)
     for n, x in enumerate(outs):
-        if not hasattr(x, "base"):  # a constant output: a filled tensor
-            raise TranslationError(f"{path}: output {n} is a constant ({x!r}), not computed from the inputs")
-        b.set_output(x, f"out_{n}")
+        for plane in ((x.re, x.im) if isinstance(x, ComplexPair) else (x,)):  # a complex output: two planes
+            if not hasattr(plane, "base"):  # a constant output: a filled tensor
+                raise TranslationError(f"{path}: output {n} is a constant ({plane!r}), not computed from the inputs")
+            b.set_output(plane, f"out_{len(b.outputs)}")
     b.tag_origin(start, OUTPUT_ORIGIN)
     return b.build()
 

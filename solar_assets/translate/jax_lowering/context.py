@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from solar_assets.translate.core.complex import plane_dtype
 from solar_assets.translate.core.affine import Lin, SymTensor
 from solar_assets.translate.core.builder import ProgramBuilder, lins, loop_vars
 from solar_assets.translate.core.context import LoweringContext, LoweringGap, ir_dtype
@@ -61,7 +62,9 @@ class JCtx(LoweringContext):
         return tuple(int(s) for s in self.aval(i).shape)
 
     def out_dtype(self, i: int | None = 0) -> str:
-        return ir_dtype(self.aval(i).dtype)
+        """The output's IR dtype; of a complex output, its planes' (``translate.core.complex``)."""
+        dtype = self.aval(i).dtype
+        return plane_dtype(dtype) or ir_dtype(dtype)
 
     def in_dtype(self, i: int) -> str:
         return ir_dtype(self.eqn.invars[i].aval.dtype)

@@ -141,12 +141,3 @@ def bitcast_convert_lowering(c: JCtx, x, *, new_dtype, **_):
                       "the bits, which the IR cannot express)")
 
 
-@lowers("conj")
-def conj_lowering(c: JCtx, x, **_):
-    """The conjugate of a real array is the array, but ``lax.conj`` of a real operand returns a
-    complex array, and the IR has no complex dtype."""
-    import numpy as np
-
-    if np.dtype(c.aval().dtype).kind == "c":
-        raise LoweringGap(f"conj to {c.aval().dtype} (the IR has no complex dtypes)")
-    return x

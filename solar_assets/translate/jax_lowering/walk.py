@@ -17,6 +17,7 @@ import numpy as np
 
 from ir_schemas import Origin
 from solar_assets.ir.expr import CONSTANT_NAMES, SCALAR_FUNCTIONS
+from solar_assets.translate.core.complex import has_complex
 from solar_assets.translate.jax_lowering.context import Counter, JCtx, LoweringGap, Value, is_const
 from solar_assets.translate.jax_lowering.registry import find_lowering
 from solar_assets.translate.core.builder import ProgramBuilder
@@ -251,6 +252,8 @@ def lower_eqn(b: ProgramBuilder, eqn: Any, values: Sequence[Value]) -> list[Valu
     hint = name.replace("-", "_")
     if keyword.iskeyword(hint) or hint in SCALAR_FUNCTIONS or hint in CONSTANT_NAMES:
         hint += "_"  # a tensor named 'and' or 'max' would not read as a name in a kernel statement
+    if has_complex(list(values)) and not getattr(lowering, "complex_aware", False):
+        raise PrimitiveError(name, where, f"cannot lower JAX primitive {name}{at}: complex operands")
     try:
         out = lowering(JCtx(b, eqn, hint), *values, **eqn.params)
     except PrimitiveError:
