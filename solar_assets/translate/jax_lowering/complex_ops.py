@@ -9,6 +9,17 @@ from solar_assets.translate.jax_lowering.registry import lowers
 
 FFT, IFFT, RFFT, IRFFT = 0, 1, 2, 3  # jax.lax.FftType
 
+COMPLEX_LOWERINGS: dict = {}
+"""Primitive → its lowering for complex operands (the real lowering of the same primitive is separate)."""
+
+
+def for_complex(*names):
+    def register(fn):
+        for n in names:
+            COMPLEX_LOWERINGS[n] = complex_aware(fn)
+        return fn
+    return register
+
 
 def _plane(c: JCtx, template: str, *operands, hint: str) -> SymTensor:
     shape = c.out_shape()
@@ -74,3 +85,52 @@ def fft_lowering(c: JCtx, x, *, fft_type, fft_lengths):
             "dims": dims, "forward": kind == FFT, "normalization": 0 if kind == FFT else 2}))
     return c.b.linalg(c.name, "fft_c2r", [z.re, z.im], {"dims": dims, "normalization": 2,
                                                         "last_dim_size": int(fft_lengths[-1])})[0]
+
+
+@for_complex("add", "add_any", "sub")
+def add_complex(c: JCtx, x, y, **_):
+    sign = "-" if c.eqn.primitive.name == "sub" else "+"
+    (a, b), (p, q) = _parts(x), _parts(y)
+    return _pair(c, f"{{0}} {sign} {{2}}", f"{{1}} {sign} {{3}}", a, b, p, q)
+
+
+@for_complex("mul")
+def mul_complex(c: JCtx, x, y, **_):
+    (a, b), (p, q) = _parts(x), _parts(y)
+    return _pair(c, "{0} * {2} - {1} * {3}", "{0} * {3} + {1} * {2}", a, b, p, q)
+
+
+@for_complex("div")
+def div_complex(c: JCtx, x, y, **_):
+    (a, b), (p, q) = _parts(x), _parts(y)
+    return _pair(c, "({0} * {2} + {1} * {3}) / ({2} * {2} + {3} * {3})",
+                 "({1} * {2} - {0} * {3}) / ({2} * {2} + {3} * {3})", a, b, p, q)
+
+
+@for_complex("neg")
+def neg_complex(c: JCtx, z, **_):
+    return _pair(c, "-{0}", "-{1}", *_parts(z))
+
+
+@for_complex("abs")
+def abs_complex(c: JCtx, z, **_):
+    return _plane(c, "hypot({0}, {1})", *_parts(z), hint="")
+
+
+def _planewise(name: str):
+    """Data movement on a complex array: the real lowering on each plane."""
+    def lowering(c: JCtx, *args, **params):
+        from solar_assets.translate.jax_lowering.registry import find_lowering
+
+        real = find_lowering(name)
+        planes = [real(c, *[(a.re if k == 0 else a.im) if isinstance(a, ComplexPair) else a for a in args], **params)
+                  for k in (0, 1)]
+        if isinstance(planes[0], (list, tuple)):
+            return type(planes[0])(ComplexPair(r, i) for r, i in zip(*planes))
+        return ComplexPair(*planes)
+    return lowering
+
+
+for _name in ("broadcast_in_dim", "reshape", "squeeze", "transpose", "rev", "slice", "concatenate", "pad",
+              "copy", "copy_p", "convert_element_type", "dynamic_slice", "expand_dims", "select_n"):
+    COMPLEX_LOWERINGS[_name] = complex_aware(_planewise(_name))

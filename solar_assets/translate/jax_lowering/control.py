@@ -18,6 +18,7 @@ import logging
 from typing import Any
 
 from solar_assets.translate.jax_lowering.context import Counter, JCtx, Lin, LoweringGap, SymTensor, is_const, lins, loop_vars
+from solar_assets.translate.core.complex import complex_aware
 from solar_assets.translate.jax_lowering.registry import lowers
 from ir_schemas import Origin
 from solar_assets.translate.jax_lowering.walk import (
@@ -44,6 +45,7 @@ def _inline(c: JCtx, jaxpr: Any, args) -> list:
 
 
 @lowers("jit", "pjit")
+@complex_aware
 def jit_lowering(c: JCtx, *args, **params):
     """A jitted call (``jax.nn.gelu``, ``jax.nn.softmax``, a user's ``@jax.jit`` helper) is what eager
     JAX dispatches as one XLA computation: its body is inlined, and every step it emits is tagged
@@ -61,21 +63,25 @@ def jit_lowering(c: JCtx, *args, **params):
 
 
 @lowers("closed_call", "core_call")
+@complex_aware
 def call_lowering(c: JCtx, *args, **params):
     return _inline(c, params.get("jaxpr") or params["call_jaxpr"], args)
 
 
 @lowers("remat", "remat2", "checkpoint")
+@complex_aware
 def remat_lowering(c: JCtx, *args, jaxpr, **_):
     return _inline(c, jaxpr, args)
 
 
 @lowers("custom_jvp_call")
+@complex_aware
 def custom_jvp_lowering(c: JCtx, *args, call_jaxpr, **_):
     return _inline(c, call_jaxpr, args)
 
 
 @lowers("custom_vjp_call", "custom_vjp_call_jaxpr")
+@complex_aware
 def custom_vjp_lowering(c: JCtx, *args, **params):
     body = params.get("call_jaxpr") or params.get("fun_jaxpr")
     if body is None:

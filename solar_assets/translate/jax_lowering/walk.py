@@ -253,7 +253,11 @@ def lower_eqn(b: ProgramBuilder, eqn: Any, values: Sequence[Value]) -> list[Valu
     if keyword.iskeyword(hint) or hint in SCALAR_FUNCTIONS or hint in CONSTANT_NAMES:
         hint += "_"  # a tensor named 'and' or 'max' would not read as a name in a kernel statement
     if has_complex(list(values)) and not getattr(lowering, "complex_aware", False):
-        raise PrimitiveError(name, where, f"cannot lower JAX primitive {name}{at}: complex operands")
+        from solar_assets.translate.jax_lowering.complex_ops import COMPLEX_LOWERINGS
+
+        lowering = COMPLEX_LOWERINGS.get(name)
+        if lowering is None:
+            raise PrimitiveError(name, where, f"cannot lower JAX primitive {name}{at}: complex operands")
     try:
         out = lowering(JCtx(b, eqn, hint), *values, **eqn.params)
     except PrimitiveError:
