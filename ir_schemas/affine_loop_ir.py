@@ -40,8 +40,8 @@ from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
 
 IR_VERSION = "1"
 
-DType = Literal["float64", "float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "int64", "int32", "int8",
-                "uint8", "bool"]
+DType = Literal["float64", "float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "int64", "int32", "int16",
+                "int8", "uint8", "bool"]
 """Tensor dtypes, spelled as torch / NumPy / JAX print them; widths and rounding in ``solar_assets.ir.dtypes``."""
 Role = Literal["input", "weight", "output", "intermediate"]
 Update = Literal["=", "+=", "max=", "min=", "*="]

@@ -32,7 +32,7 @@ NODE_CHECK_TENSOR_BYTES = 256 << 20
 NODE_CHECK_ITERATIONS = 200_000_000
 IR_TO_TORCH_DTYPE = {"float64": "float64", "float32": "float32", "float16": "float16", "bfloat16": "bfloat16",
                      "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2",
-                     "int64": "int64", "int32": "int32", "int8": "int8", "uint8": "uint8", "bool": "bool"}
+                     "int64": "int64", "int32": "int32", "int16": "int16", "int8": "int8", "uint8": "uint8", "bool": "bool"}
 
 
 def _map(value: Any, fn) -> Any:

@@ -48,7 +48,7 @@ TF32X3_PASSES = 3
 """MMAs per float32 product on the 3xTF32 path (a high and a low TF32 part: hi·hi + hi·lo + lo·hi)."""
 
 BYTES: dict[str, int] = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "float8_e4m3fn": 1,
-                         "float8_e5m2": 1, "int64": 8, "int32": 4, "int8": 1, "uint8": 1, "bool": 1}
+                         "float8_e5m2": 1, "int64": 8, "int32": 4, "int16": 2, "int8": 1, "uint8": 1, "bool": 1}
 FLOAT_DTYPES = ("float64", "float32", "bfloat16", "float16", "float8_e4m3fn", "float8_e5m2")
 
 

@@ -17,7 +17,7 @@ from solar_assets.ir.printer import format_kernel
 from solar_assets.ir.shapes import topk_shape
 from solar_assets.ir.updates import UPDATES_PREFIX, updated_target
 
-INTEGER_DTYPES = ("int64", "int32", "int8", "uint8")
+INTEGER_DTYPES = ("int64", "int32", "int16", "int8", "uint8")
 
 
 def _numel(shape: tuple[int, ...]) -> int:
@@ -237,7 +237,7 @@ class _Checker:
         where = f"{self.source}: cond {step.name!r}"
         self.need(step.name, "cond", step.index)
         index = self.tensors[step.index]
-        if tuple(index.shape) != () or index.dtype not in ("int64", "int32", "int8", "uint8", "bool"):
+        if tuple(index.shape) != () or index.dtype not in (*INTEGER_DTYPES, "bool"):
             raise IRError(f"{where}: index {step.index!r} must be a rank-0 integer or bool tensor, "
                           f"not {index.dtype}{tuple(index.shape)}")
         if step.index not in self.defined:

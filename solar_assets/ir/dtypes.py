@@ -33,6 +33,7 @@ DTYPES: dict[str, DTypeInfo] = {d.name: d for d in (
     DTypeInfo("float8_e5m2", 1, "f", 2),
     DTypeInfo("int64", 8, "i"),
     DTypeInfo("int32", 4, "i"),
+    DTypeInfo("int16", 2, "i"),
     DTypeInfo("int8", 1, "i"),
     DTypeInfo("uint8", 1, "i"),
     DTypeInfo("bool", 1, "b"),
