@@ -212,6 +212,43 @@ def workload_source(op: Any, sample: Any, names: dict[int, str]) -> str:
     )
 
 
+def _differs(op: Any, sample: Any, path: Path) -> str | None:
+    """Why the written file does not compute what the database's op computes on the sample (its
+    public spelling takes other arguments than the database's wrapper), or None. A random op is
+    held to the shapes and dtypes of its results."""
+    import importlib.util
+
+    import torch
+
+    try:
+        spec = importlib.util.spec_from_file_location(f"solar_op_surface_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        model, inputs = module.Model(*module.get_init_inputs()), module.get_inputs()
+        with torch.no_grad():
+            got = _tensors(model(*inputs))
+            want = _tensors(op(sample.input, *sample.args, **sample.kwargs))
+            again = _tensors(op(sample.input, *sample.args, **sample.kwargs))
+            torch.manual_seed(12345)
+            reseeded = _tensors(model(*inputs))
+    except Exception as exc:  # noqa: BLE001 - a file that does not run is no workload
+        return f"the written call fails ({type(exc).__name__})"
+    if [(t.shape, t.dtype) for t in got] != [(t.shape, t.dtype) for t in want]:
+        return "the public spelling returns other shapes or dtypes than the database's op"
+    def same(a: Any, b: Any) -> bool:
+        if a.is_complex():
+            a, b = torch.view_as_real(a.to(torch.complex128)), torch.view_as_real(b.to(torch.complex128))
+        if a.is_floating_point():
+            return bool(torch.allclose(a.double(), b.double(), equal_nan=True))
+        return bool(torch.equal(a, b))
+
+    if not all(same(a, b) for a, b in zip(want, again)) or not all(same(a, b) for a, b in zip(got, reseeded)):
+        return None  # a random op (the database's wrapper may seed it): shapes and dtypes are what can agree
+    if not all(same(a, b) for a, b in zip(got, want)):
+        return "the public spelling computes other values than the database's op"
+    return None
+
+
 SAMPLES_TRIED = 8
 """Samples looked at per op for one whose inputs and result are worth comparing."""
 
@@ -303,6 +340,11 @@ def write_torch_files(directory: Path, only: set[str] | None = None) -> list[OpF
         seen.add(stem)
         path = directory / f"{stem}.py"
         path.write_text(source)
+        why = _differs(op, sample, path)
+        if why:
+            path.unlink()
+            written.append(OpFile(label, None, why))
+            continue
         written.append(OpFile(label, path))
     log.info("%d OpInfo files under %s", sum(f.path is not None for f in written), directory)
     return written
