@@ -100,6 +100,14 @@ def polygamma_lowering(c: Ctx, n: int, x):
     return c.elementwise(f"{factor!r} * zeta({float(int(n) + 1)!r}, {{0}})", x)
 
 
+@lowers(aten.frexp)
+def frexp_lowering(c: Ctx, x):
+    """(mantissa in [0.5, 1) with x's sign, exponent): ``x = mantissa · 2^exponent``; 0 gives (0, 0)."""
+    exponent = f"select({{0}} == 0.0, 0.0, floor(log2(abs({{0}}))) + 1.0)"
+    mantissa = c.elementwise(f"select({{0}} == 0.0, 0.0, {{0}} / 2.0 ** ({exponent}))", x, i=0)
+    return (mantissa, c.elementwise(exponent, x, i=1))
+
+
 @lowers(aten.add)
 def add_lowering(c: Ctx, x, y, alpha=1):
     return c.elementwise(ELEMENTWISE["add"] if alpha == 1 else "{0} + {1} * {2}", x, y, alpha)

@@ -315,3 +315,81 @@ def median_lowering(c: Ctx, x: SymTensor):
     flat = c.b.reshape(x, [numel], c.name + "_flat")
     values, _ = c.b.topk(c.name, flat, 0, (numel - 1) // 2 + 1, False)
     return values.reindex((), [Lin.constant((numel - 1) // 2)])
+
+
+@lowers(aten.nanmedian.dim)
+def nanmedian_dim_lowering(c: Ctx, x: SymTensor, dim: int = -1, keepdim: bool = False):
+    """The lower median of the non-NaN values along ``dim`` and where it is: a full sort (NaN sorts
+    last), the count of non-NaN values, and the element at ``(count - 1) // 2`` of the sorted row (an
+    indirect read); a row of NaN only gives NaN, at index 0."""
+    dim %= max(1, len(x.shape))
+    rank = len(x.shape)
+    values, indices = c.b.topk(c.name, x, dim, x.shape[dim], False)
+    kept = [n for d, n in enumerate(x.shape) if d != dim]
+    count = c.b.declare(c.name + "_count", kept, "int64")
+    v = loop_vars("i", rank)
+    idx = lins(v)
+    at_kept = [idx[d] for d in range(rank) if d != dim]
+    c.b.kernel(count.base, list(zip(v, x.shape)), count.access(at_kept), "+=",
+               f"select({x.access(idx)} == {x.access(idx)}, 1, 0)")
+    middle = c.b.declare(c.name + "_middle", kept, "int64")
+    k = loop_vars("k", len(kept))
+    c.b.kernel(middle.base, list(zip(k, kept)), middle.access(lins(k)), "=",
+               f"select({count.access(lins(k))} > 0, floor_div_placeholder, 0)".replace(
+                   "floor_div_placeholder", f"floor(({count.access(lins(k))} - 1) / 2)"))
+    outs = []
+    for i, (src, dtype) in enumerate(((values, values.dtype), (indices, "int64"))):
+        out = c.b.declare(f"{c.name}_{'values' if i == 0 else 'indices'}", c.out_shape(i), dtype)
+        subs = []
+        ki = iter(lins(k))
+        for d in range(rank):
+            subs.append(middle.access(lins(k)) if d == dim else next(ki).render())
+        out_idx = lins(k)
+        if keepdim:
+            out_idx = out_idx[:dim] + [Lin.constant(0)] + out_idx[dim:]
+        c.b.kernel(out.base, list(zip(k, kept)), out.access(out_idx), "=", f"{src.base}[{', '.join(subs)}]")
+        outs.append(out)
+    return tuple(outs)
+
+
+@lowers(aten.put)
+def put_lowering(c: Ctx, x: SymTensor, index: SymTensor, source: SymTensor, accumulate: bool = False) -> SymTensor:
+    """``x.put(index, source)``: into the flattened copy of ``x`` at ``index`` (negative wraps)."""
+    numel = 1
+    for s in x.shape:
+        numel *= s
+    copy = c.b.declare(c.name + "_flat", [numel], x.dtype)
+    v = loop_vars("i", len(x.shape))
+    flat = Lin.constant(0)
+    stride = 1
+    for d in range(len(x.shape) - 1, -1, -1):
+        flat, stride = flat + Lin.of(v[d], stride), stride * x.shape[d]
+    c.b.kernel(copy.base + "_copy", list(zip(v, x.shape)), copy.access([flat]), "=", x.access(lins(v)))
+    places = _normalised_index(c, index, numel, "_index")
+    u = loop_vars("u", len(index.shape))
+    c.b.kernel(c.name, list(zip(u, index.shape)), f"{copy.base}[{places.access(lins(u))}]",
+               "+=" if accumulate else "=", c.read(source, lins(u), index.shape),
+               init="keep" if accumulate else "identity")
+    return c.b.reshape(copy, c.out_shape(), c.name + "_out")
+
+
+@lowers(aten.as_strided_scatter)
+def as_strided_scatter_lowering(c: Ctx, x: SymTensor, src: SymTensor, size, stride, storage_offset=None) -> SymTensor:
+    """``out = x``; ``out.as_strided(size, stride, offset) = src``: each element of ``src`` at the
+    flat place ``offset + Σ stride_d · u_d`` of the copy (an affine subscript of the flat storage)."""
+    numel = 1
+    for s in x.shape:
+        numel *= s
+    flat_out = c.b.declare(c.name + "_flat", [numel], x.dtype)
+    v = loop_vars("i", len(x.shape))
+    flat, step = Lin.constant(0), 1
+    for d in range(len(x.shape) - 1, -1, -1):
+        flat, step = flat + Lin.of(v[d], step), step * x.shape[d]
+    c.b.kernel(flat_out.base + "_copy", list(zip(v, x.shape)), flat_out.access([flat]), "=", x.access(lins(v)))
+    u = loop_vars("u", len(size))
+    place = Lin.constant(int(storage_offset or 0))
+    for d, st in enumerate(stride):
+        place = place + Lin.of(u[d], int(st))
+    c.b.kernel(c.name, list(zip(u, [int(s) for s in size])), flat_out.access([place]), "=",
+               c.read(src, lins(u), tuple(int(s) for s in size)))
+    return c.b.reshape(flat_out, c.out_shape(), c.name + "_out")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import torch
 
 from solar_assets.translate.core.builder import lins, loop_vars
-from solar_assets.translate.torch_lowering.context import Ctx
+from solar_assets.translate.torch_lowering.context import Ctx, LoweringGap  # noqa: F401
 from solar_assets.translate.torch_lowering.registry import lowers
 from solar_assets.translate.core.affine import Lin, SymTensor
 
@@ -76,4 +76,53 @@ def addbmm_lowering(c: Ctx, bias, a: SymTensor, b: SymTensor, beta=1, alpha=1) -
     loops = [("m", shape[0]), ("n", shape[1]), ("bt", a.shape[0]), ("k", a.shape[2])]
     read = f"{a.access([Lin.of('bt'), Lin.of('m'), Lin.of('k')])} * {b.access([Lin.of('bt'), Lin.of('k'), Lin.of('n')])}"
     c.b.kernel(c.name, loops, out.access([Lin.of("m"), Lin.of("n")]), "+=", _scaled(read, alpha), init="keep")
+    return out
+
+
+@lowers(aten._cdist_forward)
+def cdist_lowering(c: Ctx, x1: SymTensor, x2: SymTensor, p: float, compute_mode=None) -> SymTensor:
+    """``out[..., i, j] = ‖x1[..., i, :] − x2[..., j, :]‖_p`` (p = 0 counts the differing coordinates;
+    p = ∞ takes the largest): one reduction over the coordinate, then the root."""
+    shape = c.out_shape()
+    lead = len(shape) - 2
+    bv = loop_vars("b", lead)
+    idx_b = lins(bv)
+    a = x1.access(idx_b + [Lin.of("i"), Lin.of("k")])
+    b = x2.access(idx_b + [Lin.of("j"), Lin.of("k")])
+    diff = f"abs({a} - {b})"
+    p = float(p)
+    loops = list(zip(bv, shape[:lead])) + [("i", shape[-2]), ("j", shape[-1]), ("k", x1.shape[-1])]
+    out_idx = idx_b + [Lin.of("i"), Lin.of("j")]
+    if p == float("inf"):
+        out = c.new_output()
+        c.b.kernel(c.name, loops, out.access(out_idx), "max=", diff)
+        return out
+    total = c.b.declare(c.name + "_sum", shape, c.out_dtype())
+    term = {0.0: f"select({diff} != 0.0, 1.0, 0.0)", 1.0: diff, 2.0: f"{diff} * {diff}"}.get(p, f"{diff} ** {p!r}")
+    c.b.kernel(total.base, loops, total.access(out_idx), "+=", term)
+    if p in (0.0, 1.0):
+        return total
+    return c.elementwise("sqrt({0})" if p == 2.0 else f"{{0}} ** {1.0 / p!r}", total)
+
+
+@lowers(aten._trilinear)
+def trilinear_lowering(c: Ctx, i1: SymTensor, i2: SymTensor, i3: SymTensor, expand1, expand2, expand3, sumdim,
+                       unroll_dim: int = 1) -> SymTensor:
+    """``torch.bilinear``'s core: each operand with unit dims inserted at its ``expand`` dims, their
+    product summed over ``sumdim`` (one multiply-add chain per iteration)."""
+    rank = len(i1.shape) + len(expand1)
+    extents = [1] * rank
+    maps = []
+    for t, expand in ((i1, expand1), (i2, expand2), (i3, expand3)):
+        own = [d for d in range(rank) if d not in set(expand)]
+        for d, n in zip(own, t.shape):
+            extents[d] = max(extents[d], int(n))
+        maps.append((t, own))
+    v = loop_vars("t", rank)
+    reads = [t.access([Lin.of(v[d]) if t.shape[k] != 1 else Lin.constant(0) for k, d in enumerate(own)])
+             for t, own in maps]
+    kept = [d for d in range(rank) if d not in set(sumdim)]
+    out = c.new_output()
+    c.b.kernel(c.name, [(v[d], extents[d]) for d in range(rank)], out.access([Lin.of(v[d]) for d in kept]), "+=",
+               " * ".join(reads))
     return out
