@@ -76,6 +76,31 @@ def get_inputs():
 def get_init_inputs():
     return []
 ''',
+    "pooling_and_geometry": '''
+class Model(nn.Module):
+    """Average pooling whose windows differ (no padding counted, an overhanging last window), pairwise
+    distances, a bilinear form, exponents and the nan-aware median."""
+
+    def __init__(self):
+        super().__init__()
+        self.bilinear = nn.Bilinear(5, 4, 3)
+
+    def forward(self, x, a, b, u, w):
+        pooled = F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)
+        pooled_in = F.avg_pool2d(x, 2, stride=2, padding=1, ceil_mode=True, count_include_pad=True)
+        mantissa, exponent = torch.frexp(a)
+        median, where = torch.nanmedian(a, dim=1)
+        return pooled, pooled_in, torch.cdist(a, b), torch.cdist(a, b, p=1.0), self.bilinear(u, w), mantissa, \
+            exponent, median, where
+
+
+def get_inputs():
+    return [torch.randn(2, 3, 8, 7), torch.randn(6, 5), torch.randn(4, 5), torch.randn(7, 5), torch.randn(7, 4)]
+
+
+def get_init_inputs():
+    return []
+''',
     "random_in_forward": '''
 class Model(nn.Module):
     """Noise injection: integer jitter, Gaussian noise with a learned scale, Bernoulli masks."""

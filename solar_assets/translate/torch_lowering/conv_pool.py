@@ -90,12 +90,38 @@ def max_pool_lowering(c: Ctx, x, kernel, stride=(), padding=0, dilation=1, ceil_
 @lowers(aten.avg_pool2d, aten.avg_pool3d)
 def avg_pool_lowering(c: Ctx, x, kernel, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
                       divisor_override=None):
+    """The window sums divided by the window size, by ``divisor_override``, or, where windows differ
+    (``count_include_pad=False`` with padding, ``ceil_mode``'s overhanging last window), by each
+    window's own count: the same window sum over a tensor of ones (1 where a tap counts)."""
     nd = len(kernel)
     pads = _expand(padding, nd)
-    if ceil_mode or (any(pads) and not count_include_pad):
-        raise LoweringGap("avg_pool with ceil_mode or count_include_pad=False (window-dependent divisor)")
-    count = divisor_override or int(torch.tensor(_expand(kernel, nd)).prod())
-    return _pool(c, x, kernel, stride, padding, 1, "+=", 0.0, 1.0 / count)
+    kernel = _expand(kernel, nd)
+    if divisor_override:
+        return _pool(c, x, kernel, stride, padding, 1, "+=", 0.0, 1.0 / divisor_override)
+    if not ceil_mode and not (any(pads) and not count_include_pad):
+        count = int(torch.tensor(kernel).prod())
+        return _pool(c, x, kernel, stride, padding, 1, "+=", 0.0, 1.0 / count)
+    sums = _pool(c, x, kernel, stride, padding, 1, "+=", 0.0, None)
+    lead = len(x.shape) - nd
+    spatial = list(x.shape[lead:])
+    counted = [n + 2 * p for n, p in zip(spatial, pads)] if count_include_pad else spatial
+    ones = c.b.declare(c.name + "_ones", counted, x.dtype)
+    v = loop_vars("i", nd)
+    c.b.kernel(ones.base, list(zip(v, counted)), ones.access(lins(v)), "=", "1.0")
+    shift = [0] * nd if count_include_pad else pads
+    stride = _expand(stride, nd) if stride else list(kernel)
+    out_spatial = list(sums.shape[lead:])
+    src = c.b.padded(ones, 0.0, c.name + "_ones_in")
+    taps = c.b.declare(c.name + "_taps", out_spatial, x.dtype)
+    p, r = loop_vars("p", nd), loop_vars("r", nd)
+    reads = [Lin.of(p[d], stride[d]) + Lin.of(r[d]) + Lin.constant(-shift[d]) for d in range(nd)]
+    c.b.kernel(taps.base, list(zip(p, out_spatial)) + list(zip(r, kernel)), taps.access(lins(p)), "+=",
+               src.access(reads))
+    w = loop_vars("i", len(sums.shape))
+    out = c.new_output()
+    c.b.kernel(c.name + "_mean", list(zip(w, sums.shape)), out.access(lins(w)), "=",
+               f"{sums.access(lins(w))} / {taps.access(lins(w)[lead:])}")
+    return out
 
 
 MAX_ADAPTIVE_WINDOWS = 256
