@@ -129,13 +129,13 @@ def test_a_live_module_that_does_not_lower_names_the_object_not_a_temporary_file
 
     class Spectrum(nn.Module):
         def forward(self, x):
-            return torch.fft.rfft(x).abs()
+            return torch.special.airy_ai(x)
 
     result = solar.analyze(Spectrum(), [torch.randn(4, 16)])
     assert not result.ok and result.rows == [] and len(result.per_op) == 0
     (error,) = result.errors
-    assert error.startswith("<live Spectrum Spectrum>") and "fft" in error and "solar_live_" not in error
-    with pytest.raises(SolarError, match="fft"):
+    assert error.startswith("<live Spectrum Spectrum>") and "airy" in error and "solar_live_" not in error
+    with pytest.raises(SolarError, match="airy"):
         result.raise_for_errors()
 
 

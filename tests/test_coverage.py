@@ -8,7 +8,7 @@ import pytest
 
 from solar_assets.cli import main
 from solar_assets.coverage import coverage_summary, format_coverage, run_coverage
-from workload_texts import UNLOWERABLE_FFT
+from workload_texts import UNLOWERABLE_AIRY
 
 GOOD_LINEAR = '''\
 import torch
@@ -50,7 +50,7 @@ def get_inputs():
 def get_init_inputs():
     return []
 '''
-BAD_FFT = UNLOWERABLE_FFT
+BAD_FFT = UNLOWERABLE_AIRY
 SLEEPER = '''\
 import time
 
@@ -96,12 +96,12 @@ def test_rows_in_process(workloads, home):
         assert r.max_abs_error < 1e-5 and r.seconds > 0 and r.error is None
     bad = by_name["spectrum"]
     assert (bad.translated, bad.validated, bad.failed_stage) == (False, False, "trace")
-    assert bad.unlowered_op == "aten._fft_r2c.default" and bad.note == "unlowered op aten._fft_r2c.default"
+    assert bad.unlowered_op == "aten.special_airy_ai.default" and bad.note == "unlowered op aten.special_airy_ai.default"
     assert str(workloads / "spectrum.py") in bad.error
     text = format_coverage(rows)
     assert text.splitlines()[-1] == coverage_summary(rows) == "coverage: 2/3 translated, 2/3 validated"
     spectrum_line = next(line for line in text.splitlines() if line.startswith("spectrum"))
-    assert "✗" in spectrum_line and "aten._fft_r2c.default" in spectrum_line
+    assert "✗" in spectrum_line and "aten.special_airy_ai.default" in spectrum_line
 
 
 def test_cli_table(workloads, home, capsys):

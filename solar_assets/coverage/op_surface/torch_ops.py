@@ -306,7 +306,24 @@ def first_meaningful_sample(op: Any) -> Any | None:
 
 
 def write_torch_files(directory: Path, only: set[str] | None = None) -> list[OpFile]:
-    """One workload file per OpInfo entry with a float32 CPU sample, under ``directory``."""
+    """One workload file per OpInfo entry with a float32 CPU sample, under ``directory``. Written by
+    a child interpreter: importing PyTorch's test internals freezes ``torch.backends`` flags
+    (``disable_global_flags``) in the process that imports them."""
+    import json
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "solar_assets.coverage.op_surface.torch_ops", str(directory),
+               json.dumps(sorted(only) if only is not None else None)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(f"writing the OpInfo workload files failed: {tail}")
+    rows = json.loads(done.stdout.strip().splitlines()[-1])
+    return [OpFile(r["op"], Path(r["path"]) if r["path"] else None, r["skipped"]) for r in rows]
+
+
+def _write_torch_files_here(directory: Path, only: set[str] | None = None) -> list[OpFile]:
     import torch
     from torch.testing._internal.common_methods_invocations import op_db
 
@@ -348,3 +365,14 @@ def write_torch_files(directory: Path, only: set[str] | None = None) -> list[OpF
         written.append(OpFile(label, path))
     log.info("%d OpInfo files under %s", sum(f.path is not None for f in written), directory)
     return written
+
+
+if __name__ == "__main__":  # the child of ``write_torch_files``: the files, then one JSON line of rows
+    import json
+    import sys
+    import warnings
+
+    warnings.simplefilter("ignore")
+    names = json.loads(sys.argv[2]) if len(sys.argv) > 2 else None
+    made = _write_torch_files_here(Path(sys.argv[1]), set(names) if names is not None else None)
+    print(json.dumps([{"op": f.op, "path": str(f.path) if f.path else None, "skipped": f.skipped} for f in made]))
