@@ -101,6 +101,25 @@ def get_inputs():
 def get_init_inputs():
     return []
 ''',
+    "resampling": '''
+class Model(nn.Module):
+    """A spatial-transformer head: bilinear upsampling, and sampling at predicted grid points."""
+
+    def forward(self, x, grid):
+        up = F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False)
+        up_aligned = F.interpolate(x, size=(7, 9), mode="bilinear", align_corners=True)
+        warped = F.grid_sample(x, grid * 1.2, mode="bilinear", padding_mode="zeros", align_corners=False)
+        snapped = F.grid_sample(x, grid, mode="nearest", padding_mode="border", align_corners=True)
+        return up, up_aligned, warped, snapped
+
+
+def get_inputs():
+    return [torch.randn(2, 3, 5, 6), torch.rand(2, 4, 7, 2) * 2 - 1]
+
+
+def get_init_inputs():
+    return []
+''',
     "random_in_forward": '''
 class Model(nn.Module):
     """Noise injection: integer jitter, Gaussian noise with a learned scale, Bernoulli masks."""
