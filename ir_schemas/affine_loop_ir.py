@@ -157,10 +157,10 @@ class TopK(_Strict):
 LinalgRoutine = Literal["cholesky", "cholesky_solve", "cholesky_inverse", "triangular_solve", "lu_factor", "lu_jax", "lu",
                         "lu_solve", "solve", "inv", "det", "slogdet", "qr", "eigh", "eigvalsh", "svd", "svdvals",
                         "pinv", "lu_unpack", "geqrf", "householder_product", "ormqr", "ldl_factor", "ldl_solve",
-                        "matrix_exp", "tridiagonal_solve", "fft_r2c", "fft_c2c", "fft_c2r"]
+                        "matrix_exp", "tridiagonal_solve", "fft_r2c", "fft_c2c", "fft_c2r", "eig"]
 """The dense linear-algebra routines a ``Linalg`` step can name (``solar_assets.ir.linalg``)."""
 LINALG_OPTIONS = ("upper", "left", "unitriangular", "adjoint", "mode", "full_matrices", "hermitian", "rtol", "dims",
-                  "normalization", "forward", "onesided", "last_dim_size")
+                  "normalization", "forward", "onesided", "last_dim_size", "left_vectors", "right_vectors")
 
 
 class Linalg(_Strict):
@@ -197,6 +197,8 @@ class Linalg(_Strict):
     forward: bool = Field(default=True, description="fft_c2c: the forward transform (exp(-2πi…)), else the inverse.")
     onesided: bool = Field(default=True, description="fft_r2c: only the non-redundant half of the last dim.")
     last_dim_size: int = Field(default=0, description="fft_c2r: the real result's size along the last dim.")
+    left_vectors: bool = Field(default=False, description="eig: the left eigenvectors too.")
+    right_vectors: bool = Field(default=True, description="eig: the right eigenvectors too.")
 
     def options(self) -> dict[str, bool | float | str | None]:
         """The flags as a dict, for ``solar_assets.ir.linalg``."""

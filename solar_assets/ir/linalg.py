@@ -223,6 +223,12 @@ ROUTINES: dict[str, Routine] = {r.name: r for r in [
             lambda s, o: _fft_flops(*_fft_points(s, o, _c2r_shapes(s, o)[0]), real=True),
             "2.5·N·log₂N per transform of N real points", "the radix-2 count 5N log₂N of a complex FFT, halved",
             matrix_first=False, core_rank=None),
+    Routine("eig", 1,
+            lambda s, o: ([s[0][:-1], s[0][:-1]] + ([s[0], s[0]] if o.get("left_vectors") else [])
+                          + ([s[0], s[0]] if o.get("right_vectors", True) else [])),
+            lambda s, o: (25.0 if (o.get("left_vectors") or o.get("right_vectors", True)) else 10.0) * _mn(s[0])[0] ** 3,
+            "10n³ eigenvalues, 25n³ with eigenvectors",
+            "Golub & Van Loan §7.5.6 (Hessenberg QR); results as real and imaginary planes"),
     Routine("pinv", 1, lambda s, o: [(*s[0][:-2], s[0][-1], s[0][-2])],
             lambda s, o: _svd(*_mn(s[0]), True, False) + 2.0 * _mn(s[0])[0] * _mn(s[0])[1] * min(_mn(s[0])),
             "thin SVD + 2mnk", "Golub & Van Loan Fig. 8.6.1, then V Σ⁺ Uᵀ"),
@@ -298,6 +304,18 @@ def run(routine: str, args: list[np.ndarray], options: dict[str, Any]) -> list[n
         return _per_matrix(factor_jax, [a[0]], 3)
     if routine.startswith("fft_"):
         return _fft(routine, a, options)
+    if routine == "eig":  # w, then the left / right eigenvectors asked for: each as two planes
+        left, right = bool(options.get("left_vectors")), bool(options.get("right_vectors", True))
+
+        def eig(m):
+            w, vl, vr = sl.eig(m, left=True, right=True) if m.size else (np.zeros(0, complex),) + (
+                np.zeros((0, 0), complex),) * 2
+            parts = [w.real, w.imag]
+            for wanted, v in ((left, vl), (right, vr)):
+                if wanted:
+                    parts += [v.real, v.imag]
+            return tuple(parts)
+        return _per_matrix(eig, [a[0]], 2 + 2 * left + 2 * right)
     if routine == "lu_unpack":
         def unpack(lu, piv):
             m, n = lu.shape

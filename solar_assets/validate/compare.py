@@ -452,6 +452,38 @@ def _align_signs(program: Program, names: list[str], got: list[np.ndarray], ref:
     return got
 
 
+def _align_phases(program: Program, names: list[str], got: list[np.ndarray], ref: Sequence[Any],
+                  notes: list[str]) -> list[np.ndarray]:
+    """Complex eigenvectors (a general ``eig``'s, as real and imaginary planes) as the framework's up
+    to a unit phase each: every vector of the IR's result turned by the phase of its inner product
+    with the framework's."""
+    position = {n: i for i, n in enumerate(names)}
+    got = list(got)
+    for st, _ in program.walk_steps():
+        if st.kind != "linalg" or st.routine != "eig":
+            continue
+        for k in range(2, len(st.outs), 2):
+            re_name, im_name = st.outs[k], st.outs[k + 1]
+            if re_name not in position or im_name not in position:
+                continue
+            i, j = position[re_name], position[im_name]
+            if max(i, j) >= len(ref) or ref[i] is None or ref[j] is None:
+                continue
+            gr, gi = np.asarray(got[i], np.float64), np.asarray(got[j], np.float64)
+            rr, ri = np.asarray(ref[i], np.float64), np.asarray(ref[j], np.float64)
+            if gr.shape != rr.shape or not gr.size:
+                continue
+            p_re, p_im = np.sum(gr * rr + gi * ri, axis=-2), np.sum(gr * ri - gi * rr, axis=-2)
+            norm = np.hypot(p_re, p_im)
+            cos = np.where(norm > 0, p_re / np.where(norm > 0, norm, 1.0), 1.0)[..., None, :]
+            sin = np.where(norm > 0, p_im / np.where(norm > 0, norm, 1.0), 0.0)[..., None, :]
+            got[i] = (gr * cos - gi * sin).astype(np.asarray(got[i]).dtype)
+            got[j] = (gr * sin + gi * cos).astype(np.asarray(got[j]).dtype)
+            notes.append(f"outputs {re_name!r}, {im_name!r} (eig's vectors) are compared up to a unit phase per "
+                         f"vector, which the decomposition leaves free")
+    return got
+
+
 class _WithOutputs:
     """``golden`` with other float32 outputs (its vectors' signs aligned with its float64 ones)."""
 
@@ -482,9 +514,10 @@ def validate_program(program: Program, golden: GoldenLike, *, source: str = "<pr
     checks: list[OutputCheck] = []
     notes: list[str] = []
     if golden.outputs64 is not None:  # the framework's own float32 vectors may take other signs too
-        golden = _WithOutputs(golden, _align_signs(program, names, list(golden.outputs), golden.outputs64, []))
-    got64 = _align_signs(program, names, got64, golden.outputs64 if golden.outputs64 is not None else golden.outputs,
-                         notes)
+        aligned = _align_signs(program, names, list(golden.outputs), golden.outputs64, [])
+        golden = _WithOutputs(golden, _align_phases(program, names, aligned, golden.outputs64, []))
+    reference = golden.outputs64 if golden.outputs64 is not None else golden.outputs
+    got64 = _align_phases(program, names, _align_signs(program, names, got64, reference, notes), reference, notes)
     checks += _refusals(program, golden, names, declared, traced, notes)
     narrow_dtypes, computing = narrow_storage(program), narrow_compute(program)
     narrow = narrow_tolerance(program, narrow_dtypes)

@@ -77,3 +77,14 @@ def custom_linear_solve_lowering(c: JCtx, *args, const_lengths, jaxprs, **_):
 def tridiagonal_solve_lowering(c: JCtx, dl, d, du, b, **_):
     """The three diagonals (``dl[0]`` and ``du[-1]`` unused) and the right-hand sides: the Thomas algorithm."""
     return c.b.linalg(c.name, "tridiagonal_solve", [dl, d, du, b])[0]
+
+
+@lowers("eig")
+def eig_lowering(c: JCtx, a, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors: bool = True,
+                 **_):
+    """``lax.linalg.eig``: the eigenvalues, then the left and right eigenvectors asked for, complex."""
+    from solar_assets.translate.core.complex import ComplexPair
+
+    planes = c.b.linalg(c.name, "eig", [a], {"left_vectors": bool(compute_left_eigenvectors),
+                                             "right_vectors": bool(compute_right_eigenvectors)})
+    return [ComplexPair(planes[k], planes[k + 1]) for k in range(0, len(planes), 2)]

@@ -231,3 +231,12 @@ def ldl_solve_lowering(c: Ctx, ld: SymTensor, pivots: SymTensor, b: SymTensor, h
 @lowers(aten.linalg_matrix_exp)
 def matrix_exp_lowering(c: Ctx, a: SymTensor):
     return _routine(c, "matrix_exp", a)[0]
+
+
+@lowers(aten.linalg_eig)
+def eig_lowering(c: Ctx, a: SymTensor):
+    """Eigenvalues and right eigenvectors of a general matrix, complex: each as two planes."""
+    from solar_assets.translate.core.complex import ComplexPair
+
+    w_re, w_im, v_re, v_im = _routine(c, "eig", a)
+    return (ComplexPair(w_re, w_im), ComplexPair(v_re, v_im))
