@@ -162,3 +162,35 @@ def test_executor_runs_the_routine():
     )
     (y,) = execute_program(program, {"input:0": spd})
     assert np.allclose(y, spd)
+
+
+GENERAL_EIG = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Modes of a (non-symmetric) linear system: complex eigenvalues and eigenvectors."""
+
+    def forward(self, a):
+        values, vectors = torch.linalg.eig(a)
+        return values, vectors, torch.linalg.eigvals(a @ a)
+
+
+def get_inputs():
+    return [torch.randn(2, 5, 5)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_general_eig_validates_up_to_phase_with_its_count(tmp_path):
+    path = _write(tmp_path, "general_eig.py", GENERAL_EIG)
+    row = check_workload(str(path), tmp_path / "cache")
+    assert row.validated, row.error
+    graph = solar_graph(path)
+    eigs = [n for n in graph.nodes if "linalg.eig(" in n.text]
+    # Golub & Van Loan: 25n³ with the vectors, 10n³ for the values alone (eigvals reads no vectors)
+    assert [n.flops for n in eigs] == [2 * 25 * 125, 2 * 10 * 125]
