@@ -114,6 +114,14 @@ def deterministic_random(float_dtype: Any = None) -> Iterator[None]:
             kwargs = kwargs or {}
             out = func(*args, **kwargs)
             name = func.overloadpacket.__name__
+            if name in ("rrelu_with_noise", "rrelu_with_noise_functional") and len(args) > 4 and args[4]:
+                # training-mode rrelu: negative inputs scaled by lower + (upper - lower) · the uniform pattern
+                x, lower, upper = args[0], float(args[2]), float(args[3])
+                u = random_pattern("uniform", x if float_dtype is None else x.to(float_dtype))
+                slope = lower + (upper - lower) * u
+                result = torch.where(x >= 0, x, x * slope)
+                return (result, torch.where(x >= 0, torch.ones_like(slope), slope)) \
+                    if isinstance(out, tuple) else result
             if name == "bernoulli" and func is not torch.ops.aten.bernoulli_.float:
                 # eager bernoulli is what the export spells ``rand(shape) < p``
                 p = args[1] if len(args) > 1 else kwargs.get("p", args[0])

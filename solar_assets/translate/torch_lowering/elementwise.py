@@ -108,6 +108,23 @@ def frexp_lowering(c: Ctx, x):
     return (mantissa, c.elementwise(exponent, x, i=1))
 
 
+@lowers(aten.rrelu_with_noise_functional)
+def rrelu_lowering(c: Ctx, x, noise, lower=1.0 / 8, upper=1.0 / 3, training: bool = False, generator=None):
+    """Randomised leaky ReLU: in training, negative inputs scaled by a slope drawn in [lower, upper]
+    (the fixed uniform pattern of ``workloads.in_forward``, as the golden run draws it); in eval, by
+    the mean slope. Returns the result and the slopes used (1 where the input is non-negative)."""
+    from solar_assets.workloads.in_forward import random_pattern_expr
+
+    shape = c.out_shape(0)
+    if training:
+        u = random_pattern_expr("uniform", [f"i{k}" for k in range(len(shape))], shape)
+        slope = f"({float(lower)!r} + {float(upper) - float(lower)!r} * ({u}))"
+    else:
+        slope = repr((float(lower) + float(upper)) / 2)
+    out = c.elementwise(f"select({{0}} >= 0.0, {{0}}, {{0}} * {slope})", x, i=0)
+    return (out, lambda: c.elementwise(f"select({{0}} >= 0.0, 1.0, {slope})", x, i=1))
+
+
 @lowers(aten.add)
 def add_lowering(c: Ctx, x, y, alpha=1):
     return c.elementwise(ELEMENTWISE["add"] if alpha == 1 else "{0} + {1} * {2}", x, y, alpha)

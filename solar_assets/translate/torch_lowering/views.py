@@ -289,3 +289,19 @@ def unbind_copy_lowering(c: Ctx, x: SymTensor, dim: int = 0) -> list[SymTensor]:
         view = x.reindex(c.out_shape(k), old_of_new)
         parts.append(c.elementwise("{0}", view, i=k))
     return parts
+
+
+@lowers(aten.resize)
+def resize_lowering(c: Ctx, x: SymTensor, size, memory_format=None) -> SymTensor:
+    """``resize_`` to as many elements: the same storage seen with the new shape; to more, the new
+    elements are uninitialised memory (refused by name)."""
+    numel, new = 1, 1
+    for s in x.shape:
+        numel *= s
+    for s in size:
+        new *= int(s)
+    if new > numel:
+        raise LoweringGap("resize_ to more elements: the new ones are uninitialised memory")
+    if new < numel:
+        raise LoweringGap("resize_ to fewer elements (a prefix of the storage)")
+    return c.b.reshape(x, [int(s) for s in size], c.name)
