@@ -120,6 +120,26 @@ def get_inputs():
 def get_init_inputs():
     return []
 ''',
+    "histogram_and_noise": '''
+class Model(nn.Module):
+    """Activation statistics: histograms over the data's range and a fixed one, a randomised ReLU."""
+
+    def __init__(self):
+        super().__init__()
+        self.act = nn.RReLU(0.1, 0.3)
+
+    def forward(self, x):
+        self.act.train()
+        return torch.histc(x, bins=7), torch.histc(x, bins=5, min=-1.0, max=1.0), self.act(x)
+
+
+def get_inputs():
+    return [torch.randn(40, 3)]
+
+
+def get_init_inputs():
+    return []
+''',
     "random_in_forward": '''
 class Model(nn.Module):
     """Noise injection: integer jitter, Gaussian noise with a learned scale, Bernoulli masks."""

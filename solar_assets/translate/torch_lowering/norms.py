@@ -10,7 +10,7 @@ from solar_assets.translate.core.reduce import (
 )
 from solar_assets.translate.torch_lowering.context import Ctx, LoweringGap
 from solar_assets.translate.torch_lowering.registry import lowers
-from solar_assets.translate.core.affine import SymTensor
+from solar_assets.translate.core.affine import Lin, SymTensor
 
 aten = torch.ops.aten
 
@@ -284,3 +284,40 @@ def dist_lowering(c: Ctx, x: SymTensor, y: SymTensor, p=2) -> SymTensor:
     c.b.kernel(diff.base, list(zip(v, shape)), diff.access(idx), "=",
                f"{c.read(x, idx, shape)} - {c.read(y, idx, shape)}")
     return vector_norm_lowering(c, diff, p, None, False)
+
+
+@lowers(aten.histc)
+def histc_lowering(c: Ctx, x: SymTensor, bins: int = 100, min=0, max=0) -> SymTensor:  # noqa: A002 - ATen's names
+    """Counts in ``bins`` equal bins over [min, max] (the data's extremes when both are 0; widened by
+    one either side when they are equal): each element's bin index, then a scatter-add of ones into
+    one spare bin more for the elements outside the range (and NaN), which the result leaves out."""
+    bins = int(bins)
+    rank = len(x.shape)
+    v = loop_vars("i", rank)
+    idx = lins(v)
+    read = x.access(idx)
+    if float(min) == 0.0 and float(max) == 0.0:
+        lo = c.b.declare(c.name + "_lo", [1], "float64")
+        hi = c.b.declare(c.name + "_hi", [1], "float64")
+        c.b.kernel(lo.base, list(zip(v, x.shape)), lo.access([Lin.constant(0)]), "min=", read)
+        c.b.kernel(hi.base, list(zip(v, x.shape)), hi.access([Lin.constant(0)]), "max=", read)
+        lo_r, hi_r = lo.access([Lin.constant(0)]), hi.access([Lin.constant(0)])
+        low = f"select({lo_r} == {hi_r}, {lo_r} - 1.0, {lo_r})"
+        high = f"select({lo_r} == {hi_r}, {hi_r} + 1.0, {hi_r})"
+    else:
+        a, b = float(min), float(max)
+        if a == b:
+            a, b = a - 1.0, b + 1.0
+        low, high = repr(a), repr(b)
+    where = c.b.declare(c.name + "_bin", x.shape, "int64")
+    inside = f"({read} >= {low}) and ({read} <= {high})"
+    c.b.kernel(where.base, list(zip(v, x.shape)), where.access(idx), "=",
+               f"select({inside}, select({read} == {high}, {bins - 1}, "
+               f"min(floor(({read} - {low}) * {bins}.0 / ({high} - {low})), {bins - 1})), {bins})")
+    counts = c.b.declare(c.name + "_counts", [bins + 1], c.out_dtype())
+    k = loop_vars("k", 1)
+    c.b.kernel(counts.base + "_zero", list(zip(k, [bins + 1])), counts.access(lins(k)), "=", "0.0")
+    c.b.kernel(counts.base, list(zip(v, x.shape)), f"{counts.base}[{where.access(idx)}]", "+=", "1.0", init="keep")
+    out = c.new_output()
+    c.b.kernel(c.name, list(zip(k, [bins])), out.access(lins(k)), "=", counts.access(lins(k)))
+    return out
