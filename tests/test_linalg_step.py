@@ -194,3 +194,23 @@ def test_general_eig_validates_up_to_phase_with_its_count(tmp_path):
     eigs = [n for n in graph.nodes if "linalg.eig(" in n.text]
     # Golub & Van Loan: 25n³ with the vectors, 10n³ for the values alone (eigvals reads no vectors)
     assert [n.flops for n in eigs] == [2 * 25 * 125, 2 * 10 * 125]
+
+
+def test_every_routine_count_is_documented_in_report_md():
+    from pathlib import Path
+
+    import ir_schemas
+    from solar_assets.ir.linalg import ROUTINES
+
+    text = Path(ir_schemas.__file__).with_name("REPORT.md").read_text()
+    missing = [r.name for r in ROUTINES.values() if f"| `{r.name}` | {r.formula} | {r.source} |" not in text]
+    assert not missing, missing
+
+
+def test_a_row_with_library_steps_says_its_flops_are_a_lapack_count(tmp_path):
+    import solar
+
+    path = _write(tmp_path, "cholesky_solve.py", CHOLESKY_SOLVE)
+    result = solar.analyze(str(path), hardware=["H100_SXM"], home=tmp_path / "home")
+    notes = result.rows[0].notes
+    assert "flops: LAPACK count (cholesky n³/3 + n²/2 + n/6; cholesky_solve 2n²k (B n×k))" in notes

@@ -19,9 +19,11 @@ pytest.importorskip("hypothesis")
 TORCH_SUBSET = {
     "add", "atan2", "lgamma", "digamma", "special.i0e", "special.zeta", "polygamma", "special.chebyshev_polynomial_t",
     "special.hermite_polynomial_h", "var_mean", "max", "native_group_norm", "nn.functional.max_pool2d",
-    "signal.windows.hann", "logical_xor", "nn.functional.pad", "isinf",
+    "signal.windows.hann", "logical_xor", "nn.functional.pad", "isinf", "linalg.cholesky", "linalg.eigh", "fft.rfft",
+    "cfloat", "scatter_reduce", "nanmedian", "randint", "nn.functional.grid_sample",
 }
-JAX_SUBSET = {"atan2", "lgamma", "igamma", "regularized_incomplete_beta", "dynamic_slice", "dynamic_update_slice"}
+JAX_SUBSET = {"atan2", "lgamma", "igamma", "regularized_incomplete_beta", "dynamic_slice", "dynamic_update_slice",
+              "cholesky", "fft", "scatter", "reduce_window"}
 
 
 def test_generated_torch_file_reads_like_a_kernelbench_file(tmp_path):
@@ -67,6 +69,6 @@ def test_whole_op_surface_gives_one_row_per_file_and_a_reason_for_each_failure(t
         assert row.validated or (row.error and row.path in row.error), row
     torch_rows = [r for r in rows if r.workload.startswith("torch_")]
     jax_rows = [r for r in rows if r.workload.startswith("jax_")]
-    # a ratchet on today's figures (docs/op_surface.md); the goal is 95 %
-    assert sum(r.validated for r in torch_rows) / len(torch_rows) >= 0.72
-    assert sum(r.validated for r in jax_rows) / len(jax_rows) >= 0.66
+    # a ratchet a point under today's figures (docs/op_surface.md: 95.2 % and 95.5 %)
+    assert sum(r.validated for r in torch_rows) / len(torch_rows) >= 0.94
+    assert sum(r.validated for r in jax_rows) / len(jax_rows) >= 0.94

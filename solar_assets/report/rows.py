@@ -14,6 +14,7 @@ import pandas as pd
 
 from ir_schemas import ReportRow
 from solar_assets.report.capacity import dram_capacity_note
+from solar_assets.report.library_counts import library_counts_note
 from solar_assets.report.masking import masked_products_note
 
 if TYPE_CHECKING:
@@ -84,7 +85,8 @@ def report_row(source: WorkloadSource, translation: Translation, validation: Val
         dram_bytes_per_s=float(bounds.dram_bytes_per_s),
         einsums=sum(1 for n in graph.nodes if n.kind != "reshape"),  # a reshape is a view: no data moves
         onchip_buffer_bytes=int(hardware.onchip_buffer_bytes),
-        notes="; ".join(n for n in (dram_capacity_note(graph, hardware), masked_products_note(graph)) if n),
+        notes="; ".join(n for n in (dram_capacity_note(graph, hardware), masked_products_note(graph),
+                                    library_counts_note(graph)) if n),
         **peak_fields(bounds),
     )
     return add_inverse(row, inverse, target_latency_s) if inverse is not None else row
