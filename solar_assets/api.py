@@ -190,14 +190,13 @@ _SHIM_BODY = {
 
 
 def _live_kind(target: Any) -> tuple[str, str]:
-    """(framework, kind) of a live target: torch/torch, jax/linen or jax/function."""
-    try:
-        import torch
+    """(framework, kind) of a live target: torch/torch, jax/linen or jax/function. An nn.Module can
+    only exist once torch is loaded, so a JAX session's target is told apart without loading it."""
+    import sys
 
-        if isinstance(target, torch.nn.Module):
-            return "torch", "torch"
-    except ImportError:  # pragma: no cover - torch is a dependency
-        pass
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(target, torch.nn.Module):
+        return "torch", "torch"
     try:
         from flax import linen, nnx
 
@@ -244,10 +243,12 @@ def _live_file(target: Any, inputs: Sequence[Any], name: str) -> Iterator[Path]:
 
 @contextmanager
 def _torch_rng_kept() -> Iterator[None]:
-    """The loaders seed torch; a notebook's random stream must not change because it asked for a bound."""
-    try:
-        import torch
-    except ImportError:  # pragma: no cover
+    """The loaders seed torch; a notebook's random stream must not change because it asked for a bound.
+    Only where torch is loaded already (a JAX user's session never loads it for this)."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is None:
         yield
         return
     with torch.random.fork_rng(devices=[]):

@@ -66,7 +66,7 @@ def translate(src: WorkloadSource, config: RunConfig, cache_dir: Path | None = N
     ``solar_assets.agent.modes``), at its own size or with ``constants`` rebound. Cached
     by source hash, constants and translator code; for the agent modes also by model and prompt
     hash, the provenance (attempts, their diagnostics, tokens) kept in the cache file."""
-    from solar_assets.translate import Translation, trace_torch
+    from solar_assets.translate import Translation
 
     constants = dict(constants or {})
     translator = config.translator
@@ -87,6 +87,8 @@ def translate(src: WorkloadSource, config: RunConfig, cache_dir: Path | None = N
 
         translation = trace_jax(src, constants or None)
     else:
+        from solar_assets.translate.torch_tracer import trace_torch  # only here: the JAX path loads no torch
+
         translation = trace_torch(src, constants or None)
     cache_store.store_json(cached, translation.to_json())
     return translation
