@@ -21,6 +21,7 @@ from solar_assets.errors import SolarError
 from solar_assets.translate.jax_lowering import PrimitiveError, run_jaxpr, walk
 from solar_assets.translate.jax_lowering.context import LoweringGap, ir_dtype
 from solar_assets.translate.core.complex import ComplexPair
+from solar_assets.translate.out_of_scope import reason_suffix
 from solar_assets.translate.core.builder import OUTPUT_ORIGIN, ProgramBuilder
 from solar_assets.translate.translation import Translation, TranslationError
 from solar_assets.workloads import WorkloadSource
@@ -149,7 +150,25 @@ def lower_closed_jaxpr(closed: Any, names: list[str], n_inputs: int, program_nam
     return b.build()
 
 
+def _key_arrays(closed: Any) -> list[str]:
+    """The primitives of the jaxpr that make or take PRNG key arrays (``jax.random`` with a key)."""
+    import jax
+
+    found = []
+    for eqn in closed.jaxpr.eqns:
+        for v in (*eqn.invars, *eqn.outvars):
+            dtype = getattr(getattr(v, "aval", None), "dtype", None)
+            if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+                found.append(eqn.primitive.name)
+                break
+    return list(dict.fromkeys(found))
+
+
 def _lower(closed: Any, names: list[str], n_inputs: int, name: str, path: str, overrides: dict[int, Any]):
+    keyed = _key_arrays(closed)
+    if keyed:
+        raise TranslationError(f"{path}: no lowering for JAX primitive {keyed[0]} (PRNG key arrays: "
+                               f"{', '.join(keyed)}){reason_suffix('random_bits')}")
     walk.LITERAL_OVERRIDES = overrides
     try:
         return lower_closed_jaxpr(closed, names, n_inputs, name, path)

@@ -16,6 +16,7 @@ from solar_assets.translate.torch_lowering.inplace import SliceUpdate, exclusive
 from solar_assets.translate.torch_lowering.masks import masked_attention, restrict_contraction
 from solar_assets.errors import SolarError
 from solar_assets.translate.core.complex import ComplexPair, has_complex
+from solar_assets.translate.out_of_scope import reason_suffix
 from solar_assets.translate.torch_lowering import find_lowering
 from solar_assets.translate.torch_lowering.complex_ops import COMPLEX_LOWERINGS
 from solar_assets.translate.core.builder import OUTPUT_ORIGIN, ProgramBuilder
@@ -169,7 +170,8 @@ def lower_exported(ep: Any, name: str, path: str, fallback: Any = None, values: 
             b.tag_origin(start, node_origin(node))
             continue
         if lowering is None:
-            raise TranslationError(f"{path}: no lowering for {node.target} (node {node.name}: {node.format_node()})")
+            raise TranslationError(f"{path}: no lowering for {node.target} (node {node.name}: {node.format_node()})"
+                                   + reason_suffix(op_name(node.target)))
         n_steps, decls = len(b.steps), set(b.decls)
         try:
             ctx = Ctx(b, node, in_place_of=updates.storage_of.get(node.name))

@@ -18,6 +18,7 @@ import numpy as np
 from ir_schemas import Origin
 from solar_assets.ir.expr import CONSTANT_NAMES, SCALAR_FUNCTIONS
 from solar_assets.translate.core.complex import has_complex
+from solar_assets.translate.out_of_scope import reason_suffix
 from solar_assets.translate.jax_lowering.context import Counter, JCtx, LoweringGap, Value, is_const
 from solar_assets.translate.jax_lowering.registry import find_lowering
 from solar_assets.translate.core.builder import ProgramBuilder
@@ -248,7 +249,8 @@ def lower_eqn(b: ProgramBuilder, eqn: Any, values: Sequence[Value]) -> list[Valu
     where = source_line(eqn)
     at = f" at {where}" if where else ""
     if lowering is None:
-        raise PrimitiveError(name, where, f"no lowering for JAX primitive {name}{at} ({_eqn_text(eqn)})")
+        raise PrimitiveError(name, where, f"no lowering for JAX primitive {name}{at} ({_eqn_text(eqn)})"
+                             + reason_suffix(name))
     hint = name.replace("-", "_")
     if keyword.iskeyword(hint) or hint in SCALAR_FUNCTIONS or hint in CONSTANT_NAMES:
         hint += "_"  # a tensor named 'and' or 'max' would not read as a name in a kernel statement
