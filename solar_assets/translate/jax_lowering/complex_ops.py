@@ -2,9 +2,10 @@
 ``conj``, ``real`` / ``imag``, elementwise arithmetic, and ``fft`` as library steps (``ir.linalg``)."""
 from __future__ import annotations
 
-from solar_assets.translate.core.builder import lins, loop_vars
-from solar_assets.translate.core.complex import ComplexPair, complex_aware
-from solar_assets.translate.jax_lowering.context import JCtx, LoweringGap, SymTensor
+from solar_assets.translate.core.complex import (
+    COMPLEX_DIV, COMPLEX_MUL, ComplexPair, complex_aware, pair, parts, plane, plane_of,
+)
+from solar_assets.translate.jax_lowering.context import JCtx, LoweringGap
 from solar_assets.translate.jax_lowering.registry import lowers
 
 FFT, IFFT, RFFT, IRFFT = 0, 1, 2, 3  # jax.lax.FftType
@@ -21,41 +22,23 @@ def for_complex(*names):
     return register
 
 
-def _plane(c: JCtx, template: str, *operands, hint: str) -> SymTensor:
-    shape = c.out_shape()
-    out = c.b.declare(c.name + hint, shape, c.out_dtype())
-    v = loop_vars("i", len(shape))
-    idx = lins(v)
-    c.b.kernel(out.base, list(zip(v, shape)), out.access(idx), "=",
-               template.format(*(c.read(x, idx, shape) for x in operands)))
-    return out
-
-
-def _pair(c: JCtx, re_template: str, im_template: str, *operands) -> ComplexPair:
-    return ComplexPair(_plane(c, re_template, *operands, hint="_re"), _plane(c, im_template, *operands, hint="_im"))
-
-
-def _parts(x) -> tuple:
-    return (x.re, x.im) if isinstance(x, ComplexPair) else (x, 0.0)
-
-
 @lowers("complex")
 def complex_lowering(c: JCtx, x, y):
-    return _pair(c, "{0}", "{1}", x, y)
+    return pair(c, "{0}", "{1}", x, y)
 
 
 @lowers("conj")
 @complex_aware
 def conj_lowering(c: JCtx, x, **_):
     """A real operand becomes complex with a zero imaginary plane (as ``lax.conj`` returns)."""
-    re, im = _parts(x)
-    return _pair(c, "{0}", "-{1}", re, im)
+    re, im = parts(x)
+    return pair(c, "{0}", "-{1}", re, im)
 
 
 @lowers("real")
 @complex_aware
 def real_lowering(c: JCtx, z):
-    return _parts(z)[0]
+    return parts(z)[0]
 
 
 @lowers("imag")
@@ -90,31 +73,30 @@ def fft_lowering(c: JCtx, x, *, fft_type, fft_lengths):
 @for_complex("add", "add_any", "sub")
 def add_complex(c: JCtx, x, y, **_):
     sign = "-" if c.eqn.primitive.name == "sub" else "+"
-    (a, b), (p, q) = _parts(x), _parts(y)
-    return _pair(c, f"{{0}} {sign} {{2}}", f"{{1}} {sign} {{3}}", a, b, p, q)
+    (a, b), (p, q) = parts(x), parts(y)
+    return pair(c, f"{{0}} {sign} {{2}}", f"{{1}} {sign} {{3}}", a, b, p, q)
 
 
 @for_complex("mul")
 def mul_complex(c: JCtx, x, y, **_):
-    (a, b), (p, q) = _parts(x), _parts(y)
-    return _pair(c, "{0} * {2} - {1} * {3}", "{0} * {3} + {1} * {2}", a, b, p, q)
+    (a, b), (p, q) = parts(x), parts(y)
+    return pair(c, *COMPLEX_MUL, a, b, p, q)
 
 
 @for_complex("div")
 def div_complex(c: JCtx, x, y, **_):
-    (a, b), (p, q) = _parts(x), _parts(y)
-    return _pair(c, "({0} * {2} + {1} * {3}) / ({2} * {2} + {3} * {3})",
-                 "({1} * {2} - {0} * {3}) / ({2} * {2} + {3} * {3})", a, b, p, q)
+    (a, b), (p, q) = parts(x), parts(y)
+    return pair(c, *COMPLEX_DIV, a, b, p, q)
 
 
 @for_complex("neg")
 def neg_complex(c: JCtx, z, **_):
-    return _pair(c, "-{0}", "-{1}", *_parts(z))
+    return pair(c, "-{0}", "-{1}", *parts(z))
 
 
 @for_complex("abs")
 def abs_complex(c: JCtx, z, **_):
-    return _plane(c, "hypot({0}, {1})", *_parts(z), hint="")
+    return plane(c, "hypot({0}, {1})", *parts(z))
 
 
 def _planewise(name: str):
@@ -123,8 +105,7 @@ def _planewise(name: str):
         from solar_assets.translate.jax_lowering.registry import find_lowering
 
         real = find_lowering(name)
-        planes = [real(c, *[(a.re if k == 0 else a.im) if isinstance(a, ComplexPair) else a for a in args], **params)
-                  for k in (0, 1)]
+        planes = [real(c, *plane_of(list(args), k), **params) for k in (0, 1)]
         if isinstance(planes[0], (list, tuple)):
             return type(planes[0])(ComplexPair(r, i) for r, i in zip(*planes))
         return ComplexPair(*planes)

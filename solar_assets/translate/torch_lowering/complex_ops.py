@@ -8,7 +8,9 @@ import torch
 
 from solar_assets.translate.core.affine import Lin, SymTensor, view_dim
 from solar_assets.translate.core.builder import lins, loop_vars
-from solar_assets.translate.core.complex import ComplexPair, complex_aware, plane_dtype
+from solar_assets.translate.core.complex import (
+    COMPLEX_DIV, COMPLEX_MUL, ComplexPair, complex_aware, pair, parts, plane, plane_dtype, plane_of,
+)
 from solar_assets.translate.torch_lowering.context import Ctx, LoweringGap
 from solar_assets.translate.torch_lowering.registry import lowers
 
@@ -26,39 +28,15 @@ def for_complex(*packets):
     return register
 
 
-def _plane(c: Ctx, template: str, *operands, dtype: str, i: int | None = None, hint: str = "") -> SymTensor:
-    """One real plane over output ``i``'s shape: ``template`` over the operands' reads (broadcast)."""
-    shape = c.out_shape(i)
-    out = c.b.declare(c.name + hint, shape, dtype)
-    v = loop_vars("i", len(shape))
-    idx = lins(v)
-    c.b.kernel(out.base, list(zip(v, shape)), out.access(idx), "=",
-               template.format(*(c.read(x, idx, shape) for x in operands)))
-    return out
-
-
-def _out_plane_dtype(c: Ctx, i: int | None = None) -> str:
-    dtype = plane_dtype(c.meta(i).dtype)
-    if dtype is None:
-        raise LoweringGap(f"{c.meta(i).dtype} is not a complex dtype")
-    return dtype
-
-
-def _pair(c: Ctx, re_template: str, im_template: str, *operands, i: int | None = None) -> ComplexPair:
-    dtype = _out_plane_dtype(c, i)
-    return ComplexPair(_plane(c, re_template, *operands, dtype=dtype, i=i, hint="_re"),
-                       _plane(c, im_template, *operands, dtype=dtype, i=i, hint="_im"))
-
-
 def to_complex_or_real(c: Ctx, x) -> SymTensor | ComplexPair:
     """``_to_copy`` where complex is involved: a real tensor gets a zero imaginary plane; a complex one
     keeps its planes (in the new component dtype), or to a real dtype its real part (as PyTorch)."""
     target = plane_dtype(c.meta().dtype)
     if isinstance(x, ComplexPair):
         if target is None:
-            return _plane(c, "{0}", x.re, dtype=c.out_dtype())
-        return _pair(c, "{0}", "{1}", x.re, x.im)
-    return _pair(c, "{0}", "0.0", x)
+            return plane(c, "{0}", x.re)
+        return pair(c, "{0}", "{1}", x.re, x.im)
+    return pair(c, "{0}", "0.0", x)
 
 
 @lowers(aten.view_as_complex)
@@ -79,33 +57,25 @@ def view_as_real_lowering(c: Ctx, z: ComplexPair) -> SymTensor:
     out = c.new_output()
     rank = len(z.shape)
     v = loop_vars("i", rank)
-    for k, plane in enumerate((z.re, z.im)):
+    for k, part in enumerate((z.re, z.im)):
         c.b.kernel(f"{c.name}_{'re' if k == 0 else 'im'}", list(zip(v, z.shape)),
-                   out.access([*lins(v), Lin.constant(k)]), "=", plane.access(lins(v)))
+                   out.access([*lins(v), Lin.constant(k)]), "=", part.access(lins(v)))
     return out
 
 
 @lowers(aten.complex)
 def complex_lowering(c: Ctx, re, im) -> ComplexPair:
-    return _pair(c, "{0}", "{1}", re, im)
+    return pair(c, "{0}", "{1}", re, im)
 
 
 @lowers(aten.polar)
 def polar_lowering(c: Ctx, magnitude, angle) -> ComplexPair:
-    return _pair(c, "{0} * cos({1})", "{0} * sin({1})", magnitude, angle)
+    return pair(c, "{0} * cos({1})", "{0} * sin({1})", magnitude, angle)
 
 
 @for_complex(aten._conj, aten.conj_physical, aten._conj_physical, aten.conj, aten.resolve_conj)
 def conj_complex(c: Ctx, z: ComplexPair) -> ComplexPair:
-    return _pair(c, "{0}", "-{1}", z.re, z.im)
-
-
-def _plane_args(value, which: int):
-    if isinstance(value, ComplexPair):
-        return value.re if which == 0 else value.im
-    if isinstance(value, (list, tuple)):
-        return type(value)(_plane_args(v, which) for v in value)
-    return value
+    return pair(c, "{0}", "-{1}", z.re, z.im)
 
 
 def _planewise(packet):
@@ -114,10 +84,10 @@ def _planewise(packet):
         from solar_assets.translate.torch_lowering.registry import find_lowering
 
         real = find_lowering(c.node.target)
-        parts = [real(c, *_plane_args(list(args), k), **_plane_args(kwargs, k)) for k in (0, 1)]
-        if isinstance(parts[0], (list, tuple)):
-            return type(parts[0])(ComplexPair(r, i) if r is not None else None for r, i in zip(*parts))
-        return ComplexPair(*parts)
+        planes = [real(c, *plane_of(list(args), k), **plane_of(kwargs, k)) for k in (0, 1)]
+        if isinstance(planes[0], (list, tuple)):
+            return type(planes[0])(ComplexPair(r, i) if r is not None else None for r, i in zip(*planes))
+        return ComplexPair(*planes)
     return lowering
 
 
@@ -129,45 +99,40 @@ for _packet in PLANEWISE:
     COMPLEX_LOWERINGS[_packet] = complex_aware(_planewise(_packet))
 
 
-def _parts(x) -> tuple:
-    return (x.re, x.im) if isinstance(x, ComplexPair) else (x, 0.0)
-
-
 @for_complex(aten.add, aten.sub)
 def add_complex(c: Ctx, x, y, alpha=1) -> ComplexPair:
     sign = "+" if c.node.target.overloadpacket is aten.add else "-"
-    (a, b), (p, q) = _parts(x), _parts(y)
-    return _pair(c, f"{{0}} {sign} {{2}} * {float(alpha)!r}", f"{{1}} {sign} {{3}} * {float(alpha)!r}", a, b, p, q)
+    (a, b), (p, q) = parts(x), parts(y)
+    return pair(c, f"{{0}} {sign} {{2}} * {float(alpha)!r}", f"{{1}} {sign} {{3}} * {float(alpha)!r}", a, b, p, q)
 
 
 @for_complex(aten.mul)
 def mul_complex(c: Ctx, x, y) -> ComplexPair:
-    (a, b), (p, q) = _parts(x), _parts(y)
-    return _pair(c, "{0} * {2} - {1} * {3}", "{0} * {3} + {1} * {2}", a, b, p, q)
+    (a, b), (p, q) = parts(x), parts(y)
+    return pair(c, *COMPLEX_MUL, a, b, p, q)
 
 
 @for_complex(aten.div)
 def div_complex(c: Ctx, x, y, rounding_mode=None) -> ComplexPair:
     if rounding_mode is not None:
         raise LoweringGap("complex division with a rounding mode")
-    (a, b), (p, q) = _parts(x), _parts(y)
-    return _pair(c, "({0} * {2} + {1} * {3}) / ({2} * {2} + {3} * {3})",
-                 "({1} * {2} - {0} * {3}) / ({2} * {2} + {3} * {3})", a, b, p, q)
+    (a, b), (p, q) = parts(x), parts(y)
+    return pair(c, *COMPLEX_DIV, a, b, p, q)
 
 
 @for_complex(aten.neg)
 def neg_complex(c: Ctx, z: ComplexPair) -> ComplexPair:
-    return _pair(c, "-{0}", "-{1}", z.re, z.im)
+    return pair(c, "-{0}", "-{1}", z.re, z.im)
 
 
 @for_complex(aten.abs)
 def abs_complex(c: Ctx, z: ComplexPair) -> SymTensor:
-    return _plane(c, "hypot({0}, {1})", z.re, z.im, dtype=c.out_dtype())
+    return plane(c, "hypot({0}, {1})", z.re, z.im)
 
 
 @for_complex(aten.angle)
 def angle_complex(c: Ctx, z: ComplexPair) -> SymTensor:
-    return _plane(c, "atan2({1}, {0})", z.re, z.im, dtype=c.out_dtype())
+    return plane(c, "atan2({1}, {0})", z.re, z.im)
 
 
 @for_complex(aten.real)

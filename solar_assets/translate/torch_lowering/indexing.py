@@ -334,9 +334,8 @@ def nanmedian_dim_lowering(c: Ctx, x: SymTensor, dim: int = -1, keepdim: bool = 
                f"select({x.access(idx)} == {x.access(idx)}, 1, 0)")
     middle = c.b.declare(c.name + "_middle", kept, "int64")
     k = loop_vars("k", len(kept))
-    c.b.kernel(middle.base, list(zip(k, kept)), middle.access(lins(k)), "=",
-               f"select({count.access(lins(k))} > 0, floor_div_placeholder, 0)".replace(
-                   "floor_div_placeholder", f"floor(({count.access(lins(k))} - 1) / 2)"))
+    n = count.access(lins(k))
+    c.b.kernel(middle.base, list(zip(k, kept)), middle.access(lins(k)), "=", f"select({n} > 0, floor(({n} - 1) / 2), 0)")
     outs = []
     for i, (src, dtype) in enumerate(((values, values.dtype), (indices, "int64"))):
         out = c.b.declare(f"{c.name}_{'values' if i == 0 else 'indices'}", c.out_shape(i), dtype)
@@ -352,20 +351,25 @@ def nanmedian_dim_lowering(c: Ctx, x: SymTensor, dim: int = -1, keepdim: bool = 
     return tuple(outs)
 
 
+def _flat_copy(c: Ctx, x: SymTensor) -> SymTensor:
+    """A copy of ``x`` as one row-major dim: the storage ``put`` and ``as_strided_scatter`` write into."""
+    numel = 1
+    for n in x.shape:
+        numel *= n
+    flat = c.b.declare(c.name + "_flat", [numel], x.dtype)
+    v = loop_vars("i", len(x.shape))
+    place, stride = Lin.constant(0), 1
+    for d in range(len(x.shape) - 1, -1, -1):
+        place, stride = place + Lin.of(v[d], stride), stride * x.shape[d]
+    c.b.kernel(flat.base + "_copy", list(zip(v, x.shape)), flat.access([place]), "=", x.access(lins(v)))
+    return flat
+
+
 @lowers(aten.put)
 def put_lowering(c: Ctx, x: SymTensor, index: SymTensor, source: SymTensor, accumulate: bool = False) -> SymTensor:
     """``x.put(index, source)``: into the flattened copy of ``x`` at ``index`` (negative wraps)."""
-    numel = 1
-    for s in x.shape:
-        numel *= s
-    copy = c.b.declare(c.name + "_flat", [numel], x.dtype)
-    v = loop_vars("i", len(x.shape))
-    flat = Lin.constant(0)
-    stride = 1
-    for d in range(len(x.shape) - 1, -1, -1):
-        flat, stride = flat + Lin.of(v[d], stride), stride * x.shape[d]
-    c.b.kernel(copy.base + "_copy", list(zip(v, x.shape)), copy.access([flat]), "=", x.access(lins(v)))
-    places = _normalised_index(c, index, numel, "_index")
+    copy = _flat_copy(c, x)
+    places = _normalised_index(c, index, copy.shape[0], "_index")
     u = loop_vars("u", len(index.shape))
     c.b.kernel(c.name, list(zip(u, index.shape)), f"{copy.base}[{places.access(lins(u))}]",
                "+=" if accumulate else "=", c.read(source, lins(u), index.shape),
@@ -377,15 +381,7 @@ def put_lowering(c: Ctx, x: SymTensor, index: SymTensor, source: SymTensor, accu
 def as_strided_scatter_lowering(c: Ctx, x: SymTensor, src: SymTensor, size, stride, storage_offset=None) -> SymTensor:
     """``out = x``; ``out.as_strided(size, stride, offset) = src``: each element of ``src`` at the
     flat place ``offset + Σ stride_d · u_d`` of the copy (an affine subscript of the flat storage)."""
-    numel = 1
-    for s in x.shape:
-        numel *= s
-    flat_out = c.b.declare(c.name + "_flat", [numel], x.dtype)
-    v = loop_vars("i", len(x.shape))
-    flat, step = Lin.constant(0), 1
-    for d in range(len(x.shape) - 1, -1, -1):
-        flat, step = flat + Lin.of(v[d], step), step * x.shape[d]
-    c.b.kernel(flat_out.base + "_copy", list(zip(v, x.shape)), flat_out.access([flat]), "=", x.access(lins(v)))
+    flat_out = _flat_copy(c, x)
     u = loop_vars("u", len(size))
     place = Lin.constant(int(storage_offset or 0))
     for d, st in enumerate(stride):

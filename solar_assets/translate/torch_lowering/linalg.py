@@ -42,23 +42,26 @@ def bmm_lowering(c: Ctx, a: SymTensor, b: SymTensor) -> SymTensor:
     return _product(c, a, b, batch=1)
 
 
-@lowers(aten.addmm)
-def addmm_lowering(c: Ctx, bias, a: SymTensor, b: SymTensor, beta=1, alpha=1) -> SymTensor:
+def _scaled_bias(c: Ctx, bias, beta) -> SymTensor:
+    """The output started as ``beta·bias`` (broadcast): what the ``add*`` products accumulate into."""
     shape = c.out_shape()
     out = c.new_output()
-    v = loop_vars("i", 2)
+    v = loop_vars("i", len(shape))
     c.b.kernel(c.name + "_bias", list(zip(v, shape)), out.access(lins(v)), "=",
                _scaled(c.read(bias, lins(v), shape), beta))
-    return _product(c, a, b, batch=0, accumulate_into=out, alpha=alpha)
+    return out
+
+
+@lowers(aten.addmm)
+def addmm_lowering(c: Ctx, bias, a: SymTensor, b: SymTensor, beta=1, alpha=1) -> SymTensor:
+    return _product(c, a, b, batch=0, accumulate_into=_scaled_bias(c, bias, beta), alpha=alpha)
 
 
 @lowers(aten.addmv)
 def addmv_lowering(c: Ctx, bias, mat: SymTensor, vec: SymTensor, beta=1, alpha=1) -> SymTensor:
     """``beta·bias + alpha·(mat @ vec)``: one MAC per matrix element."""
     (n,) = c.out_shape()
-    out = c.new_output()
-    c.b.kernel(c.name + "_bias", [("m", n)], out.access([Lin.of("m")]), "=",
-               _scaled(c.read(bias, [Lin.of("m")], (n,)), beta))
+    out = _scaled_bias(c, bias, beta)
     c.b.kernel(c.name, [("m", n), ("k", mat.shape[1])], out.access([Lin.of("m")]), "+=",
                _scaled(f"{mat.access([Lin.of('m'), Lin.of('k')])} * {vec.access([Lin.of('k')])}", alpha),
                init="keep")
@@ -69,10 +72,7 @@ def addmv_lowering(c: Ctx, bias, mat: SymTensor, vec: SymTensor, beta=1, alpha=1
 def addbmm_lowering(c: Ctx, bias, a: SymTensor, b: SymTensor, beta=1, alpha=1) -> SymTensor:
     """``beta·bias + alpha·Σ_batch a[batch] @ b[batch]``: the batch is one more reduction."""
     shape = c.out_shape()
-    out = c.new_output()
-    v = loop_vars("i", 2)
-    c.b.kernel(c.name + "_bias", list(zip(v, shape)), out.access(lins(v)), "=",
-               _scaled(c.read(bias, lins(v), shape), beta))
+    out = _scaled_bias(c, bias, beta)
     loops = [("m", shape[0]), ("n", shape[1]), ("bt", a.shape[0]), ("k", a.shape[2])]
     read = f"{a.access([Lin.of('bt'), Lin.of('m'), Lin.of('k')])} * {b.access([Lin.of('bt'), Lin.of('k'), Lin.of('n')])}"
     c.b.kernel(c.name, loops, out.access([Lin.of("m"), Lin.of("n")]), "+=", _scaled(read, alpha), init="keep")
