@@ -35,8 +35,11 @@ log = logging.getLogger("op_surface")
 
 def _reason(row: CoverageRow) -> str:
     """The failure's reason without the file's path (the path names the op already)."""
-    if row.unlowered_op:
-        return f"unlowered op {row.unlowered_op}"
+    if row.unlowered_op:  # with the why: a refusal by design says "out of scope: …", a gap its own reason
+        error = row.error or ""
+        why = error.split("): ", 1)[1] if "no lowering for" in error and "): " in error else \
+            error.split(": ", 2)[2] if "cannot lower" in error and error.count(": ") >= 2 else ""
+        return f"unlowered op {row.unlowered_op}" + (f": {why}" if why else "")
     text = re.sub(r"^\S+\.py: ", "", row.error or "")
     text = re.sub(r"/\S+\.py", "<file>", text)
     return text[:160]

@@ -157,10 +157,13 @@ class TopK(_Strict):
 LinalgRoutine = Literal["cholesky", "cholesky_solve", "cholesky_inverse", "triangular_solve", "lu_factor", "lu_jax", "lu",
                         "lu_solve", "solve", "inv", "det", "slogdet", "qr", "eigh", "eigvalsh", "svd", "svdvals",
                         "pinv", "lu_unpack", "geqrf", "householder_product", "ormqr", "ldl_factor", "ldl_solve",
-                        "matrix_exp", "tridiagonal_solve", "fft_r2c", "fft_c2c", "fft_c2r", "eig"]
-"""The dense linear-algebra routines a ``Linalg`` step can name (``solar_assets.ir.linalg``)."""
+                        "matrix_exp", "tridiagonal_solve", "fft_r2c", "fft_c2c", "fft_c2r", "eig",
+                        "nonzero", "masked_select", "unique", "unique_consecutive", "masked_scatter"]
+"""The library routines a ``Linalg`` step can name (``solar_assets.ir.linalg``): dense linear
+algebra, FFTs, and the data-shaped selections whose result length the sample's values decide."""
 LINALG_OPTIONS = ("upper", "left", "unitriangular", "adjoint", "mode", "full_matrices", "hermitian", "rtol", "dims",
-                  "normalization", "forward", "onesided", "last_dim_size", "left_vectors", "right_vectors")
+                  "normalization", "forward", "onesided", "last_dim_size", "left_vectors", "right_vectors", "count",
+                  "return_inverse", "return_counts")
 
 
 class Linalg(_Strict):
@@ -168,12 +171,16 @@ class Linalg(_Strict):
     dims of its operands (the leading dims a batch: a factorisation, solve, inverse, determinant or
     decomposition, which no perfect loop nest can say: pivoting, iteration to convergence), or a
     fast Fourier transform over ``dims`` (a complex tensor as two real planes, real then imaginary:
-    ``fft_r2c`` real → two planes, ``fft_c2c`` two → two, ``fft_c2r`` two → real).
+    ``fft_r2c`` real → two planes, ``fft_c2c`` two → two, ``fft_c2r`` two → real), or a selection
+    whose result length depends on the values (``nonzero``, ``masked_select``, ``unique``,
+    ``unique_consecutive``; ``masked_scatter`` consumes a data-dependent number of its source):
+    the length the sample's values gave is ``count``, and the report says so.
 
     Result shapes follow the routine (``solar_assets.ir.linalg``); the flags after ``outs`` are
     the routines' options (each routine reads the ones it has).
     Its traffic is its operands and results once; its FLOPs are the routine's standard LAPACK
-    count, labelled as such. Executed in NumPy / SciPy.
+    count, labelled as such (none for a selection: comparisons and data movement). Executed in
+    NumPy / SciPy.
     """
 
     kind: Literal["linalg"] = "linalg"
@@ -199,6 +206,10 @@ class Linalg(_Strict):
     last_dim_size: int = Field(default=0, description="fft_c2r: the real result's size along the last dim.")
     left_vectors: bool = Field(default=False, description="eig: the left eigenvectors too.")
     right_vectors: bool = Field(default=True, description="eig: the right eigenvectors too.")
+    count: int = Field(default=0, ge=0, description="nonzero, masked_select, unique*: the result's length, "
+                       "as the sample's values decided it (the IR's shapes are static).")
+    return_inverse: bool = Field(default=False, description="unique*: the index of each element's value too.")
+    return_counts: bool = Field(default=False, description="unique*: each value's count too.")
 
     def options(self) -> dict[str, bool | float | str | None]:
         """The flags as a dict, for ``solar_assets.ir.linalg``."""

@@ -170,6 +170,10 @@ class Executor(ProgramInterpreter):
         except (np.linalg.LinAlgError, ValueError) as e:
             raise ExecutionError(f"{self.source}: linalg {step.name!r} ({step.routine}) failed: {e}") from e
         for name, value in zip(step.outs, results):
+            if tuple(np.shape(value)) != tuple(self.tensors[name].shape):  # a selection on other values
+                raise ExecutionError(f"{self.source}: linalg {step.name!r} ({step.routine}) gives {name} of shape "
+                                     f"{tuple(np.shape(value))} on these values; the IR has "
+                                     f"{tuple(self.tensors[name].shape)}, from the values it was traced on")
             self._array(name, env)[...] = value
         self.records.append(StepRecord(step.name, "linalg", time.perf_counter() - start))
 

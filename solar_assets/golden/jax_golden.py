@@ -48,6 +48,7 @@ def make_jax_golden(src: WorkloadSource, constants: dict[str, int] | None = None
     """Run the JAX workload (float32 as written, then float64 with x64 enabled in scope)."""
     import jax
 
+    from solar_assets.golden.jax_random import draws_random, with_fixed_draws
     from solar_assets.translate.jax_tracer import array_consts, flat_function, make_workload_jaxpr
 
     start = time.perf_counter()
@@ -55,6 +56,8 @@ def make_jax_golden(src: WorkloadSource, constants: dict[str, int] | None = None
     w = load_jax_workload(src, constants)
     f, names = flat_function(w)
     closed, _ = make_workload_jaxpr(w)
+    if draws_random(closed):  # jax.random with the generator fixed, as the IR fixes it
+        f = with_fixed_draws(f)
     params = {n: to_storable(np.array(w.params[n])) for n in names}
     params.update({f"const:{i}": to_storable(np.asarray(a)) for i, a in array_consts(closed)})
     try:

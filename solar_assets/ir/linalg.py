@@ -142,6 +142,22 @@ def _c2r_shapes(shapes: list[Shape], options: dict[str, Any]) -> list[Shape]:
     return [tuple(out)]
 
 
+_SELECTION = "0 (comparisons and data movement; the result's length from the sample's values)"
+_SELECTION_SOURCE = "a selection: its traffic is its operands and results once"
+
+
+def _broadcast(*shapes: Shape) -> Shape:
+    return tuple(int(d) for d in np.broadcast_shapes(*shapes))
+
+
+def _unique_shapes(shapes: list[Shape], options: dict[str, Any]) -> list[Shape]:
+    """The distinct values, the index of each element's value (the operand's shape) and each
+    value's count; an output not asked for is empty, as PyTorch returns it."""
+    count = int(options["count"])
+    return [(count,), shapes[0] if options.get("return_inverse") else (0,),
+            (count,) if options.get("return_counts") else (0,)]
+
+
 def _ormqr(shapes: list[Shape], options: dict[str, Any]) -> float:
     """xORMQR (LAWN 41): C (m×n) times Q from k reflectors, from the left or the right."""
     m, n = _mn(shapes[2])
@@ -232,7 +248,17 @@ ROUTINES: dict[str, Routine] = {r.name: r for r in [
     Routine("pinv", 1, lambda s, o: [(*s[0][:-2], s[0][-1], s[0][-2])],
             lambda s, o: _svd(*_mn(s[0]), True, False) + 2.0 * _mn(s[0])[0] * _mn(s[0])[1] * min(_mn(s[0])),
             "thin SVD + 2mnk", "Golub & Van Loan Fig. 8.6.1, then V Σ⁺ Uᵀ"),
+    *(Routine(name, n_args, shapes, lambda s, o: 0.0, _SELECTION, _SELECTION_SOURCE, dtypes, matrix_first=False,
+              core_rank=None) for name, n_args, shapes, dtypes in (
+        ("nonzero", 1, lambda s, o: [(int(o["count"]), len(s[0]))], lambda o: ["int64"]),
+        ("masked_select", 2, lambda s, o: [(int(o["count"]),)], lambda o: []),
+        ("unique", 1, _unique_shapes, lambda o: [None, "int64", "int64"]),
+        ("unique_consecutive", 1, _unique_shapes, lambda o: [None, "int64", "int64"]),
+        ("masked_scatter", 3, lambda s, o: [_broadcast(s[0], s[1])], lambda o: []),
+    )),
 ]}
+DATA_SHAPED = ("nonzero", "masked_select", "unique", "unique_consecutive")
+"""The routines whose result length (``count``) the sample's values decided."""
 
 
 def result_shapes(routine: str, arg_shapes: Sequence[Shape], options: dict[str, Any]) -> list[Shape]:
@@ -304,6 +330,8 @@ def run(routine: str, args: list[np.ndarray], options: dict[str, Any]) -> list[n
         return _per_matrix(factor_jax, [a[0]], 3)
     if routine.startswith("fft_"):
         return _fft(routine, a, options)
+    if routine in ("nonzero", "masked_select", "unique", "unique_consecutive", "masked_scatter"):
+        return _selection(routine, a, options)
     if routine == "eig":  # w, then the left / right eigenvectors asked for: each as two planes
         left, right = bool(options.get("left_vectors")), bool(options.get("right_vectors", True))
 
@@ -399,6 +427,31 @@ def run(routine: str, args: list[np.ndarray], options: dict[str, Any]) -> list[n
     if routine == "pinv":
         return [np.linalg.pinv(a[0], rtol=options.get("rtol"), hermitian=bool(options.get("hermitian", False)))]
     raise ValueError(f"unknown linalg routine {routine!r}")
+
+
+def _selection(routine: str, a: list[np.ndarray], options: dict[str, Any]) -> list[np.ndarray]:
+    """The selections as PyTorch defines them (row-major order; ``unique`` sorted)."""
+    if routine == "nonzero":
+        return [np.argwhere(a[0] != 0).astype(np.int64).reshape(-1, a[0].ndim)]
+    if routine == "masked_select":
+        x, mask = np.broadcast_arrays(a[0], a[1] != 0)
+        return [x[mask]]
+    if routine == "masked_scatter":
+        x, mask = np.broadcast_arrays(a[0], a[1] != 0)
+        out = np.array(x, copy=True)
+        out[mask] = a[2].reshape(-1)[:int(mask.sum())]
+        return [out]
+    flat = a[0].reshape(-1)
+    if routine == "unique":
+        values, inverse, counts = np.unique(flat, return_inverse=True, return_counts=True)
+    else:  # runs of equal neighbours, in order
+        starts = np.concatenate([[True], flat[1:] != flat[:-1]]) if flat.size else np.zeros(0, bool)
+        values = flat[starts]
+        inverse = np.cumsum(starts) - 1
+        counts = np.diff(np.append(np.flatnonzero(starts), flat.size))
+    inverse = inverse.reshape(a[0].shape) if options.get("return_inverse") else np.zeros(0)
+    counts = counts if options.get("return_counts") else np.zeros(0)
+    return [values, inverse.astype(np.int64), np.asarray(counts, dtype=np.int64)]
 
 
 def _fft(routine: str, a: list[np.ndarray], options: dict[str, Any]) -> list[np.ndarray]:

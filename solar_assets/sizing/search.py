@@ -162,7 +162,7 @@ def program_cost(program: Program) -> ValidationCost:
             iterations += times * math.prod(tensors[s.src].shape)
         elif s.kind == "linalg":  # about n³ per matrix: a cube of its first operand's elements per matrix
             first = tensors[s.args[0]].shape
-            iterations += times * math.prod(first) * max(first[-1], 1)
+            iterations += times * math.prod(first) * max(first[-1] if first else 1, 1)
     return ValidationCost(int(tensor_bytes), int(iterations))
 
 

@@ -151,11 +151,16 @@ def lower_closed_jaxpr(closed: Any, names: list[str], n_inputs: int, program_nam
 
 
 def _key_arrays(closed: Any) -> list[str]:
-    """The primitives of the jaxpr that make or take PRNG key arrays (``jax.random`` with a key)."""
+    """The primitives of the jaxpr that make or take PRNG key arrays (``jax.random`` with a key),
+    less those a fixed-pattern draw lowers (``jax_lowering.random``)."""
     import jax
+
+    from solar_assets.translate.jax_lowering.random import DRAW_PRIMITIVES, KEY_MOVES, KEY_PRIMITIVES
 
     found = []
     for eqn in closed.jaxpr.eqns:
+        if eqn.primitive.name in (*KEY_PRIMITIVES, *DRAW_PRIMITIVES, *KEY_MOVES, "jit", "pjit"):
+            continue  # the keys and draws the lowerings fix (jax_lowering.random); a call is looked into there
         for v in (*eqn.invars, *eqn.outvars):
             dtype = getattr(getattr(v, "aval", None), "dtype", None)
             if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):

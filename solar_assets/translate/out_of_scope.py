@@ -21,10 +21,7 @@ REASONS: dict[str, str] = {
     "hash_tensor": _BITS,
     "special_airy_ai": "no float64 kernel routine for the Airy functions yet (SciPy exports them with pointer results)",
     # JAX primitives
-    "random_bits": "PRNG key arrays hold uint32 bit streams: " + _BITS,
-    "random_seed": "PRNG key arrays hold uint32 bit streams: " + _BITS,
-    "random_wrap": "PRNG key arrays hold uint32 bit streams: " + _BITS,
-    "random_unwrap": "PRNG key arrays hold uint32 bit streams: " + _BITS,
+    "random_bits": "raw PRNG bits are uint32 bit streams (a float draw is lowered with a fixed pattern): " + _BITS,
     "threefry2x32": "PRNG key arrays hold uint32 bit streams: " + _BITS,
     "population_count": _BITS, "clz": _BITS, "shift_left": _BITS, "shift_right_logical": _BITS,
     "shift_right_arithmetic": _BITS,
@@ -36,4 +33,20 @@ def reason_suffix(op: str) -> str:
     ``aten.mode.default``'s ``mode``, or a JAX primitive name), else ''."""
     name = op.removeprefix("aten.").split(".")[0]
     why = REASONS.get(name)
+    return f": out of scope: {why}" if why else ""
+
+
+EXPORT_REASONS = {
+    "DataDependentOutputException": "a Python decision on a tensor's values (torch.equal, a bool or a float "
+                                    "read in forward): torch.export follows one path and cannot choose it",
+    "GuardOnDataDependentSymNode": "a Python branch on a size the values decide: torch.export follows one path "
+                                   "and cannot choose it",
+    "DynamicOutputShapeException": "an op whose result's shape depends on the values and that has no "
+                                   "data-dependent export (its kernel decides the shape)",
+}
+
+
+def export_reason_suffix(error_type: str) -> str:
+    """``": out of scope: <why>"`` for a ``torch.export`` failure that is a limit of tracing by design."""
+    why = EXPORT_REASONS.get(error_type)
     return f": out of scope: {why}" if why else ""

@@ -16,7 +16,14 @@ from solar_assets.translate.torch_lowering.inplace import SliceUpdate, exclusive
 from solar_assets.translate.torch_lowering.masks import masked_attention, restrict_contraction
 from solar_assets.errors import SolarError
 from solar_assets.translate.core.complex import ComplexPair, has_complex
-from solar_assets.translate.out_of_scope import reason_suffix
+from solar_assets.translate.out_of_scope import export_reason_suffix, reason_suffix
+from solar_assets.translate.torch_data_sizes import (
+    MAX_SAMPLE_BYTES,
+    DataSizes,
+    data_dependent_sizes,
+    has_data_dependent_sizes,
+    sample_bytes,
+)
 from solar_assets.translate.torch_lowering import find_lowering
 from solar_assets.translate.torch_lowering.complex_ops import COMPLEX_LOWERINGS
 from solar_assets.translate.core.builder import OUTPUT_ORIGIN, ProgramBuilder
@@ -57,7 +64,8 @@ def export_graph(model: Any, inputs: list[Any], path: str) -> Any:
             warnings.simplefilter("ignore")
             return torch.export.export(model, tuple(inputs)).run_decompositions(decomposition_table())
     except Exception as e:
-        raise TranslationError(f"{path}: torch.export failed: {type(e).__name__}: {str(e).splitlines()[0]}") from e
+        raise TranslationError(f"{path}: torch.export failed: {type(e).__name__}: {str(e).splitlines()[0]}"
+                               + export_reason_suffix(type(e).__name__)) from e
 
 
 def _bind_placeholders(ep: Any, b: ProgramBuilder) -> dict[str, Any]:
@@ -135,14 +143,17 @@ def value_map(env: dict[str, Any], b: ProgramBuilder) -> dict[str, str]:
     return values
 
 
-def lower_exported(ep: Any, name: str, path: str, fallback: Any = None, values: dict[str, str] | None = None) -> Any:
+def lower_exported(ep: Any, name: str, path: str, fallback: Any = None, values: dict[str, str] | None = None,
+                   data_sizes: dict[str, int] | None = None) -> Any:
     """Walk the exported graph in order and build the Program. ``fallback(builder, node, args,
     kwargs)``, when given, lowers a node that has no lowering or hits a LoweringGap (auto mode:
     ``solar_assets.agent.node.NodeFallback``) and returns the node's value. ``values``,
-    when given, receives ``value_map`` (IR tensor -> fx node)."""
+    when given, receives ``value_map`` (IR tensor -> fx node). ``data_sizes``: the values of the
+    sizes the sample's values decide (``torch_data_sizes``)."""
     from torch.export.graph_signature import OutputKind
 
     b = ProgramBuilder(name)
+    b.data_sizes.update(data_sizes or {})
     try:
         env = _bind_placeholders(ep, b)
     except (TranslationError, LoweringGap) as e:
@@ -464,10 +475,28 @@ def trace_torch(src: WorkloadSource, constants: dict[str, int] | None = None, fa
 
     start = time.perf_counter()
     ep, fake = load_and_export(src, constants)
-    program = lower_exported(ep, src.name, src.path, fallback)
+    data = None
+    if has_data_dependent_sizes(ep):
+        ep, data = export_at_sample_values(src, constants)
+        fake = True  # traced for its sizes: the note says so, not the real-tensor one
+    program = lower_exported(ep, src.name, src.path, fallback, data_sizes=data.sizes if data else None)
     check_program(program, src.path)
     seconds = time.perf_counter() - start
     log.info("traced %s: %d steps in %.2fs (%s tensors)", src.name, len(program.steps), seconds,
              "fake" if fake else "real")
+    notes = (() if fake else (REAL_TENSOR_NOTE,)) + ((data.note(),) if data and data.sizes else ())
     return Translation(program=program, translator="tracer", source_sha256=src.sha256, seconds=seconds,
-                       diagnostics=() if fake else (REAL_TENSOR_NOTE,))
+                       diagnostics=notes)
+
+
+def export_at_sample_values(src: WorkloadSource, constants: dict[str, int] | None = None) -> tuple[Any, DataSizes]:
+    """The file exported with its real, seeded sample, and the sizes its values decide at that
+    sample (``torch_data_sizes``)."""
+    w = load_torch_workload(src, constants)
+    attributes_to_buffers(w.model)
+    if sample_bytes(w.model, w.inputs) > MAX_SAMPLE_BYTES:
+        raise TranslationError(f"{src.path}: its shapes depend on its values, and its sample of "
+                               f"{sample_bytes(w.model, w.inputs) / 2**30:.1f} GiB is over the "
+                               f"{MAX_SAMPLE_BYTES >> 30} GiB run for them")
+    ep = export_graph(w.model, w.inputs, src.path)
+    return ep, data_dependent_sizes(ep, w.inputs, src.path)

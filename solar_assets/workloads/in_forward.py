@@ -90,6 +90,14 @@ def random_pattern_expr(kind: str, loop_vars: Sequence[str], shape: Sequence[int
     return wave if kind == "normal" else f"0.5 + 0.5 * {wave}"
 
 
+def pattern_array(kind: str, shape: Sequence[int]) -> Any:
+    """The pattern as a float64 NumPy array of ``shape`` (the JAX golden run's draws)."""
+    import numpy as np
+
+    wave = np.sin(RANDOM_FREQ * np.arange(math.prod(shape), dtype=np.float64) + RANDOM_PHASE)
+    return (wave if kind == "normal" else 0.5 + 0.5 * wave).reshape(tuple(shape))
+
+
 def random_pattern(kind: str, like: Any) -> Any:
     """The pattern as a torch tensor of ``like``'s shape, dtype and device (computed in float64)."""
     import torch

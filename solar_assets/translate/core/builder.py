@@ -67,6 +67,8 @@ class ProgramBuilder:
     free: tuple[str, ...] = ()  # variables of the repeats being built (innermost last)
     in_place_tensors: dict[str, str] = field(default_factory=dict)  # an update's tensor -> the input it updates
     uninitialised: set[str] = field(default_factory=set)  # storage no step has written yet (torch.empty)
+    data_sizes: dict[str, int] = field(default_factory=dict)
+    """Sizes the sample's values decided (a data-dependent size's symbol, ``u0``, -> its value)."""
 
     @contextmanager
     def repeat(self, hint: str, var: str, extent: int) -> Iterator[str]:

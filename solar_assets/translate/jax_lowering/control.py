@@ -19,6 +19,7 @@ from typing import Any
 
 from solar_assets.translate.jax_lowering.context import Counter, JCtx, Lin, LoweringGap, SymTensor, is_const, lins, loop_vars
 from solar_assets.translate.core.complex import complex_aware
+from solar_assets.translate.jax_lowering.random import UNIFORM_CALL, uniform_draw
 from solar_assets.translate.jax_lowering.registry import lowers
 from ir_schemas import Origin
 from solar_assets.translate.jax_lowering.walk import (
@@ -53,7 +54,10 @@ def jit_lowering(c: JCtx, *args, **params):
     a fused PyTorch op is. A call that is the whole program (the user's model under ``jax.jit``)
     keeps its equations' own origins: the per-op table is about the ops inside it."""
     start = len(c.b.steps)
-    outs = _inline(c, params["jaxpr"], args)
+    if params.get("name") == UNIFORM_CALL and len(args) == 3:  # a jax.random draw: the fixed pattern
+        outs = [uniform_draw(c, *args)]
+    else:
+        outs = _inline(c, params["jaxpr"], args)
     path = current_eqn_path()
     if path is not None and not whole_program_call(path):
         base = eqn_origin(c.eqn, path)

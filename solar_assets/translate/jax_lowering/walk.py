@@ -19,7 +19,8 @@ from ir_schemas import Origin
 from solar_assets.ir.expr import CONSTANT_NAMES, SCALAR_FUNCTIONS
 from solar_assets.translate.core.complex import has_complex
 from solar_assets.translate.out_of_scope import reason_suffix
-from solar_assets.translate.jax_lowering.context import Counter, JCtx, LoweringGap, Value, is_const
+from solar_assets.translate.jax_lowering.context import Counter, JCtx, LoweringGap, SymTensor, Value, is_const
+from solar_assets.translate.jax_lowering.random import RandomKey
 from solar_assets.translate.jax_lowering.registry import find_lowering
 from solar_assets.translate.core.builder import ProgramBuilder
 
@@ -28,7 +29,9 @@ log = logging.getLogger(__name__)
 # Rank-0 primitives with every operand known are folded; these never are (they have effects or
 # sub-programs handled by their lowerings).
 NOT_FOLDED = {"scan", "while", "cond", "jit", "pjit", "closed_call", "core_call", "custom_jvp_call",
-              "custom_vjp_call", "custom_vjp_call_jaxpr", "remat", "remat2", "checkpoint", "iota"}
+              "custom_vjp_call", "custom_vjp_call_jaxpr", "remat", "remat2", "checkpoint", "iota",
+              "random_seed", "random_wrap", "random_unwrap", "random_bits", "random_split", "random_fold_in",
+              "random_gamma"}
 
 
 class PrimitiveError(Exception):
@@ -177,7 +180,9 @@ def _run_jaxpr(b: ProgramBuilder, jaxpr: Any, consts: Sequence[Value], args: Seq
         env[v] = x
     for i, eqn in enumerate(jaxpr.eqns):
         values = [read_var(env, v) for v in eqn.invars]
-        outs = counter_eqn(eqn, values) if any(isinstance(v, Counter) for v in values) else _fold(eqn, values)
+        outs = key_plumbing(eqn, values)
+        if outs is None:
+            outs = counter_eqn(eqn, values) if any(isinstance(v, Counter) for v in values) else _fold(eqn, values)
         if outs is None:
             path, start = f"{prefix}{i}", len(b.steps)
             _EQN_STACK.append(_EqnFrame(path))
@@ -195,6 +200,18 @@ def _run_jaxpr(b: ProgramBuilder, jaxpr: Any, consts: Sequence[Value], args: Seq
         TOP_VALUES.update({f"const{n}": env[v] for n, v in enumerate(jaxpr.constvars)})
         TOP_VALUES.update({f"in{n}": env[v] for n, v in enumerate(jaxpr.invars)})
     return [read_var(env, v) for v in jaxpr.outvars]
+
+
+def key_plumbing(eqn: Any, values: Sequence[Value]) -> list[Value] | None:
+    """An equation that only moves PRNG keys (``split``, ``fold_in``, slicing or reshaping a key
+    array): its results are keys too (``jax_lowering.random``: no draw reads their bits); None
+    for any other equation, and for the draws and raw bits, which their lowerings take."""
+    if eqn.primitive.name in ("jit", "pjit", "random_gamma", "random_bits") or \
+            not any(isinstance(v, RandomKey) for v in values):
+        return None
+    if any(isinstance(v, (SymTensor, Counter)) for v in values):
+        return None  # a key mixed with data: the lowering says what it cannot do
+    return [RandomKey() for _ in eqn.outvars]
 
 
 COMPARE = {"lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b,

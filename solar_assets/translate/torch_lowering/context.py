@@ -43,7 +43,20 @@ class Ctx(LoweringContext):
         return val if i is None else val[i]
 
     def out_shape(self, i: int | None = None) -> tuple[int, ...]:
-        return tuple(int(s) for s in self.meta(i).shape)
+        return tuple(self.size(s) for s in self.meta(i).shape)
+
+    def size(self, s: Any) -> int:
+        """A size of the node's meta value as an int: a data-dependent one (an unbacked symbol of
+        ``torch.export``, or an expression of them) at the value the sample's values gave it
+        (``ProgramBuilder.data_sizes``)."""
+        node = getattr(s, "node", None)
+        expr = getattr(node, "expr", None)
+        if expr is None or not getattr(expr, "free_symbols", None):
+            return int(s)
+        missing = sorted(str(x) for x in expr.free_symbols if str(x) not in self.b.data_sizes)
+        if missing:
+            raise LoweringGap(f"a size that depends on the input's values ({expr}) has no value from the sample")
+        return int(expr.xreplace({x: self.b.data_sizes[str(x)] for x in expr.free_symbols}))
 
     def out_dtype(self, i: int | None = None) -> str:
         """The output's IR dtype; of a complex output, its planes' (``translate.core.complex``)."""

@@ -75,7 +75,10 @@ def index_lowering(c: Ctx, x: SymTensor, indices: Sequence[SymTensor | None]) ->
     if not present:
         return x
     if any(t.dtype == "bool" for t in indices if t is not None):
-        raise LoweringGap("boolean-mask indexing has a data-dependent shape")
+        indices = _mask_positions(c, x, indices)
+        if isinstance(indices, SymTensor):
+            return indices
+        present = [d for d, t in enumerate(indices) if t is not None]
     bshape = list(torch.broadcast_shapes(*[tuple(indices[d].shape) for d in present]))
     adjacent = present == list(range(present[0], present[-1] + 1))
     lead = present[0] if adjacent else 0  # where the broadcast index dims sit in the output
@@ -93,6 +96,23 @@ def index_lowering(c: Ctx, x: SymTensor, indices: Sequence[SymTensor | None]) ->
         return subs
 
     return gather(c.b, c.name, x, c.new_output(), subscripts)
+
+
+def _mask_positions(c: Ctx, x: SymTensor, indices: list) -> list | SymTensor:
+    """``x[mask]``, its length the sample's values decided (``torch_lowering.data_shaped``): a mask
+    over every dim is a ``masked_select``; one over dims ``d0 … d0+k-1`` becomes its ``nonzero``
+    positions (count × k), whose columns index those dims as integer indices do."""
+    present = [d for d, t in enumerate(indices) if t is not None]
+    mask = indices[present[0]] if len(present) == 1 else None
+    if mask is None or mask.dtype != "bool":
+        raise LoweringGap("a boolean mask together with other indices")
+    d0, k = present[0], max(len(mask.shape), 1)
+    count = c.out_shape()[d0]
+    if d0 == 0 and k == len(x.shape):
+        return c.b.linalg(c.name, "masked_select", [x, mask], {"count": count})[0]
+    where = c.b.linalg(c.name + "_where", "nonzero", [mask], {"count": count})[0]
+    columns = [where.reindex((count,), [Lin.of(view_dim(0)), Lin.constant(j)]) for j in range(k)]
+    return [*indices[:d0], *columns, *[None] * (len(x.shape) - d0 - k)]
 
 
 def _scatter(c: Ctx, x: SymTensor, dim: int, index: SymTensor, src: SymTensor | float | int, update: str) -> SymTensor:
