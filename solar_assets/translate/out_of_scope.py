@@ -23,6 +23,7 @@ REASONS: dict[str, str] = {
     # JAX primitives
     "random_bits": "raw PRNG bits are uint32 bit streams (a float draw is lowered with a fixed pattern): " + _BITS,
     "threefry2x32": "PRNG key arrays hold uint32 bit streams: " + _BITS,
+    "bitcast_convert_type": "reinterpreting a value's bits as another type: " + _BITS,
     "population_count": _BITS, "clz": _BITS, "shift_left": _BITS, "shift_right_logical": _BITS,
     "shift_right_arithmetic": _BITS,
 }
