@@ -87,6 +87,6 @@ def test_an_op_out_of_scope_by_design_says_why(tmp_path):
     jax_file = tmp_path / "noise.py"
     jax_file.write_text(
         "import jax\nimport jax.numpy as jnp\n\n\ndef get_inputs():\n    return [jnp.ones((4, 3))]\n\n\n"
-        "def forward(x):\n    return x + jax.random.uniform(jax.random.key(0), x.shape)\n")
+        "def forward(x):\n    return x + jax.random.bits(jax.random.key(0), x.shape).astype(jnp.float32)\n")
     row = check_workload(str(jax_file), tmp_path / "cache")
-    assert not row.translated and "PRNG key arrays" in row.error and "out of scope" in row.error
+    assert not row.translated and "random_bits" in row.error and "out of scope: raw PRNG bits" in row.error
