@@ -260,8 +260,10 @@ def digest_entry(cache_dir: Path | None, kind: str, name: str, graph: KeyedGraph
 
 
 def file_safe(name: str) -> str:
-    """A workload name as a file-name part: path separators and backslashes replaced."""
-    return name.replace("/", "_").replace("\\", "_").replace(os.sep, "_")[:80]
+    """A workload name as a file-name part (``paths.file_stem``)."""
+    from solar_assets.paths import file_stem
+
+    return file_stem(name, 80)
 
 
 def _torch_version() -> str:

@@ -230,6 +230,7 @@ def exit_now(code: int) -> None:
 
 
 def _main(argv: Sequence[str] | None) -> int:
+    HOME_FAULTS.clear()
     args = _parse_args(argv)
     if getattr(args, "framework", None):  # read by pipeline.read_source, here and in worker processes
         os.environ["SOLAR_FRAMEWORK"] = args.framework
@@ -320,16 +321,39 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 # ---------------------------------------------------------------------------- analyze
+HOME_FAULTS: list[str] = []
+"""This call's storage fault, if its home could not be used (``_use_home``): listed with the errors."""
+
+
 def _use_home(home_arg: str | None) -> Path:
-    """Resolve SOLAR_HOME and export it (and DAGSTER_HOME under it) for everything this run starts."""
+    """Resolve SOLAR_HOME and export it (and DAGSTER_HOME under it) for everything this run starts.
+    A home that cannot hold solar's files (a file, read-only, full: ``paths.home_problem``) costs
+    no rows: one line names it and the remedy, and the run uses a fresh directory of the temp dir
+    instead (cold: nothing of the real home is read), whose report it names."""
+    from solar_assets.paths import home_problem
+
     home = pipeline.solar_home(home_arg)
+    problem = home_problem(home)
+    if problem is not None:
+        import tempfile
+
+        try:
+            fallback = Path(tempfile.mkdtemp(prefix="solar-home-"))
+        except OSError as e:
+            raise SolarError(f"SOLAR_HOME: {problem}, and the temp dir is not writable either ({e.strerror or e}): "
+                             "set SOLAR_HOME (or --home) to a writable directory") from None
+        line = (f"SOLAR_HOME: {problem}: set SOLAR_HOME (or --home) to a writable directory; this run uses "
+                f"{fallback} instead (nothing cached is reused) and writes its report there")
+        print(f"solar: error: {line}", file=sys.stderr)
+        HOME_FAULTS.append(line)
+        home = fallback
     os.environ["SOLAR_HOME"] = str(home)
     os.environ["DAGSTER_HOME"] = str(home / "dagster")
     return home
 
 
 def _workload_paths(args_paths: Sequence[str]) -> tuple[list[Path], list[str]]:
-    """Expand directories into ``*.py`` files. A missing path, a file that is not ``.py`` or a
+    """Expand directories into ``*.py`` files, as absolute paths. A missing path, a file that is not ``.py`` or a
     file that is not regular (a FIFO) or a second file with a name already seen (names are the
     report's workload column) is an error for that path."""
     from solar_assets.workloads import discover_workloads
@@ -355,7 +379,7 @@ def _workload_paths(args_paths: Sequence[str]) -> tuple[list[Path], list[str]]:
                               "workloads are named by file stem")
             else:
                 seen[name] = path
-                paths.append(path)
+                paths.append(Path(os.path.abspath(path)))  # a file that calls os.chdir is still found
     return paths, errors
 
 
@@ -397,6 +421,7 @@ def analyze(args: argparse.Namespace) -> int:
     if args.no_dagster:
         results, rows = _analyze_plain(paths, hardware_names, args, measure, home, limits, progress, report_dir)
     else:
+        from solar_assets.dagster_defs.instance import ReportRunFailed
         from solar_assets.dagster_defs.runner import DagsterStorageError, analyze_with_dagster
 
         checks: list = []
@@ -405,14 +430,23 @@ def analyze(args: argparse.Namespace) -> int:
                                                  failures=input_errors, on_stage=progress, measure=measure,
                                                  checks=checks, jobs=args.jobs, **limits)
             _print_checks(checks)
-        except DagsterStorageError as e:  # the rows still land: the same stages without Dagster
+        except (DagsterStorageError, ReportRunFailed) as e:  # the rows still land: the stages without Dagster
             progress.done()
             print(f"solar: error: {e}", file=sys.stderr)
             notes.append(str(e))
             results, rows = _analyze_plain(paths, hardware_names, args, measure, home, limits, progress, report_dir)
     progress.done()
+    notes[:0] = HOME_FAULTS  # printed when found
     errors = input_errors + notes + [r.error for r in results if r.error]
-    per_op, failures = _write_run_report(args, rows, results, [*input_errors, *notes], home, report_dir)
+    try:
+        per_op, failures = _write_run_report(args, rows, results, [*input_errors, *notes], home, report_dir)
+    except OSError as e:  # a full or read-only disk mid-run: the table still comes, and says where it is not
+        line = (f"{report_dir}: the report could not be written ({e.strerror or e}): free some space, or give "
+                "--output or SOLAR_HOME a writable directory; the table below is this run's")
+        print(f"solar: error: {line}", file=sys.stderr)
+        notes.append(line)
+        errors.append(line)
+        per_op, failures = [], _failures(results, [*input_errors, *notes])
     for error in errors:
         if error not in notes:  # printed when it happened
             print(f"solar: error: {error}", file=sys.stderr)
@@ -647,7 +681,9 @@ def _write_run_report(args: argparse.Namespace, rows, results, input_errors: Seq
 def _copy_ski_slopes(source: Path, target: Path, workloads: set[str]) -> None:
     import shutil
 
-    for w in sorted(workloads):
+    from solar_assets.paths import file_stem
+
+    for w in sorted(file_stem(w) for w in workloads):
         for suffix in (".csv", ".png"):
             if (source / f"{w}{suffix}").is_file():
                 target.mkdir(parents=True, exist_ok=True)

@@ -18,6 +18,7 @@ from solar_assets.chain import stages
 from solar_assets.chain.artifacts import BoundsRow
 from solar_assets.graph import EinsumGraph
 from solar_assets.hardware import HardwareSpec
+from solar_assets.paths import file_stem
 from solar_assets.validate.validated import ValidatedIR
 from solar_assets.workloads import WorkloadSource
 
@@ -95,7 +96,7 @@ def roofline_picture(row: ReportRow, per_op: "list[PerOpRow] | str", solar: Asse
     from the same row before; when it cannot be drawn, the entry says why."""
     from solar_assets.report import plot_roofline
 
-    roofline = Path(solar.reports_dir) / "roofline" / f"{row.workload}@{row.hardware}.png"
+    roofline = Path(solar.reports_dir) / "roofline" / f"{file_stem(row.workload)}@{row.hardware}.png"
     try:
         row_digest = digest(row.model_dump_json(), code_version("solar_assets.report"))
         if not unchanged(roofline, row_digest):

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from solar_assets.asset_compute.metadata import Metadata
 
-_KEY_RESERVED = set("|,[]%")  # Dagster's multi-partition separator and range syntax, and the escape
+_KEY_RESERVED = set("|,[]%")
+KEY_STEM_BYTES = 96  # a longer stem is cut and hashed: the key is a file name under storage/  # Dagster's multi-partition separator and range syntax, and the escape
 
 
 def escape_key(text: str) -> str:
@@ -36,11 +37,15 @@ def escape_key(text: str) -> str:
 def workload_key(path: str | Path, workload_dir: str | Path) -> str:
     """The partition key of a workload file: its escaped stem when it lies directly in
     ``workload_dir``, else ``<escaped stem>@<8 hex digits of its resolved path>``."""
+    from solar_assets.paths import file_stem
+
     path = Path(path)
     resolved = path.resolve()
+    stem = escape_key(path.stem)
+    stem = stem if len(stem.encode()) <= KEY_STEM_BYTES else file_stem(stem, KEY_STEM_BYTES)
     if resolved.parent == Path(workload_dir).resolve():
-        return escape_key(path.stem)
-    return f"{escape_key(path.stem)}@{hashlib.sha256(str(resolved).encode()).hexdigest()[:8]}"
+        return stem
+    return f"{stem}@{hashlib.sha256(str(resolved).encode()).hexdigest()[:8]}"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -26,6 +26,7 @@ from solar_assets.errors import SolarError, one_line
 from solar_assets.golden import Golden
 from solar_assets.graph import EinsumGraph
 from solar_assets.ir.printer import format_program
+from solar_assets.paths import file_stem
 from solar_assets.translate import Translation
 from solar_assets.validate import ValidationResult
 from solar_assets.workloads import WorkloadSource
@@ -183,7 +184,7 @@ def einsum_graph(workload_source: WorkloadSource, ir_validation: ValidatedIR, so
 def graph_picture(graph: EinsumGraph, name: str, solar: AssetSettings) -> Metadata:
     """``{"graph": the picture}``, drawn under ``$SOLAR_HOME/graphs`` unless drawn from the same
     graph before; a picture is a nicety: when it cannot be drawn, the entry says why."""
-    picture = Path(solar.home) / "graphs" / f"{name}.png"
+    picture = Path(solar.home) / "graphs" / f"{file_stem(name)}.png"
     try:
         picture.parent.mkdir(parents=True, exist_ok=True)
         drawn_from = digest(str(graph.digest()), code_version(*CODE_VERSIONS["einsum_graph"]))
@@ -205,7 +206,8 @@ def ski_slope(workload_source: WorkloadSource, einsum_graph: EinsumGraph, solar:
         with contextlib.suppress(SolarError):  # a broken spec fails its own asset, not this picture
             marks[name] = buffer_bytes(name, solar.hardware_dir)
     out_dir = Path(solar.reports_dir) / "skislope"
-    drawn = {"csv": out_dir / f"{workload_source.name}.csv", "png": out_dir / f"{workload_source.name}.png"}
+    stem = file_stem(workload_source.name)
+    drawn = {"csv": out_dir / f"{stem}.csv", "png": out_dir / f"{stem}.png"}
     inputs = digest(str(einsum_graph.digest()), json.dumps(marks, sort_keys=True),
                     code_version("solar_assets.bounds.cache_aware"))
     try:

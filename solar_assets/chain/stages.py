@@ -366,8 +366,11 @@ def ski_slope_for(src: WorkloadSource, graph: EinsumGraph, out_dir: Path, marks:
         slope = SkiSlope(src.name, ski_slope(graph).rows)
         cache_store.store_json(cached, [r.__dict__ for r in slope.rows])
     out_dir = Path(out_dir)
-    return {"csv": slope.write_csv(out_dir / f"{src.name}.csv"),
-            "png": slope.write_png(out_dir / f"{src.name}.png", marks)}
+    from solar_assets.paths import file_stem
+
+    stem = file_stem(src.name)
+    return {"csv": slope.write_csv(out_dir / f"{stem}.csv"),
+            "png": slope.write_png(out_dir / f"{stem}.png", marks)}
 
 
 # ---------------------------------------------------------------------------- measurement

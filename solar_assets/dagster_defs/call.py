@@ -37,6 +37,7 @@ from solar_assets.dagster_defs.instance import (
     QUIET_LOGGERS,
     STORAGE_STAGE,
     DagsterStorageError,
+    ReportRunFailed,
     failure_message,
     solar_instance,
     storage_guard,
@@ -78,7 +79,7 @@ def report_call(instance: dg.DagsterInstance, config: SolarConfig, record_file: 
     run = materialize(instance, config, [headroom_report],
                       run_config={"ops": {"headroom_report": {"config": report_config}}})
     if not run.success:
-        raise SolarError(failure_message(run, Path(config.home) / "reports"))
+        raise ReportRunFailed(failure_message(run, Path(config.home) / "reports"))
     return run.output_for_node("headroom_report"), list(run.get_asset_check_evaluations())
 
 

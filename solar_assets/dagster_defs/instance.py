@@ -62,6 +62,11 @@ class DagsterStorageError(SolarError):
     """The embedded Dagster instance's SQLite storage cannot be used; the message names the file."""
 
 
+class ReportRunFailed(SolarError):
+    """The call's report run failed (its step's one-line error): the CLI makes the rows again
+    without Dagster, from the stage caches, so they still land."""
+
+
 def _storage_remedy(home: Path) -> str:
     return (f"remove it (or all of {home / 'dagster'}: Dagster's run history, not solar's caches), "
             "or run with --no-dagster")
@@ -101,6 +106,30 @@ def _is_storage_failure(error: BaseException) -> bool:
     return False
 
 
+def _disk_full(error: BaseException, text: str, home: Path) -> bool:
+    """A write that failed for want of space (ENOSPC somewhere in the chain, or SQLite's words)."""
+    import errno
+
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        error = error.__cause__ or error.__context__
+    return "database or disk is full" in text or ("disk I/O error" in text and _no_space_left(home))
+
+
+def _no_space_left(home: Path) -> bool:
+    """Whether the home's file system has less than a megabyte free (SQLite says "disk I/O error"
+    when a journal write fails for want of space)."""
+    import shutil
+
+    try:
+        return shutil.disk_usage(home).free < (1 << 20)
+    except OSError:
+        return False
+
+
 @contextlib.contextmanager
 def storage_guard(home: Path) -> Iterator[None]:
     """Turn a failure of the Dagster database into one ``DagsterStorageError`` line naming the
@@ -112,8 +141,13 @@ def storage_guard(home: Path) -> Iterator[None]:
     except Exception as e:
         if not _is_storage_failure(e):
             raise
+        text = pipeline.one_line(f"{type(e).__name__}: {e}")
+        if _disk_full(e, text, home):  # the database is fine: the disk is not
+            raise DagsterStorageError(f"{home / 'dagster'}: the Dagster database cannot be written (the disk is "
+                                      f"full: {text[:160]}); free some space, or set SOLAR_HOME to a disk with "
+                                      "room, or run with --no-dagster") from None
         broken = broken_databases(home)
-        where, why = broken[0] if broken else (home / "dagster", pipeline.one_line(f"{type(e).__name__}: {e}")[:200])
+        where, why = broken[0] if broken else (home / "dagster", text[:200])
         raise DagsterStorageError(f"{where}: the Dagster database cannot be used ({why}); "
                                   f"{_storage_remedy(home)}") from None
 

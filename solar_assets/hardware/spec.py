@@ -121,8 +121,9 @@ PEAK = Plausible("a peak in FLOP/s", 1e9, 1e19, 1e14,
                  (("GFLOP/s", 1e9), ("TFLOP/s", 1e12), ("PFLOP/s", 1e15)))
 CLOCK = Plausible("a clock in Hz", 1e7, 1e11, 1.5e9, (("kHz", 1e3), ("MHz", 1e6), ("GHz", 1e9)))
 _BINARY = (("KiB", 2**10), ("MiB", 2**20), ("GiB", 2**30), ("TiB", 2**40))
-DRAM_CAPACITY = Plausible("a DRAM capacity in bytes", 2**10, None, 2**36, _BINARY)
-ONCHIP_CAPACITY = Plausible("an on-chip capacity in bytes", 2**10, None, 2**25, _BINARY)
+# capacities up to a rack-scale part's pooled HBM (1 PiB) and a wafer-scale chip's SRAM (128 GiB)
+DRAM_CAPACITY = Plausible("a DRAM capacity in bytes", 2**10, 2**50, 2**36, _BINARY)
+ONCHIP_CAPACITY = Plausible("an on-chip capacity in bytes", 2**10, 2**37, 2**25, _BINARY)
 
 
 def _checked(rule: Plausible) -> AfterValidator:

@@ -88,13 +88,63 @@ class Join:
                 "unmatched": self.unmatched, "unmeasured": self.unmeasured, "notes": self.notes}
 
 
+MAX_FILE_BYTES = 256 << 20
+"""The largest bounds or measurement file read (a report of thousands of rows is a few MiB)."""
+
+
 def _read_json(path: Path, what: str) -> object:
     try:
+        if Path(path).stat().st_size > MAX_FILE_BYTES:
+            raise JoinError(f"{path}: the {what} is over {MAX_FILE_BYTES >> 20} MiB: not a {what}")
         return json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as e:
         raise JoinError(f"{path}: cannot read the {what}: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise JoinError(f"{path}: the {what} is not UTF-8 text (a binary file?)") from None
     except json.JSONDecodeError as e:
         raise JoinError(f"{path}: the {what} is not JSON: {e.msg} at line {e.lineno}") from None
+    except RecursionError:
+        raise JoinError(f"{path}: the {what} nests arrays or objects too deeply to be one") from None
+
+
+def _seconds(value: object, where: str) -> float:
+    """A time in seconds: a finite, positive number, else a ``JoinError`` naming where it is."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise JoinError(f"{where} is {value!r}, not a number of seconds")
+    if not math.isfinite(value) or value <= 0:
+        raise JoinError(f"{where} is {value!r}: a time must be a finite, positive number of seconds")
+    return float(value)
+
+
+def check_timing(t: object, where: str) -> dict:
+    """A measurement file's ``timings`` entry that ran, its figures checked (``_seconds``)."""
+    if not isinstance(t, dict):
+        raise JoinError(f"{where} is not an object")
+    if not isinstance(t.get("backend"), str) or not t["backend"]:
+        raise JoinError(f"{where}: backend is {t.get('backend')!r}, not a backend's name")
+    times = t.get("times_s")
+    if not isinstance(times, list):
+        raise JoinError(f"{where}: times_s is {times!r}, not a list of seconds")
+    for i, x in enumerate(times):
+        _seconds(x, f"{where}: times_s[{i}]")
+    for key in ("median_s", "p10_s", "p90_s"):
+        if t.get(key) is not None:
+            _seconds(t[key], f"{where}: {key}")
+    return t
+
+
+def check_bounds(row: ReportRow, where: str) -> ReportRow:
+    """A bounds row a measurement is judged against: its provable bounds finite and positive (a
+    NaN or negative bound would make every run pass the audit)."""
+    for key in ("sol_unfused_s", "sol_fused_s"):
+        value = getattr(row, key)
+        if not (math.isfinite(value) and value > 0):
+            raise JoinError(f"{where}: {key} is {value!r}: a bound must be a finite, positive number of seconds")
+    lb = row.sol_cache_aware_lb_s
+    if lb is not None and not (math.isfinite(lb) and lb > 0):
+        raise JoinError(f"{where}: sol_cache_aware_lb_s is {lb!r}: a bound must be a finite, positive number "
+                        "of seconds")
+    return row
 
 
 def load_bounds(path: Path) -> list[ReportRow]:
@@ -157,7 +207,8 @@ def match_row(rows: Sequence[ReportRow], workload: str, path: str) -> ReportRow 
     return max(candidates, key=lambda r: _tail_match(r.source, path))
 
 
-def join(bounds: Sequence[ReportRow], measurements: dict, hardware: str | None = None) -> Join:
+def join(bounds: Sequence[ReportRow], measurements: dict, hardware: str | None = None,
+         source: str = "the measurement file") -> Join:
     """Headroom and the audit for every measured backend that ran, on ``hardware``."""
     device = measurements.get("device") or {}
     hardware = hardware or device.get("hardware")
@@ -173,10 +224,14 @@ def join(bounds: Sequence[ReportRow], measurements: dict, hardware: str | None =
         have = sorted({r.hardware for r in bounds})
         raise JoinError(f"the bounds file has no row on {hardware} (it has: {', '.join(have) or 'no rows'})")
     measured = set()
-    for w in measurements["workloads"]:
+    for k, w in enumerate(measurements["workloads"]):
+        if not isinstance(w, dict):
+            raise JoinError(f"{source}: workloads[{k}] is not an object")
         name, path = str(w.get("workload", "")), str(w.get("path", ""))
         row = match_row(on_hw, name, path)
         timings = w.get("timings") or []
+        if not isinstance(timings, list):
+            raise JoinError(f"{source}: workloads[{k}] ({name}): timings is not a list")
         if row is None:
             result.unmatched.append(f"{path or name}: no bounds row for {name!r} on {hardware}")
             continue
@@ -184,10 +239,14 @@ def join(bounds: Sequence[ReportRow], measurements: dict, hardware: str | None =
         if w.get("error"):
             result.skipped.append(f"{name}: not loaded: {w['error']}")
         for t in timings:
+            if not isinstance(t, dict):
+                raise JoinError(f"{source}: workloads[{k}] ({name}): a timing is not an object")
             if t.get("status") != "ok" or not t.get("times_s"):
                 result.skipped.append(f"{name}: {t.get('label', t.get('backend'))} {t.get('status')}: "
                                       f"{t.get('reason', '')}")
                 continue
+            check_timing(t, f"{source}: workloads[{k}] ({name}), {t.get('label') or t.get('backend')}")
+            check_bounds(row, f"the bounds row of {row.workload} on {row.hardware}")
             result.rows.append(headroom_row(row, t))
     result.unmeasured = [f"{r.workload} ({r.source})" for r in on_hw if id(r) not in measured]
     result.notes += _cache_notes(on_hw, device)
@@ -226,7 +285,7 @@ def headroom_row(row: ReportRow, t: dict) -> HeadroomRow:
 
 
 def join_files(bounds: Path, measurements: Path, hardware: str | None = None) -> Join:
-    return join(load_bounds(bounds), load_measurements(measurements), hardware)
+    return join(load_bounds(bounds), load_measurements(measurements), hardware, source=str(measurements))
 
 
 def format_join(result: Join) -> str:

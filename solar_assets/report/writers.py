@@ -88,10 +88,13 @@ def write_markdown(rows: Sequence[ReportRow], path: Path, errors: Sequence[str] 
     warnings = [f"- {r.workload} on {r.hardware}: {r.notes}" for r in rows if r.notes]
     if warnings:
         lines += ["", "## Warnings", "", *warnings]
-    slopes = sorted({r.workload for r in rows if (path.parent / "skislope" / f"{r.workload}.png").is_file()})
+    from solar_assets.paths import file_stem
+
+    slopes = sorted({r.workload for r in rows if (path.parent / "skislope" / f"{file_stem(r.workload)}.png").is_file()})
     if slopes:
         lines += ["", "## Ski-slopes (minimum DRAM traffic against on-chip buffer capacity)", "",
-                  *(f"- {w}: [CSV](skislope/{w}.csv), ![{w}](skislope/{w}.png)" for w in slopes)]
+                  *(f"- {w}: [CSV](skislope/{file_stem(w)}.csv), ![{w}](skislope/{file_stem(w)}.png)"
+                    for w in slopes)]
     lines += _measured_sections(rows, charts or {})
     if errors:
         lines += ["", "## Failed", ""] + [f"- {e}" for e in errors]

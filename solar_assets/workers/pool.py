@@ -133,13 +133,19 @@ def _serve(conn: Any, task: Task, cache_dir: str | None, task_arg: Any, threads:
             send(("start", path))
             saved = state.snapshot()
             capture.begin()
+            raised = None
             try:
                 result = task(path, cache_dir, task_arg)
+            except (KeyboardInterrupt, SystemExit) as e:  # raised in the workload's code: its row says so
+                raised = f"the workload raised {type(e).__name__}" + (f" ({e})" if str(e) else "")
             finally:
                 written = capture.end()
                 unrestorable = state.restore(saved)
             if written.strip():
                 send(("output", written))
+            if raised is not None:  # this worker's state is suspect: it ends, and a fresh one goes on
+                send(("raised", raised))
+                _exit_now()
             send(("row", result, unrestorable))
 
 
@@ -168,6 +174,7 @@ class _Worker:
     began: bool = False
     last_event: str | None = None
     retire: bool = False  # replace it before its next file (it could not restore its state)
+    raised: str | None = None  # the workload raised KeyboardInterrupt / SystemExit: its row's message
 
     @property
     def busy(self) -> bool:
@@ -175,6 +182,7 @@ class _Worker:
 
     def assign(self, index: int, path: str) -> None:
         self.index, self.path, self.started, self.began, self.last_event = index, path, time.monotonic(), False, None
+        self.raised = None
         self.conn.send(path)
 
     def deadline(self, timeout_s: float | None) -> float | None:
@@ -289,7 +297,10 @@ def run_in_workers(paths: Sequence[str | Path], task: Task, unfinished: Unfinish
                 _poll(worker, finish, on_event)
                 if not worker.busy:
                     continue
-                if not worker.process.is_alive():
+                if worker.raised is not None:
+                    worker.process.join(SHUTDOWN_WAIT_S)  # it is ending itself: let its exit handlers run
+                    kill(worker, worker.raised)
+                elif not worker.process.is_alive():
                     kill(worker, "")
                 elif _overdue(worker, timeout_s):
                     kill(worker, f"timed out after {timeout_s:g} s")
@@ -327,6 +338,9 @@ def _poll(worker: _Worker, finish: Callable[[_Worker, Any], None], on_event: Eve
                 log.debug("worker ready (tracer warm-up %.1f s)", payload[0])
             elif kind == "output":
                 log.info("%s wrote to stdout/stderr:\n%s", worker.path, payload[0].rstrip())
+            elif kind == "raised":
+                worker.raised = payload[0]
+                return
             else:
                 result, unrestorable = payload
                 if unrestorable:

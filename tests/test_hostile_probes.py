@@ -1,0 +1,179 @@
+"""Hostile probes of issue 25, each written as a new user would try it: storage that cannot be used,
+a file that moves the working directory, a file name at the file system's limit, a workload that
+raises KeyboardInterrupt, malformed measurement and bounds files, an implausible spec.
+
+Each test runs ``solar`` through ``main`` (the worker processes, the Dagster path where it matters)
+and checks what a user sees: one line naming the file and the remedy, the table still printed, no
+traceback, the other rows intact.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from solar_assets.cli import main
+from workload_texts import TINY_LINEAR_RELU, TINY_LINEAR_RELU_MACS
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch) -> Path:
+    home = tmp_path / "home"
+    monkeypatch.setenv("SOLAR_HOME", str(home))
+    monkeypatch.setenv("DAGSTER_HOME", str(home / "dagster"))
+    return home
+
+
+def _errors(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.startswith("solar: error:")]
+
+
+def _json_rows(out: str) -> list[dict]:
+    return json.loads(out)["rows"]
+
+
+# ---------------------------------------------------------------------------- rows 5 and 7: storage
+@pytest.mark.parametrize("where", ["home is a file", "cache is a file"])
+def test_an_unusable_home_costs_no_rows(tmp_path, monkeypatch, capsys, where):
+    """A home that is a file, or whose ``cache/`` is (what a read-only or broken mount looks like
+    to root, who may write anywhere): one line naming it and the remedy, the rows still computed and
+    printed, the report written to the fallback directory the line names."""
+    workload = tmp_path / "tiny_linear.py"
+    workload.write_text(TINY_LINEAR_RELU)
+    home = tmp_path / "home"
+    if where == "home is a file":
+        home.write_text("not a directory")
+        bad = home
+    else:
+        home.mkdir()
+        (home / "cache").write_text("not a directory")
+        bad = home / "cache"
+    monkeypatch.setenv("SOLAR_HOME", str(home))
+    code = main(["analyze", str(workload), "--hardware", "H100_SXM", "--no-progress", "--json"])
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    errors = _errors(captured.err)
+    assert len(errors) == 1 and f"{bad} is a file, not a directory" in errors[0]
+    assert "set SOLAR_HOME (or --home) to a writable directory" in errors[0]
+    fallback = Path(errors[0].split("this run uses ", 1)[1].split(" instead", 1)[0])
+    rows = _json_rows(captured.out)
+    assert [r["macs"] for r in rows] == [TINY_LINEAR_RELU_MACS]
+    assert list(fallback.glob("reports/*/report.json"))  # the report is where the line says
+    assert code == 1
+
+
+# ---------------------------------------------------------------------------- row 8: os.chdir
+@pytest.mark.parametrize("plain", [False, True], ids=["dagster", "no-dagster"])
+def test_a_relative_path_to_a_file_that_moves_the_working_directory(tmp_path, monkeypatch, home, capsys, plain):
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "wanders.py").write_text(TINY_LINEAR_RELU + "\nimport os\nos.chdir('/')\n")
+    monkeypatch.chdir(tmp_path / "work")
+    code = main(["analyze", "wanders.py", "--hardware", "H100_SXM", "--no-progress", "--json",
+                 *(["--no-dagster"] if plain else [])])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert [r["macs"] for r in _json_rows(captured.out)] == [TINY_LINEAR_RELU_MACS]
+
+
+# ---------------------------------------------------------------------------- row 10: a long name
+def test_a_file_name_at_the_file_systems_limit(tmp_path, home, capsys):
+    name = "w" + "x" * 236  # 240 bytes with ".py": legal on ext4, too long with any suffix added
+    workload = tmp_path / f"{name}.py"
+    workload.write_text(TINY_LINEAR_RELU)
+    for extra in ([], ["--no-dagster"]):
+        code = main(["analyze", str(workload), "--hardware", "H100_SXM", "--no-progress", "--json", *extra])
+        captured = capsys.readouterr()
+        assert code == 0, captured.err
+        rows = _json_rows(captured.out)
+        assert [(r["workload"], r["macs"]) for r in rows] == [(name, TINY_LINEAR_RELU_MACS)]
+
+
+# ---------------------------------------------------------------------------- row 13: a signal raised
+def test_keyboard_interrupt_in_workload_code_is_named_with_its_stage(tmp_path, home, capsys):
+    interrupted = tmp_path / "interrupted.py"
+    interrupted.write_text(TINY_LINEAR_RELU.replace("def get_inputs():\n", "def get_inputs():\n"
+                                                    "    raise KeyboardInterrupt\n"))
+    fine = tmp_path / "tiny_linear.py"
+    fine.write_text(TINY_LINEAR_RELU)
+    code = main(["analyze", str(interrupted), str(fine), "--hardware", "H100_SXM", "--no-progress", "--json"])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert _errors(captured.err) == [f"solar: error: {interrupted}: the workload raised KeyboardInterrupt during trace"]
+    assert [r["workload"] for r in _json_rows(captured.out)] == ["tiny_linear"]
+
+
+def test_an_implausible_capacity_is_refused(tmp_path):
+    from solar_assets.errors import SolarError
+    from solar_assets.hardware import load_hardware
+
+    shipped = Path(__file__).resolve().parents[1] / "hardware" / "H100_SXM.yaml"
+    text = shipped.read_text()
+    spec_dir = tmp_path / "hw"
+    spec_dir.mkdir()
+    line = next(line for line in text.splitlines() if line.startswith("dram_capacity_bytes:"))
+    (spec_dir / "H100_SXM.yaml").write_text(text.replace(line, f"dram_capacity_bytes: {10**42}"))
+    with pytest.raises(SolarError, match="outside the plausible range for a DRAM capacity"):
+        load_hardware("H100_SXM", spec_dir)
+
+
+# ---------------------------------------------------------------------------- row 11: solar headroom
+def _headroom_files(tmp_path, bounds: object, measurements: object) -> tuple[Path, Path]:
+    from test_gpu_runner import bounds_row, measurement, timing  # noqa: F401 - the shapes of valid files
+
+    b, m = tmp_path / "bounds.json", tmp_path / "meas.json"
+    for path, data in ((b, bounds), (m, measurements)):
+        if isinstance(data, bytes):
+            path.write_bytes(data)
+        else:
+            path.write_text(data if isinstance(data, str) else json.dumps(data))
+    return b, m
+
+
+def _valid(**timing_changes) -> tuple[list[dict], dict]:
+    from test_gpu_runner import bounds_row, measurement, timing
+
+    t = {**timing("torch_eager", [2e-3, 3e-3, 4e-3]), **timing_changes}
+    return [bounds_row()], measurement([{"workload": "matmul_relu", "path": "kb/matmul_relu.py", "timings": [t]}])
+
+
+def _case(case: str) -> tuple[object, object]:
+    from test_gpu_runner import bounds_row
+
+    bounds, meas = _valid()
+    if case == "binary bounds":
+        return b"\x89PNG\r\n\x1a\n\xff\xfe\x00" * 50, meas
+    if case == "deeply nested measurements":
+        return bounds, "[" * 200_000 + "]" * 200_000
+    if case == "a median that is text":
+        return _valid(median_s="fast")
+    if case == "NaN timings":
+        return _valid(times_s=[math.nan, math.nan], median_s=math.nan, p10_s=math.nan, p90_s=math.nan)
+    if case == "a negative bound":
+        return [bounds_row(sol_fused_s=-1.0)], _valid(times_s=[1e-12], median_s=1e-12, p10_s=1e-12,
+                                                       p90_s=1e-12)[1]
+    if case == "a NaN bound":
+        return [bounds_row(sol_fused_s=math.nan)], meas
+    raise AssertionError(case)
+
+
+@pytest.mark.parametrize("case", ["binary bounds", "deeply nested measurements", "a median that is text",
+                                  "NaN timings", "a negative bound", "a NaN bound"])
+def test_headroom_rejects_a_malformed_file_with_one_line(tmp_path, capsys, case):
+    bounds, meas = _case(case)
+    b, m = _headroom_files(tmp_path, bounds, meas)
+    code = main(["headroom", "--bounds", str(b), "--measurements", str(m)])
+    captured = capsys.readouterr()
+    assert code == 2, captured
+    assert "Traceback" not in captured.err and "violation(s)" not in captured.out
+    lines = [line for line in captured.err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("solar: error:"), lines
+    assert (str(b) if "bound" in case and "binary" in case else "") in lines[0]
+
+
+def test_headroom_still_joins_a_valid_pair(tmp_path, capsys):
+    bounds, meas = _valid()
+    b, m = _headroom_files(tmp_path, bounds, meas)
+    assert main(["headroom", "--bounds", str(b), "--measurements", str(m)]) == 0
+    assert "0 violation(s)" in capsys.readouterr().out
