@@ -39,6 +39,8 @@ from solar_assets.dagster_defs.instance import (
     DagsterStorageError,
     ReportRunFailed,
     failure_message,
+    home_lock,
+    process_tags,
     solar_instance,
     storage_guard,
 )
@@ -94,7 +96,7 @@ def materialize(instance: dg.DagsterInstance, config: SolarConfig, selection: Se
         return dg.materialize([*SOURCE_ASSETS, *ASSETS, *REPORT_CHECKS], selection=list(selection), partition_key=partition_key,
                               instance=instance, resources=resources_for(config),
                               run_config={**QUIET_LOGGERS, **(run_config or {})}, raise_on_error=False,
-                              tags={"solar/cli": "analyze", **(tags or {})})
+                              tags={**process_tags(), **(tags or {})})
 
 
 def source_observations(instance: dg.DagsterInstance, config: SolarConfig, workloads: Sequence[str],
@@ -155,7 +157,7 @@ def materialize_measurements(path: str, cache_dir: str | None, options: dict[str
     try:
         framework = read_workload_source(path).framework
         backends = resolve_backends(measure.backends, framework)
-        with storage_guard(home), solar_instance(home) as instance:
+        with storage_guard(home), solar_instance(home) as instance, home_lock(home):
             start = time.perf_counter()
             for backend in backends:
                 run = materialize(instance, config, [measured_runtime], run_config=timing,

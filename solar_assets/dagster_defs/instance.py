@@ -186,10 +186,89 @@ def prepare_ui_instance(home: Path) -> None:
         observe_sources(instance, config)
 
 
+LOCK_WAIT_S = 600.0
+"""How long a call waits for another solar process's hold on the instance (a report run is seconds)."""
+
+
+@contextlib.contextmanager
+def home_lock(home: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
+    """Hold ``$SOLAR_HOME/dagster/.solar.lock`` (``flock``, released when the process dies): the
+    instance's creation and migration, the partitions' registration and the report run are one
+    process's at a time, so two ``solar analyze`` started together never race Dagster's schema or
+    its dynamic-partition table. The workers' computing is not serialised."""
+    import fcntl
+    import time
+
+    path = home / "dagster"
+    path.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + wait_s
+    with (path / ".solar.lock").open("a") as f:
+        while True:
+            try:
+                fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise DagsterStorageError(f"{path}: another solar process has held the Dagster instance for "
+                                              f"{wait_s:g} s; wait for it, or run with --no-dagster") from None
+                time.sleep(0.05)
+        try:
+            yield
+        finally:
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+
+
 def solar_instance(home: Path) -> dg.DagsterInstance:
+    """The instance, created (and its schema migrated) under ``home_lock``."""
     import dagster as dg
 
-    return dg.DagsterInstance.from_config(str(dagster_home(home)))
+    with home_lock(home):
+        instance = dg.DagsterInstance.from_config(str(dagster_home(home)))
+        instance.get_runs_count()  # the run storage's tables exist once this returns
+    return instance
+
+
+RUN_TAGS = {"solar/cli": "analyze"}
+
+
+def process_tags() -> dict[str, str]:
+    """The tags of a run this process starts: who runs it (``fail_abandoned_runs`` reads them)."""
+    import socket
+
+    return {**RUN_TAGS, "solar/pid": str(os.getpid()), "solar/host": socket.gethostname()}
+
+
+def fail_abandoned_runs(instance: dg.DagsterInstance) -> int:
+    """Mark as failed the runs a solar process of this host started and did not finish (killed:
+    ``kill -9``, a time or memory limit, a crash), so the UI does not show them running forever;
+    the number marked. A run of a process that is alive, or of another host, is left alone."""
+    import socket
+
+    import dagster as dg
+
+    host, marked = socket.gethostname(), 0
+    records = instance.get_run_records(dg.RunsFilter(
+        statuses=[dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.NOT_STARTED],
+        tags=RUN_TAGS))
+    for record in records:
+        tags = record.dagster_run.tags
+        pid = tags.get("solar/worker") or tags.get("solar/pid")
+        if not pid or tags.get("solar/host", host) != host or _alive(int(pid)):
+            continue
+        instance.report_run_failed(record.dagster_run, f"its solar process (pid {pid}) ended before the run did "
+                                                       "(killed, or a time or memory limit)")
+        marked += 1
+    return marked
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def failure_message(result: dg.ExecuteInProcessResult, path: str | Path) -> str:

@@ -44,7 +44,9 @@ from solar_assets.dagster_defs.instance import (  # noqa: F401 - the runner's st
     broken_databases,
     check_storage,
     dagster_home,
+    fail_abandoned_runs,
     failure_message,
+    home_lock,
     prepare_ui_instance,
     solar_instance,
     storage_guard,
@@ -115,9 +117,12 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
                 config = SolarConfig(**settings.as_dict())
                 with storage_guard(home_dir):
                     instance = stack.enter_context(solar_instance(home_dir))
-                    prepared.update(call=call, base=config, instance=instance,
-                                    events=call.prepare_call(instance, config, list(keys.values()), hardware_names),
-                                    unverified=call_records.verify(instance, hits) if hits else set())
+                    with home_lock(home_dir):  # another call's registration or report run goes first
+                        fail_abandoned_runs(instance)  # a call killed before: its run is not running
+                        prepared.update(call=call, base=config, instance=instance,
+                                        events=call.prepare_call(instance, config, list(keys.values()),
+                                                                 hardware_names),
+                                        unverified=call_records.verify(instance, hits) if hits else set())
             except BaseException as e:  # re-raised in the caller's thread
                 prepared["error"] = e
 
@@ -172,8 +177,8 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
             raise DagsterStorageError(storage[0].error)
         record_file = Path(call_dir) / "events.pickle"
         call.write_events(record_file, events)
-        with storage_guard(home_dir):
-            _fail_abandoned_runs(instance, results)
+        with storage_guard(home_dir), home_lock(home_dir):
+            fail_abandoned_runs(instance)  # a worker killed by a limit left its measurement run started
             # every materialised partition: the report is the whole table, this call's rows within it
             start = time.perf_counter()
             every_row, evaluations = call.report_call(instance, prepared["base"], record_file,
@@ -213,26 +218,4 @@ def _materialize_measurements(path: str, cache_dir: str | None, options: dict[st
     return materialize_measurements(path, cache_dir, options)
 
 
-def _fail_abandoned_runs(instance: dg.DagsterInstance, results: Sequence[WorkloadResult]) -> None:
-    """Mark as failed the runs a killed worker left STARTED (its file timed out or was killed),
-    so the UI does not show them running forever."""
-    import dagster as dg
 
-    if not any("unfinished" in r.seconds for r in results):  # pipeline.unfinished_result
-        return
-    for record in instance.get_run_records(dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED],
-                                                         tags={"solar/cli": "analyze"})):
-        pid = record.dagster_run.tags.get("solar/worker")
-        if pid and not _alive(int(pid)):
-            instance.report_run_failed(record.dagster_run, "its solar worker was stopped (time or memory "
-                                                           "limit, or a crash)")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

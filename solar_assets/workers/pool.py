@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from solar_assets.logconf import solar_level
+from solar_assets.workers.containment import stop_descendants
 from solar_assets.workers.limits import format_gib, process_tree_rss_bytes
 from solar_assets.workers.output import OutputCapture, read_tail
 
@@ -108,6 +109,11 @@ def _serve(conn: Any, task: Task, cache_dir: str | None, task_arg: Any, threads:
         with lock:  # stage events may come from a stage's own threads
             conn.send(message)
 
+    from solar_assets.workers.containment import Watch, become_subreaper, descendants, stop_descendants
+
+    become_subreaper()  # what a workload starts stays this worker's descendant (containment)
+    watch = Watch()
+
     import torch  # the stages' heavy imports, before the first file's clock starts
 
     import solar_assets.execute  # noqa: F401
@@ -134,13 +140,21 @@ def _serve(conn: Any, task: Task, cache_dir: str | None, task_arg: Any, threads:
             saved = state.snapshot()
             capture.begin()
             raised = None
+            before = set(descendants(os.getpid()))
+            watch.begin(path, os.environ.get("SOLAR_HOME"))
             try:
                 result = task(path, cache_dir, task_arg)
             except (KeyboardInterrupt, SystemExit) as e:  # raised in the workload's code: its row says so
                 raised = f"the workload raised {type(e).__name__}" + (f" ({e})" if str(e) else "")
             finally:
+                notes = watch.end().lines()
+                left = stop_descendants(os.getpid(), keep=before)
                 written = capture.end()
                 unrestorable = state.restore(saved)
+            if left:
+                notes.append(f"left {len(left)} process(es) running, stopped: {'; '.join(left[:4])}")
+            for note in notes:
+                send(("note", note))
             if written.strip():
                 send(("output", written))
             if raised is not None:  # this worker's state is suspect: it ends, and a fresh one goes on
@@ -265,6 +279,9 @@ def run_in_workers(paths: Sequence[str | Path], task: Task, unfinished: Unfinish
     def kill(worker: _Worker, message: str) -> None:
         elapsed = time.monotonic() - worker.started
         if worker.process.is_alive():
+            left = stop_descendants(worker.process.pid)  # what its workload started dies with it
+            if left:
+                log.info("%s: stopped %d process(es) it left running: %s", worker.path, len(left), "; ".join(left[:4]))
             worker.process.kill()
         worker.process.join()
         message = message or _exit_reason(worker.process.exitcode)
@@ -338,6 +355,8 @@ def _poll(worker: _Worker, finish: Callable[[_Worker, Any], None], on_event: Eve
                 log.debug("worker ready (tracer warm-up %.1f s)", payload[0])
             elif kind == "output":
                 log.info("%s wrote to stdout/stderr:\n%s", worker.path, payload[0].rstrip())
+            elif kind == "note":
+                log.info("%s: %s", worker.path, payload[0])
             elif kind == "raised":
                 worker.raised = payload[0]
                 return
