@@ -177,3 +177,126 @@ def test_headroom_still_joins_a_valid_pair(tmp_path, capsys):
     b, m = _headroom_files(tmp_path, bounds, meas)
     assert main(["headroom", "--bounds", str(b), "--measurements", str(m)]) == 0
     assert "0 violation(s)" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------- row 4: concurrent calls
+def _cli(home: Path, *args: str, cwd: Path | None = None):
+    import subprocess
+    import sys
+
+    env = {**__import__("os").environ, "SOLAR_HOME": str(home), "DAGSTER_HOME": str(home / "dagster")}
+    return subprocess.Popen([sys.executable, "-m", "solar", *args], env=env, cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.parametrize("calls", [3, pytest.param(10, marks=pytest.mark.slow)])
+def test_concurrent_calls_on_a_fresh_home_all_succeed(tmp_path, calls):
+    """``solar analyze`` started several times at once on a home no call has used: every call
+    gets its row, and the instance works for the next call (it once raced Dagster's schema
+    creation and its dynamic-partition table, and stayed broken)."""
+    workload = tmp_path / "tiny_linear.py"
+    workload.write_text(TINY_LINEAR_RELU)
+    home = tmp_path / "home"
+    procs = [_cli(home, "analyze", str(workload), "--hardware", "H100_SXM", "--no-progress", "--json")
+             for _ in range(calls)]
+    outs = [p.communicate(timeout=900) for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err[-2000:]
+        assert [r["macs"] for r in _json_rows(out)] == [TINY_LINEAR_RELU_MACS]
+    again = _cli(home, "analyze", str(workload), "--hardware", "H100_SXM", "--no-progress", "--json")
+    out, err = again.communicate(timeout=900)
+    assert again.returncode == 0, err[-2000:]
+    assert [r["macs"] for r in _json_rows(out)] == [TINY_LINEAR_RELU_MACS]
+
+
+# ---------------------------------------------------------------------------- row 9: a killed call's run
+DOOMED_RUN = '''
+import os, signal, sys
+from pathlib import Path
+
+import dagster as dg
+
+from solar_assets.dagster_defs.instance import process_tags, solar_instance
+
+
+@dg.asset
+def doomed():
+    os.kill(os.getpid(), signal.SIGKILL)  # kill -9 of the process, in the middle of its run
+
+
+dg.materialize([doomed], instance=solar_instance(Path(sys.argv[1])), tags=process_tags())
+'''
+
+
+def test_a_run_whose_process_was_killed_is_marked_failed_by_the_next_call(tmp_path, home, capsys):
+    import subprocess
+    import sys
+
+    import dagster as dg
+
+    from solar_assets.dagster_defs.instance import solar_instance
+
+    done = subprocess.run([sys.executable, "-c", DOOMED_RUN, str(home)], capture_output=True, text=True, timeout=300,
+                          env={**__import__("os").environ})
+    assert done.returncode == -9, done.stderr[-2000:]
+    with solar_instance(home) as instance:
+        [run] = instance.get_runs()
+        assert run.status == dg.DagsterRunStatus.STARTED  # what the killed call left: "running" forever
+    workload = tmp_path / "tiny_linear.py"
+    workload.write_text(TINY_LINEAR_RELU)
+    assert main(["analyze", str(workload), "--hardware", "H100_SXM", "--no-progress"]) == 0
+    with solar_instance(home) as instance:
+        assert instance.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.FAILURE
+        assert all(r.status != dg.DagsterRunStatus.STARTED for r in instance.get_runs())
+
+
+# ---------------------------------------------------------------------------- row 12: contained processes
+SPAWNER = TINY_LINEAR_RELU.replace("import torch\n", '''import socket
+import subprocess
+
+import torch
+''', 1).replace("def get_inputs():\n", '''def get_inputs():
+    subprocess.Popen(["sleep", "300"], start_new_session=True)  # leaves its session: outlives a process group
+    try:
+        socket.create_connection(("192.0.2.1", 9), timeout=0.1)  # TEST-NET-1: never answers
+    except OSError:
+        pass
+    with open(OUTSIDE, "w") as f:
+        f.write("written outside")
+''', 1)
+
+
+def _sleepers() -> set[int]:
+    import subprocess
+
+    found = subprocess.run(["pgrep", "-f", "^sleep 300$"], capture_output=True, text=True).stdout.split()
+    return {int(p) for p in found}
+
+
+@pytest.mark.parametrize("hang", [False, True], ids=["file done", "killed at its time limit"])
+def test_what_a_workload_starts_dies_with_it_and_is_noted(tmp_path, home, capsys, caplog, hang):
+    import logging
+
+    import uuid
+
+    if not Path("/var/tmp").is_dir():
+        pytest.skip("no /var/tmp: no place outside the temp dir to write to")
+    outside = Path("/var/tmp") / f"solar-probe-{uuid.uuid4().hex}.txt"  # not the temp dir, the home or the file's
+    text = f"OUTSIDE = {str(outside)!r}\n" + SPAWNER
+    if hang:
+        text = text.replace("        f.write(\"written outside\")\n", "        f.write(\"written outside\")\n"
+                            "    import time\n    time.sleep(3600)\n")
+    workload = tmp_path / "spawner.py"
+    workload.write_text(text)
+    before = _sleepers()
+    with caplog.at_level(logging.INFO, logger="solar_assets.workers.pool"):
+        code = main(["analyze", str(workload), "--hardware", "H100_SXM", "--no-progress", "-v",
+                     *(["--timeout", "20"] if hang else [])])
+    assert code == (1 if hang else 0)
+    outside.unlink(missing_ok=True)
+    assert _sleepers() - before == set()  # no sleeper outlived its worker
+    logged = caplog.text
+    assert "stopped" in logged and "sleep 300" in logged
+    if not hang:
+        assert "used the network: connect ('192.0.2.1', 9)" in logged
+        assert f"wrote outside its directory, the home and the temp dir: {outside.resolve()}" in logged

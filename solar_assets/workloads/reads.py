@@ -1,0 +1,188 @@
+"""What a workload reads besides its own files: environment variables and files outside the
+installation, so that everything computed from it is keyed by them too.
+
+A file that sizes its model from ``os.environ["DIM"]`` or from a JSON file beside a dataset gives
+other results when those change, though its bytes do not. While a workload loads (its module runs,
+``Model(...)`` and ``get_inputs()`` are called: ``workloads.loader``), ``recording`` notes every
+environment variable it looks up (``os.environ`` is swapped for a mapping that records its keys)
+and every file it opens outside the Python installation, solar, ``/proc``, ``/sys`` and ``/dev``
+(an audit hook). The stages that load it save those names as the source's manifest
+(``$SOLAR_HOME/cache/reads/<name>-<source hash>.json``, ``save_manifest``); reading the source
+again folds the current value of each variable and the sha256 of each file into its
+``local_sha256`` (``reads_digest``), so its version, the stage caches, the call records and
+Dagster's data versions all follow them. A source read before any manifest exists is keyed
+without them; its first load writes the manifest, and from then on every key includes them.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sys
+import threading
+from collections.abc import Iterator, MutableMapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MANIFEST_DIR = "reads"
+_IGNORED_ROOTS = tuple(os.path.realpath(p) for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, "/proc", "/sys",
+                                                      "/dev", "/etc", "/usr"})
+_SOLAR_ROOT = os.path.realpath(Path(__file__).resolve().parents[2])
+
+
+@dataclass
+class Reads:
+    """The environment variables and outside files one load looked at."""
+
+    env: set[str] = field(default_factory=set)
+    files: set[str] = field(default_factory=set)
+
+    def as_json(self) -> dict[str, list[str]]:
+        return {"env": sorted(self.env), "files": sorted(self.files)}
+
+
+class _RecordingEnviron(MutableMapping):
+    """``os.environ`` that notes the keys looked up (``get``, ``[]``, ``in``)."""
+
+    def __init__(self, real: MutableMapping, seen: set[str]):
+        self._real, self._seen = real, seen
+
+    def __getitem__(self, key: str) -> str:
+        self._seen.add(str(key))
+        return self._real[key]
+
+    def __contains__(self, key: object) -> bool:
+        self._seen.add(str(key))
+        return key in self._real
+
+    def get(self, key: str, default: object = None):  # noqa: ANN201 - Mapping's signature
+        self._seen.add(str(key))
+        return self._real.get(key, default)
+
+    def __setitem__(self, key: str, value: str) -> None:
+        self._real[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self._real[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._real)
+
+    def __len__(self) -> int:
+        return len(self._real)
+
+    def copy(self) -> dict[str, str]:
+        return dict(self._real)
+
+    def __getattr__(self, name: str):  # noqa: ANN204 - os._Environ's extras (encodekey, ...)
+        return getattr(self._real, name)
+
+
+_ACTIVE: list[tuple[Reads, tuple[str, ...]]] = []
+_HOOKED = threading.Lock()
+_INSTALLED = [False]
+
+
+def _hook(event: str, args: tuple) -> None:
+    if event != "open" or not _ACTIVE or not args or not isinstance(args[0], (str, bytes, os.PathLike)):
+        return
+    reads, own = _ACTIVE[-1]
+    mode = args[1] if len(args) > 1 else "r"
+    if isinstance(mode, str) and any(c in mode for c in "wax"):
+        return
+    try:
+        path = os.path.realpath(os.fsdecode(args[0]))
+    except (TypeError, ValueError):
+        return
+    if path in own or path.startswith(_SOLAR_ROOT + os.sep) or \
+            any(path == r or path.startswith(r + os.sep) for r in _IGNORED_ROOTS):
+        return
+    if path.endswith((".pyc", ".so")) or "__pycache__" in path:
+        return
+    reads.files.add(path)
+
+
+@contextlib.contextmanager
+def recording(own_files: tuple[str, ...] = ()) -> Iterator[Reads]:
+    """Note what the code run inside reads (``Reads``); ``own_files`` (the workload and its local
+    modules, keyed already) are not noted."""
+    with _HOOKED:
+        if not _INSTALLED[0]:
+            sys.addaudithook(_hook)
+            _INSTALLED[0] = True
+    reads = Reads()
+    real = os.environ
+    os.environ = _RecordingEnviron(real, reads.env)  # type: ignore[assignment]
+    _ACTIVE.append((reads, tuple(os.path.realpath(f) for f in own_files)))
+    try:
+        yield reads
+    finally:
+        _ACTIVE.pop()
+        os.environ = real  # type: ignore[assignment]
+        reads.env -= _SOLAR_VARIABLES
+
+
+_SOLAR_VARIABLES = {"SOLAR_HOME", "DAGSTER_HOME"}
+"""Variables solar itself sets for the run (the others a workload reads are its own)."""
+
+RECORDED: dict[str, Reads] = {}
+"""What the loads of this process recorded, by workload path (``save_manifest`` writes them)."""
+
+
+def remember(path: str, reads: Reads) -> None:
+    found = RECORDED.setdefault(path, Reads())
+    found.env |= reads.env
+    found.files |= reads.files
+
+
+def manifest_path(cache_dir: Path, name: str, source_key: str) -> Path:
+    from solar_assets.paths import file_stem
+
+    return Path(cache_dir) / MANIFEST_DIR / f"{file_stem(name, 80)}-{source_key[:16]}.json"
+
+
+def load_manifest(cache_dir: Path | None, name: str, source_key: str) -> Reads | None:
+    if cache_dir is None:
+        return None
+    try:
+        data = json.loads(manifest_path(cache_dir, name, source_key).read_text())
+        return Reads(set(map(str, data.get("env", []))), set(map(str, data.get("files", []))))
+    except (OSError, ValueError, AttributeError, TypeError):
+        return None
+
+
+def save_manifest(cache_dir: Path | None, name: str, path: str, source_key: str) -> bool:
+    """Write what this process recorded for ``path`` (merged with the manifest there); True when
+    the manifest changed (the source's key then changes for the next read)."""
+    reads = RECORDED.get(path)
+    if cache_dir is None or reads is None:
+        return False
+    old = load_manifest(cache_dir, name, source_key) or Reads()
+    merged = Reads(old.env | reads.env, old.files | reads.files)
+    if merged == old and manifest_path(cache_dir, name, source_key).is_file():
+        return False
+    from solar_assets.cache_store import write_atomic
+
+    try:
+        write_atomic(manifest_path(cache_dir, name, source_key), json.dumps(merged.as_json()).encode())
+    except OSError:
+        return False
+    return True
+
+
+def reads_digest(reads: Reads | None) -> str:
+    """The current value of each variable and the sha256 of each file the manifest names ('' when none)."""
+    if reads is None or not (reads.env or reads.files):
+        return ""
+    h = hashlib.sha256()
+    for name in sorted(reads.env):
+        value = os.environ.get(name)
+        h.update(f"env:{name}={'<unset>' if value is None else value}\0".encode())
+    for path in sorted(reads.files):
+        try:
+            digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        except OSError:
+            digest = "<unreadable>"
+        h.update(f"file:{path}={digest}\0".encode())
+    return h.hexdigest()[:16]
