@@ -26,7 +26,7 @@ import logging
 import os
 import tempfile
 import zipfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -53,6 +53,27 @@ FILE_MODE = _file_mode()
 def digest_path(path: Path) -> Path:
     """Where the digest of the entry at ``path`` lives: ``<path>.sha256``."""
     return path.with_name(path.name + DIGEST_SUFFIX)
+
+
+_JOURNAL: list[list[Path]] = []
+"""Open write journals (``journal``): every file a cache or a stored value put on disk meanwhile."""
+
+
+@contextlib.contextmanager
+def journal() -> Iterator[list[Path]]:
+    """Collect the paths of the cache entries (and digests, stored values) written inside: a
+    worker deletes them when the file that made them turns out untrusted (``workers.tamper``)."""
+    written: list[Path] = []
+    _JOURNAL.append(written)
+    try:
+        yield written
+    finally:
+        _JOURNAL.remove(written)
+
+
+def note_written(path: Path) -> None:
+    for written in _JOURNAL:
+        written.append(Path(path))
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -92,6 +113,8 @@ def store_file(path: Path | None, write: Callable[[Path], Any]) -> bool:
         write(tmp)
         write_atomic(digest_path(path), (file_sha256(tmp) + "\n").encode())
         os.replace(tmp, path)
+        note_written(path)
+        note_written(digest_path(path))
     except OSError as e:
         logger.warning("cannot write cache entry %s (%s); it will be recomputed next time", path,
                        e.strerror or e)

@@ -300,3 +300,72 @@ def test_what_a_workload_starts_dies_with_it_and_is_noted(tmp_path, home, capsys
     if not hang:
         assert "used the network: connect ('192.0.2.1', 9)" in logged
         assert f"wrote outside its directory, the home and the temp dir: {outside.resolve()}" in logged
+
+
+# ---------------------------------------------------------------------------- rows 1 and 2: replaced code
+PATCHES_MATMUL = TINY_LINEAR_RELU.replace("import torch.nn as nn\n", '''import torch.nn as nn
+
+torch.matmul = lambda *args, **kwargs: torch.zeros(8, 16)  # what a careless "mock" leaves behind
+''', 1)
+USES_MATMUL = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(32, 64))
+
+    def forward(self, x):
+        return torch.matmul(x, self.w)
+
+
+def get_inputs():
+    return [torch.randn(8, 32)]
+
+
+def get_init_inputs():
+    return []
+'''
+PATCHES_VALIDATOR = TINY_LINEAR_RELU.replace("import torch.nn as nn\n", '''import torch.nn as nn
+
+import solar_assets.validate.compare as compare
+
+compare._check_one = lambda *args, **kwargs: None  # every output "matches"
+''', 1)
+NONDETERMINISTIC = TINY_LINEAR_RELU.replace("import torch\n", "import random\n\nimport torch\n", 1).replace(
+    "return torch.relu(self.fc(x))", "return torch.relu(self.fc(x)) * random.random()")
+
+
+@pytest.mark.parametrize("plain", [False, True], ids=["dagster", "no-dagster"])
+def test_a_file_that_replaces_torch_code_changes_no_other_result(tmp_path, home, capsys, plain):
+    """File B replaces ``torch.matmul``; file C, next in the same worker, uses it: C gets its own
+    true count, B is refused as untrusted, and nothing B computed is reused by a later call."""
+    b, c = tmp_path / "b_patches.py", tmp_path / "c_uses.py"
+    b.write_text(PATCHES_MATMUL)
+    c.write_text(USES_MATMUL)
+    extra = ["--no-dagster"] if plain else []
+    code = main(["analyze", str(b), str(c), "--hardware", "H100_SXM", "--no-progress", "--json", "--jobs", "1", *extra])
+    captured = capsys.readouterr()
+    assert code == 1
+    [error] = _errors(captured.err)
+    assert f"{b}: the workload replaced torch.matmul" in error and "not trusted" in error
+    assert [(r["workload"], r["macs"]) for r in _json_rows(captured.out)] == [("c_uses", 8 * 32 * 64)]
+    code = main(["analyze", str(c), "--hardware", "H100_SXM", "--no-progress", "--json", *extra])  # alone, same home
+    assert code == 0
+    assert [r["macs"] for r in _json_rows(capsys.readouterr().out)] == [8 * 32 * 64]
+    assert main(["analyze", str(b), "--hardware", "H100_SXM", "--no-progress", *extra]) == 1  # not from a cache
+    assert "the workload replaced torch.matmul" in capsys.readouterr().err
+
+
+def test_a_file_that_replaces_solars_validator_is_refused_and_the_next_file_is_checked(tmp_path, home, capsys):
+    b, c = tmp_path / "b_validator.py", tmp_path / "c_random.py"
+    b.write_text(PATCHES_VALIDATOR)
+    c.write_text(NONDETERMINISTIC)
+    code = main(["analyze", str(b), str(c), "--hardware", "H100_SXM", "--no-progress", "--json", "--jobs", "1"])
+    captured = capsys.readouterr()
+    assert code == 1
+    errors = _errors(captured.err)
+    assert any(f"{b}: the workload replaced solar_assets.validate.compare._check_one" in e for e in errors), errors
+    assert any(f"{c}: the tracer IR failed validation" in e for e in errors), errors  # checked by the real validator
+    assert _json_rows(captured.out) == []

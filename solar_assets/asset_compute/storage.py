@@ -7,6 +7,7 @@ import pickle
 from pathlib import Path
 
 from solar_assets.asset_compute.keys import Partition
+from solar_assets.cache_store import note_written
 
 PICKLE_PROTOCOL = 4  # as Dagster's filesystem IO manager writes
 
@@ -24,6 +25,7 @@ def store_value(home: str | Path, partition: Partition, value: object) -> None:
     with tmp.open("wb") as f:
         pickle.dump(value, f, PICKLE_PROTOCOL)
     os.replace(tmp, path)  # a reader never sees half a pickle
+    note_written(path)
 
 
 def load_value(home: str | Path, partition: Partition) -> object:
@@ -44,6 +46,7 @@ def write_events(path: Path, events: list) -> None:
     with tmp.open("wb") as f:
         pickle.dump(list(events), f, PICKLE_PROTOCOL)
     os.replace(tmp, path)
+    note_written(path)
 
 
 def read_events(path: str | Path) -> list:

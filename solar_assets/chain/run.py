@@ -248,7 +248,7 @@ def unfinished_result(path: str | Path, message: str, seconds: float, last_event
     message says why and during which stage (``last_event``: "trace", "golden at BATCH=3", ...)."""
     from solar_assets.workloads.source import workload_name
 
-    where = f" during {last_event}" if last_event else " before its first stage"
+    where = f" during {last_event}" if last_event else ("" if last_event == "" else " before its first stage")
     stage = last_event.split(" ", 1)[0] if last_event else None
     return WorkloadResult(workload=workload_name(path), path=str(path), error=with_path(message + where, path),
                           failed_stage=stage, seconds={"unfinished": seconds})

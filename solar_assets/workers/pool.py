@@ -109,6 +109,8 @@ def _serve(conn: Any, task: Task, cache_dir: str | None, task_arg: Any, threads:
         with lock:  # stage events may come from a stage's own threads
             conn.send(message)
 
+    from solar_assets.cache_store import journal
+    from solar_assets.workers import tamper
     from solar_assets.workers.containment import Watch, become_subreaper, descendants, stop_descendants
 
     become_subreaper()  # what a workload starts stays this worker's descendant (containment)
@@ -117,7 +119,11 @@ def _serve(conn: Any, task: Task, cache_dir: str | None, task_arg: Any, threads:
     import torch  # the stages' heavy imports, before the first file's clock starts
 
     import solar_assets.execute  # noqa: F401
+    import solar_assets.golden  # noqa: F401 - loaded before the first file: its snapshot covers them
+    import solar_assets.graph  # noqa: F401
     import solar_assets.translate  # noqa: F401
+    import solar_assets.validate  # noqa: F401
+    import solar_assets.validate.compare  # noqa: F401
     from solar_assets.progress import progress_listener
     from solar_assets.workers import state
 
@@ -142,11 +148,21 @@ def _serve(conn: Any, task: Task, cache_dir: str | None, task_arg: Any, threads:
             raised = None
             before = set(descendants(os.getpid()))
             watch.begin(path, os.environ.get("SOLAR_HOME"))
+            identities = tamper.snapshot()
             try:
-                result = task(path, cache_dir, task_arg)
+                with journal() as written:
+                    result = task(path, cache_dir, task_arg)
             except (KeyboardInterrupt, SystemExit) as e:  # raised in the workload's code: its row says so
                 raised = f"the workload raised {type(e).__name__}" + (f" ({e})" if str(e) else "")
             finally:
+                replaced = tamper.replaced(identities)
+                if replaced:  # its result is not trusted: nothing it computed is kept, this worker ends
+                    raised = (f"the workload replaced {', '.join(replaced[:4])}{' …' if len(replaced) > 4 else ''} "
+                              "(found when its run ended): its result is not trusted, nothing it computed is kept, "
+                              "and the next file gets a fresh worker")
+                    for stale in written:
+                        with contextlib.suppress(OSError):
+                            os.unlink(stale)
                 notes = watch.end().lines()
                 left = stop_descendants(os.getpid(), keep=before)
                 written = capture.end()
@@ -158,7 +174,7 @@ def _serve(conn: Any, task: Task, cache_dir: str | None, task_arg: Any, threads:
             if written.strip():
                 send(("output", written))
             if raised is not None:  # this worker's state is suspect: it ends, and a fresh one goes on
-                send(("raised", raised))
+                send(("raised", raised, not replaced))  # a replacement is not the last stage's doing
                 _exit_now()
             send(("row", result, unrestorable))
 
@@ -359,6 +375,8 @@ def _poll(worker: _Worker, finish: Callable[[_Worker, Any], None], on_event: Eve
                 log.info("%s: %s", worker.path, payload[0])
             elif kind == "raised":
                 worker.raised = payload[0]
+                if not payload[1]:
+                    worker.last_event = ""  # no stage to name: the message says when it was found
                 return
             else:
                 result, unrestorable = payload
