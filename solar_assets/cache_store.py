@@ -256,7 +256,7 @@ def source_entry(cache_dir: Path | None, kind: str, src: KeyedSource, packages: 
     code = ":".join(package_fingerprint(p) for p in packages)
     extra = json.dumps(dict(variant or {}), sort_keys=True)
     versions = _jax_versions() if src.framework == "jax" else _torch_version()
-    local = getattr(src, "local_sha256", "")  # a WorkloadSource pickled before the field existed
+    local = getattr(src, "dependencies_sha256", getattr(src, "local_sha256", ""))  # helpers and reads
     key = hashlib.sha256(f"{src.sha256}:{local}:{src.framework}:{code}:{versions}:{extra}".encode()).hexdigest()
     return Path(cache_dir) / kind / f"{file_safe(src.name)}-{key[:16]}{suffix}"
 

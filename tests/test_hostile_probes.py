@@ -369,3 +369,55 @@ def test_a_file_that_replaces_solars_validator_is_refused_and_the_next_file_is_c
     assert any(f"{b}: the workload replaced solar_assets.validate.compare._check_one" in e for e in errors), errors
     assert any(f"{c}: the tracer IR failed validation" in e for e in errors), errors  # checked by the real validator
     assert _json_rows(captured.out) == []
+
+
+# ---------------------------------------------------------------------------- row 3: what a file reads
+SIZED = """\
+{reader}
+import torch
+import torch.nn as nn
+
+batch_size = 8
+in_features = {size}
+
+
+class Model(nn.Module):
+    def __init__(self, n_in, n_out):
+        super().__init__()
+        self.fc = nn.Linear(n_in, n_out)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x))
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, 16]
+"""
+READS_ENV = SIZED.format(reader="import os\n", size='int(os.environ.get("SOLAR_PROBE_DIM", "32"))')
+READS_FILE = SIZED.format(reader="import json\n", size="json.load(open(SIZES))['in_features']")
+
+
+@pytest.mark.parametrize("plain", [False, True], ids=["dagster", "no-dagster"])
+@pytest.mark.parametrize("source", ["environment", "data file"])
+def test_what_a_workload_reads_is_in_its_key(tmp_path, home, monkeypatch, capsys, source, plain):
+    """A size read from an environment variable, or from a data file outside the workload's
+    directory: changing it changes the result on the same home (it was served stale from the caches)."""
+    sizes = tmp_path / "elsewhere" / "sizes.json"
+    sizes.parent.mkdir()
+    (tmp_path / "kb").mkdir()
+    workload = tmp_path / "kb" / "sized.py"
+    workload.write_text(READS_ENV if source == "environment" else f"SIZES = {str(sizes)!r}\n" + READS_FILE)
+    extra = ["--no-dagster"] if plain else []
+    seen = []
+    for dim in (32, 64, 32):
+        if source == "environment":
+            monkeypatch.setenv("SOLAR_PROBE_DIM", str(dim))
+        else:
+            sizes.write_text(json.dumps({"in_features": dim}))
+        assert main(["analyze", str(workload), "--hardware", "H100_SXM", "--no-progress", "--json", *extra]) == 0
+        seen.append([r["macs"] for r in _json_rows(capsys.readouterr().out)])
+    assert seen == [[8 * 32 * 16], [8 * 64 * 16], [8 * 32 * 16]]

@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 def source_key(src: Any) -> str:
     """What an answer depends on of the workload: its file and the local modules it imports (a
     helper's edit asks the model again), as the other caches key it (``WorkloadSource.local_sha256``)."""
-    local = getattr(src, "local_sha256", "")
+    local = getattr(src, "dependencies_sha256", getattr(src, "local_sha256", ""))
     return f"{src.sha256}:{local}" if local else src.sha256
 
 

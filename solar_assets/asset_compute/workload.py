@@ -56,7 +56,7 @@ def mark_drawn(picture: Path, drawn_from: str) -> None:
 
 def workload_source(key: str, solar: AssetSettings) -> Computed[WorkloadSource]:
     """The workload file (KernelBench convention), its content hash and framework."""
-    src = stages.read_source(solar.workload_path(key), solar.run_config)
+    src = stages.read_source(solar.workload_path(key), solar.run_config, solar.cache_dir)
     return Computed(src, src.version, {
         "file": md.FilePath(src.path),
         "sha256": src.sha256,

@@ -135,7 +135,7 @@ def analyze_workload(path: str | Path, hardware_names: Sequence[str] = DEFAULT_H
     state = ChainState(result.seconds)
     try:
         with state.timing("trace"):
-            src = stages.read_source(path, config)
+            src = stages.read_source(path, config, cache)
             specs = [stages.load_spec(name, hardware_dir) for name in hardware_names]
             translation = stages.translate(src, config, cache)
         try:

@@ -48,11 +48,12 @@ CACHE_AWARE_PACKAGES = ("solar_assets.bounds.cache_aware", "solar_assets.graph")
 
 
 # ---------------------------------------------------------------------------- source and IR
-def read_source(path: str | Path, config: RunConfig) -> WorkloadSource:
-    """The workload file, hashed, with its framework: ``config.framework``, else detected."""
+def read_source(path: str | Path, config: RunConfig, cache_dir: Path | None = None) -> WorkloadSource:
+    """The workload file, hashed, with its framework: ``config.framework``, else detected; with
+    ``cache_dir``, keyed by what its last load read too (``workloads.reads``)."""
     from solar_assets.workloads import read_workload_source
 
-    src = read_workload_source(path, config.framework or None)
+    src = read_workload_source(path, config.framework or None, cache_dir)
     if src.framework not in ("torch", "jax"):
         raise SolarError(f"{src.path}: neither a PyTorch nor a JAX workload (no 'torch', 'jax' or 'flax' import "
                          "found); a PyTorch workload defines class Model(nn.Module), get_inputs() and "
@@ -91,7 +92,18 @@ def translate(src: WorkloadSource, config: RunConfig, cache_dir: Path | None = N
 
         translation = trace_torch(src, constants or None)
     cache_store.store_json(cached, translation.to_json())
+    keep_reads(src, cache_dir)
     return translation
+
+
+def keep_reads(src: WorkloadSource, cache_dir: Path | None) -> None:
+    """Save what the loads of this process read for ``src`` (``workloads.reads``): the next read of
+    the source keys everything by them."""
+    from solar_assets.workloads.reads import save_manifest
+
+    if save_manifest(cache_dir, src.name, src.path, src.files_version):
+        logger.info("%s: it reads environment variables or files outside its directory: they are part of its "
+                    "key from now on", src.name)
 
 
 def cached_translation(src: WorkloadSource, config: RunConfig, cache_dir: Path | None) -> Translation | None:
@@ -203,6 +215,7 @@ def golden(src: WorkloadSource, size: ValidationSize | Mapping[str, int], cache_
         made = make_jax_golden(src, constants)
     else:
         made = make_golden(src, constants)
+    keep_reads(src, cache_dir)
     if cached is not None and golden_bytes(made) <= GOLDEN_CACHE_MAX_BYTES:
         save_golden(made, cached)
     elif cached is not None:

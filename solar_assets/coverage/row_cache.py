@@ -39,7 +39,7 @@ def row_path(cache_dir: str | Path | None, path: str | Path, budget: Any = None)
     if cache_dir is None:
         return None
     try:
-        src = read_workload_source(path, RunConfig.from_env().framework)  # as the chain reads it, without numba
+        src = read_workload_source(path, RunConfig.from_env().framework, cache_dir)  # as the chain reads it
     except (OSError, SolarError):
         return None
     key = hashlib.sha256("|".join([src.version, src.framework, str(path), repr(budget),

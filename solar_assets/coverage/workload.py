@@ -122,7 +122,7 @@ def check_workload(path: str | Path, cache_dir: str | Path | None = None, budget
     start = time.perf_counter()
     state, translated, result = ChainState(), False, None
     try:
-        src = stages.read_source(path, config)
+        src = stages.read_source(path, config, cache)
         translation = stages.translate(src, config, cache)
         translated = True
         result = validate_ir(src, translation, config, cache, state).result

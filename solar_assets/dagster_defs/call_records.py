@@ -92,13 +92,13 @@ def _hardware_files(hardware_names: Sequence[str], hardware_dir: Path | None) ->
 
 
 def freshness_key(path: str | Path, workload_key: str, hardware_names: Sequence[str], hardware_dir: Path | None,
-                  target_latency_s: float | None, run: RunConfig) -> str | None:
+                  target_latency_s: float | None, run: RunConfig, cache_dir: Path | None = None) -> str | None:
     """Everything a file's asset partitions in a call depend on, hashed (module docstring); None
     when the file cannot be read (never a hit: the worker says what is wrong)."""
     from solar_assets.workloads import read_workload_source
 
     try:
-        src = read_workload_source(path, run.framework)
+        src = read_workload_source(path, run.framework, cache_dir)  # with what it reads (workloads.reads)
     except (OSError, SolarError):
         return None
     parts = [f"record={RECORD_FORMAT}", src.version, src.framework, str(Path(path).resolve()), workload_key,

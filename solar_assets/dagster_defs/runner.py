@@ -104,7 +104,8 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
                                      workload_files={k: p for p, k in keys.items()})
     # decided before Dagster is imported: a file whose record matches starts no worker
     freshness = {p: call_records.freshness_key(p, k, hardware_names, Path(settings.hardware_dir), target_latency_s,
-                                               RunConfig.from_env()) for p, k in keys.items()} if record else {}
+                                               RunConfig.from_env(), home_dir / "cache")
+                 for p, k in keys.items()} if record else {}
     hits = call_records.find_hits(home_dir, keys, freshness) if record else {}
     with tempfile.TemporaryDirectory(prefix="solar-call-") as call_dir, contextlib.ExitStack() as stack:
         prepared: dict[str, Any] = {}

@@ -18,18 +18,33 @@ class WorkloadSource:
     sha256: str
     framework: str  # "torch", "jax" or "unknown" (see detect_framework)
     local_sha256: str = ""  # the local modules it imports (``workloads.imports``); "" for none
+    reads_sha256: str = ""  # what it read when it last loaded: variables, outside files (``workloads.reads``)
 
     @property
     def short_hash(self) -> str:
         return self.sha256[:12]
 
     @property
-    def version(self) -> str:
-        """What its results depend on, as 16 hex digits: the file's bytes and, where it imports
-        local modules, theirs (then a helper's edit makes the workload's results stale)."""
+    def files_version(self) -> str:
+        """The file's bytes and, where it imports local modules, theirs, as 16 hex digits (the key of
+        its reads manifest, ``workloads.reads``)."""
         if not self.local_sha256:
             return self.sha256[:16]
         return hashlib.sha256(f"{self.sha256}:{self.local_sha256}".encode()).hexdigest()[:16]
+
+    @property
+    def version(self) -> str:
+        """What its results depend on, as 16 hex digits: the file's bytes, the local modules it
+        imports (a helper's edit makes its results stale) and, once a load recorded them, the
+        environment variables and outside files it reads (``workloads.reads``)."""
+        if not self.reads_sha256:
+            return self.files_version
+        return hashlib.sha256(f"{self.files_version}:reads:{self.reads_sha256}".encode()).hexdigest()[:16]
+
+    @property
+    def dependencies_sha256(self) -> str:
+        """Its local modules' and reads' hashes together (what a cache key adds to the file's own)."""
+        return f"{self.local_sha256}:{self.reads_sha256}" if self.reads_sha256 else self.local_sha256
 
 
 def workload_name(path: str | Path) -> str:
@@ -78,10 +93,15 @@ def detect_framework(text: str) -> str:
     return "torch" if "torch" in text else "unknown"
 
 
-def read_workload_source(path: str | Path, framework: str | None = None) -> WorkloadSource:
+def read_workload_source(path: str | Path, framework: str | None = None,
+                         cache_dir: str | Path | None = None) -> WorkloadSource:
     """Hash the file and detect its framework from what it imports and defines (``framework``
-    names it instead: "torch" or "jax", e.g. from ``solar analyze --framework``)."""
+    names it instead: "torch" or "jax", e.g. from ``solar analyze --framework``). With
+    ``cache_dir``, what its last load read (``workloads.reads``) is part of its version."""
+    from dataclasses import replace
+
     from solar_assets.workloads.imports import local_modules_sha256
+    from solar_assets.workloads.reads import load_manifest, reads_digest
 
     p = Path(path)
     if p.exists() and not is_regular_file(p):
@@ -94,8 +114,10 @@ def read_workload_source(path: str | Path, framework: str | None = None) -> Work
     if framework is not None and framework not in FRAMEWORKS:
         raise SolarError(f"{p}: unknown framework {framework!r}; known: {', '.join(FRAMEWORKS)}")
     framework = framework or detect_framework(text)
-    return WorkloadSource(name=workload_name(p), path=str(p), sha256=hashlib.sha256(data).hexdigest(),
-                          framework=framework, local_sha256=local_modules_sha256(p))
+    src = WorkloadSource(name=workload_name(p), path=str(p), sha256=hashlib.sha256(data).hexdigest(),
+                         framework=framework, local_sha256=local_modules_sha256(p))
+    reads = reads_digest(load_manifest(Path(cache_dir), src.name, src.files_version)) if cache_dir else ""
+    return replace(src, reads_sha256=reads) if reads else src
 
 
 def discover_workloads(*paths: str | Path) -> list[Path]:
