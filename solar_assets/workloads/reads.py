@@ -42,22 +42,48 @@ class Reads:
         return {"env": sorted(self.env), "files": sorted(self.files)}
 
 
-class _RecordingEnviron(MutableMapping):
-    """``os.environ`` that notes the keys looked up (``get``, ``[]``, ``in``)."""
+_ENV_GETTERS = tuple(os.path.realpath(p) for p in (os.__file__, __import__("_collections_abc").__file__))
+_LIBRARY_ROOTS = tuple(os.path.realpath(p) for p in {sys.prefix, sys.base_prefix, sys.exec_prefix})
 
-    def __init__(self, real: MutableMapping, seen: set[str]):
-        self._real, self._seen = real, seen
+
+def _caller_is_own(own: tuple[str, ...], skip: tuple[str, ...], depth: int = 2) -> bool:
+    """Whether the code asking is the workload's own (its file or a local module): the nearest
+    frame outside ``skip`` (the getters of ``os.environ``; the standard library and installed
+    packages, for a file opened on the workload's behalf, ``np.load``). A library reading its own
+    settings while the workload imports or calls it is not the workload's input."""
+    frame = sys._getframe(depth)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith("<frozen"):
+            frame = frame.f_back
+            continue
+        path = os.path.realpath(name)
+        if not any(path == r or path.startswith(r + os.sep) for r in skip):
+            return path in own
+        frame = frame.f_back
+    return False
+
+
+class _RecordingEnviron(MutableMapping):
+    """``os.environ`` that notes the keys the workload's own code looks up (``get``, ``[]``, ``in``)."""
+
+    def __init__(self, real: MutableMapping, seen: set[str], own: tuple[str, ...]):
+        self._real, self._seen, self._own = real, seen, own
+
+    def _note(self, key: object) -> None:
+        if _caller_is_own(self._own, _ENV_GETTERS, 3):
+            self._seen.add(str(key))
 
     def __getitem__(self, key: str) -> str:
-        self._seen.add(str(key))
+        self._note(key)
         return self._real[key]
 
     def __contains__(self, key: object) -> bool:
-        self._seen.add(str(key))
+        self._note(key)
         return key in self._real
 
     def get(self, key: str, default: object = None):  # noqa: ANN201 - Mapping's signature
-        self._seen.add(str(key))
+        self._note(key)
         return self._real.get(key, default)
 
     def __setitem__(self, key: str, value: str) -> None:
@@ -100,7 +126,8 @@ def _hook(event: str, args: tuple) -> None:
         return
     if path.endswith((".pyc", ".so")) or "__pycache__" in path:
         return
-    reads.files.add(path)
+    if _caller_is_own(own, _LIBRARY_ROOTS, 2):  # the workload's code opened it, or had a library open it
+        reads.files.add(path)
 
 
 @contextlib.contextmanager
@@ -113,8 +140,9 @@ def recording(own_files: tuple[str, ...] = ()) -> Iterator[Reads]:
             _INSTALLED[0] = True
     reads = Reads()
     real = os.environ
-    os.environ = _RecordingEnviron(real, reads.env)  # type: ignore[assignment]
-    _ACTIVE.append((reads, tuple(os.path.realpath(f) for f in own_files)))
+    own = tuple(os.path.realpath(f) for f in own_files)
+    os.environ = _RecordingEnviron(real, reads.env, own)  # type: ignore[assignment]
+    _ACTIVE.append((reads, own))
     try:
         yield reads
     finally:
@@ -160,8 +188,8 @@ def save_manifest(cache_dir: Path | None, name: str, path: str, source_key: str)
         return False
     old = load_manifest(cache_dir, name, source_key) or Reads()
     merged = Reads(old.env | reads.env, old.files | reads.files)
-    if merged == old and manifest_path(cache_dir, name, source_key).is_file():
-        return False
+    if not (merged.env or merged.files) or (merged == old and manifest_path(cache_dir, name, source_key).is_file()):
+        return False  # reads nothing of its own, or nothing new
     from solar_assets.cache_store import write_atomic
 
     try:
