@@ -440,13 +440,23 @@ def analyze(args: argparse.Namespace) -> int:
     errors = input_errors + notes + [r.error for r in results if r.error]
     try:
         per_op, failures = _write_run_report(args, rows, results, [*input_errors, *notes], home, report_dir)
-    except OSError as e:  # a full or read-only disk mid-run: the table still comes, and says where it is not
+    except OSError as e:  # a full or read-only disk mid-run: the report goes elsewhere, the table still comes
+        import tempfile
+
         line = (f"{report_dir}: the report could not be written ({e.strerror or e}): free some space, or give "
-                "--output or SOLAR_HOME a writable directory; the table below is this run's")
+                "--output or SOLAR_HOME a writable directory")
+        try:
+            fallback = Path(tempfile.mkdtemp(prefix="solar-report-"))
+            per_op, failures = _write_run_report(argparse.Namespace(**{**vars(args), "output": str(fallback)}), rows,
+                                                 results, [*input_errors, *notes, line], home, fallback)
+            line += f"; this run's report is in {fallback}"
+            report_dir = fallback
+        except OSError:
+            per_op, failures = [], _failures(results, [*input_errors, *notes, line])
+            line += "; no directory could take it: the table below is this run's"
         print(f"solar: error: {line}", file=sys.stderr)
         notes.append(line)
         errors.append(line)
-        per_op, failures = [], _failures(results, [*input_errors, *notes])
     for error in errors:
         if error not in notes:  # printed when it happened
             print(f"solar: error: {error}", file=sys.stderr)

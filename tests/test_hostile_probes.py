@@ -421,3 +421,36 @@ def test_what_a_workload_reads_is_in_its_key(tmp_path, home, monkeypatch, capsys
         assert main(["analyze", str(workload), "--hardware", "H100_SXM", "--no-progress", "--json", *extra]) == 0
         seen.append([r["macs"] for r in _json_rows(capsys.readouterr().out)])
     assert seen == [[8 * 32 * 16], [8 * 64 * 16], [8 * 32 * 16]]
+
+
+# ---------------------------------------------------------------------------- row 6: a full disk
+@pytest.fixture
+def small_disk(tmp_path) -> Path:
+    """A 600 KiB tmpfs: full before the run ends (needs root and a kernel that lets it mount)."""
+    import subprocess
+
+    where = tmp_path / "small"
+    where.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=600k", "tmpfs", str(where)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here (not root, or no mount permission)")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], capture_output=True)
+
+
+def test_a_disk_that_fills_during_the_run_loses_no_rows(tmp_path, small_disk, monkeypatch, capsys):
+    workload = tmp_path / "tiny_linear.py"
+    workload.write_text(TINY_LINEAR_RELU)
+    monkeypatch.setenv("SOLAR_HOME", str(small_disk / "home"))
+    code = main(["analyze", str(workload), "--hardware", "H100_SXM", "--no-progress"])
+    captured = capsys.readouterr()
+    assert code == 1 and "Traceback" not in captured.err
+    errors = _errors(captured.err)
+    assert errors and all("remove it" not in e for e in errors)  # the database is fine: the disk is full
+    assert any("the disk is full" in e or "No space left on device" in e for e in errors), errors
+    report = next(e for e in errors if "the report could not be written" in e)
+    fallback = Path(report.split("this run's report is in ", 1)[1])
+    assert (fallback / "report.json").is_file()
+    assert "tiny_linear" in captured.out and "1/1 workloads bounded" in captured.out

@@ -177,3 +177,29 @@ def test_solar_analyze_on_postgres_is_one_run_with_the_same_rows(tmp_path: Path,
         assert sorted(r.event_log_entry.dagster_event.partition for r in sol
                       if r.event_log_entry.dagster_event.asset_key == dg.AssetKey("sol_bounds")) == \
             sorted(f"{HARDWARE}|{w}" for w in WORKLOADS)
+
+
+def test_concurrent_calls_on_postgres_all_succeed(tmp_path: Path, postgres_url: str) -> None:
+    """Several ``solar analyze`` at once on one Postgres instance — three on one home and two more
+    on homes of their own sharing the database (as two machines would): every call gets its rows,
+    and no run is left started."""
+    import dagster as dg
+
+    files = [str(REPO / "data" / "workloads" / f"{w}.py") for w in WORKLOADS]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("DAGSTER_HOME", None)
+    homes = [tmp_path / "shared"] * 3 + [tmp_path / "own1", tmp_path / "own2"]
+    for home in set(homes):
+        (home / "dagster").mkdir(parents=True)
+        (home / "dagster" / "dagster.yaml").write_text(
+            f"telemetry:\n  enabled: false\nstorage:\n  postgres:\n    postgres_url: \"{postgres_url}\"\n")
+    calls = [subprocess.Popen([sys.executable, "-m", "solar_assets.cli", "analyze", *files, "--hardware", HARDWARE,
+                               "--home", str(home), "--json", "--no-progress"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env) for home in homes]
+    outs = [c.communicate(timeout=1200) for c in calls]
+    for call, (out, err) in zip(calls, outs):
+        assert call.returncode == 0, err[-3000:]
+        assert sorted(r["workload"] for r in json.loads(out)["rows"]) == sorted(WORKLOADS)
+    with dg.DagsterInstance.from_config(str(tmp_path / "shared" / "dagster")) as instance:
+        runs = instance.get_runs(filters=dg.RunsFilter(tags={"solar/cli": "analyze"}))
+        assert runs and all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs)

@@ -167,8 +167,11 @@ def analyze_workload(path: str | Path, hardware_names: Sequence[str] = DEFAULT_H
                 result.rows = [complete_row(row, cache_aware=stages.cache_aware_for(src, graph, hw, cache))
                                for row, (hw, _, _) in zip(result.rows, bounded)]
                 if ski_slope_dir is not None:
-                    stages.ski_slope_for(src, graph, Path(ski_slope_dir),
-                                         {hw.name: hw.onchip_buffer_bytes for hw, _, _ in bounded}, cache)
+                    try:
+                        stages.ski_slope_for(src, graph, Path(ski_slope_dir),
+                                             {hw.name: hw.onchip_buffer_bytes for hw, _, _ in bounded}, cache)
+                    except OSError as e:  # a picture: a full or read-only disk costs it, not the rows
+                        logger.warning("%s: no ski-slope written to %s (%s)", path, ski_slope_dir, e.strerror or e)
         if measure is not None:
             with state.timing("measure"):
                 result.rows = stages.measure_rows(path, result.rows, measure)
