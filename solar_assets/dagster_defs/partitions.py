@@ -54,8 +54,17 @@ def workload_hardware_key(workload: str, hardware: str) -> dg.MultiPartitionKey:
 
 def register_partitions(instance: dg.DagsterInstance, workloads: list[str] | tuple[str, ...] = (),
                         hardware: list[str] | tuple[str, ...] = ()) -> None:
-    """Add the workload and hardware stems the instance does not know yet."""
+    """Add the workload and hardware stems the instance does not know yet. Another process (a
+    second home on the same Postgres database) may add the same key meanwhile: the unique
+    constraint then refuses the batch, and the keys still missing are added again."""
     for name, keys in ((WORKLOAD_PARTITIONS_NAME, workloads), (HARDWARE_PARTITIONS_NAME, hardware)):
-        new = sorted({k for k in keys if not instance.has_dynamic_partition(name, k)})
-        if new:
-            instance.add_dynamic_partitions(name, new)
+        for attempt in range(3):
+            new = sorted({k for k in keys if not instance.has_dynamic_partition(name, k)})
+            if not new:
+                break
+            try:
+                instance.add_dynamic_partitions(name, new)
+                break
+            except Exception as e:  # noqa: BLE001 - SQLAlchemy's IntegrityError, whichever dialect
+                if attempt == 2 or "unique" not in str(e).lower() and "duplicate" not in str(e).lower():
+                    raise
