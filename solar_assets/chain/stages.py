@@ -252,8 +252,12 @@ def validate(src: WorkloadSource, translation: Translation, golden_outputs: Gold
                                             {**golden_outputs.constants, "program": program_digest(program)})
     result = load_verdict(verdict_path)  # an accepted verdict of this very IR, golden and code
     if result is None:
-        result = validate_package.validate_program(program, golden_outputs, source=str(src.path),
-                                                   traced=translation.translator == "tracer")
+        from solar_assets.workers.checker import checked_validation
+
+        traced = translation.translator == "tracer"
+        result = checked_validation(program, golden_outputs, source=str(src.path), traced=traced)  # a worker's checker
+        if result is None:
+            result = validate_package.validate_program(program, golden_outputs, source=str(src.path), traced=traced)
         save_verdict(verdict_path, result)
     at = "" if scaled is None else f" at validation size {golden_outputs.size_label}"
     if not result.ok:

@@ -115,6 +115,9 @@ def _serve(conn: Any, task: Task, cache_dir: str | None, task_arg: Any, threads:
 
     become_subreaper()  # what a workload starts stays this worker's descendant (containment)
     watch = Watch()
+    from solar_assets.workers.checker import checker_pids, start_checker
+
+    start_checker()  # the verdicts, in a process that never imports a workload (checker)
 
     import torch  # the stages' heavy imports, before the first file's clock starts
 
@@ -164,7 +167,7 @@ def _serve(conn: Any, task: Task, cache_dir: str | None, task_arg: Any, threads:
                         with contextlib.suppress(OSError):
                             os.unlink(stale)
                 notes = watch.end().lines()
-                left = stop_descendants(os.getpid(), keep=before)
+                left = stop_descendants(os.getpid(), keep=before | checker_pids())
                 written = capture.end()
                 unrestorable = state.restore(saved)
             if left:
