@@ -454,3 +454,27 @@ def test_a_disk_that_fills_during_the_run_loses_no_rows(tmp_path, small_disk, mo
     fallback = Path(report.split("this run's report is in ", 1)[1])
     assert (fallback / "report.json").is_file()
     assert "tiny_linear" in captured.out and "1/1 workloads bounded" in captured.out
+
+
+# ---------------------------------------------------------------------------- item 1: the verdict's process
+LOOSENS_TOLERANCE = TINY_LINEAR_RELU.replace("import torch\n", "import math\nimport random\n\nimport torch\n", 1).replace(
+    "        return torch.relu(self.fc(x))",
+    "        import sys\n"
+    "        real = getattr(math, '_real_sqrt', math.sqrt)\n"
+    "        math._real_sqrt = real\n"
+    "        math.sqrt = lambda x: 1e300 if sys._getframe(1).f_code.co_filename.endswith('compare.py') else real(x)\n"
+    "        return torch.relu(self.fc(x)) * random.random()")
+
+
+def test_the_verdict_is_not_reached_by_what_the_workload_left_in_its_process(tmp_path, home, capsys):
+    """The file patches ``math.sqrt`` for the comparison's calls (``math`` is not in the tamper
+    snapshot; the comparison scales its tolerance by a square root) and returns a different random number at each run: its
+    IR must fail validation. It does, because the IR runs and is compared in the worker's checker
+    process, which never imported the file."""
+    workload = tmp_path / "loosens.py"
+    workload.write_text(LOOSENS_TOLERANCE)
+    code = main(["analyze", str(workload), "--hardware", "H100_SXM", "--no-progress", "--json"])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert any(f"{workload}: the tracer IR failed validation" in e for e in _errors(captured.err)), captured.err
+    assert _json_rows(captured.out) == []

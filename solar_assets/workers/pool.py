@@ -113,6 +113,8 @@ def _serve(conn: Any, task: Task, cache_dir: str | None, task_arg: Any, threads:
     from solar_assets.workers import tamper
     from solar_assets.workers.containment import Watch, become_subreaper, descendants, stop_descendants
 
+    with contextlib.suppress(OSError):  # its own session: a Ctrl-C at the terminal is the CLI's to handle
+        os.setsid()
     become_subreaper()  # what a workload starts stays this worker's descendant (containment)
     watch = Watch()
     from solar_assets.workers.checker import checker_pids, start_checker
