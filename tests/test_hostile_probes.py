@@ -65,7 +65,7 @@ def test_an_unusable_home_costs_no_rows(tmp_path, monkeypatch, capsys, where):
 
 
 # ---------------------------------------------------------------------------- row 8: os.chdir
-@pytest.mark.parametrize("plain", [False, True], ids=["dagster", "no-dagster"])
+@pytest.mark.parametrize("plain", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["dagster", "no-dagster"])
 def test_a_relative_path_to_a_file_that_moves_the_working_directory(tmp_path, monkeypatch, home, capsys, plain):
     (tmp_path / "work").mkdir()
     (tmp_path / "work" / "wanders.py").write_text(TINY_LINEAR_RELU + "\nimport os\nos.chdir('/')\n")
@@ -273,7 +273,8 @@ def _sleepers() -> set[int]:
     return {int(p) for p in found}
 
 
-@pytest.mark.parametrize("hang", [False, True], ids=["file done", "killed at its time limit"])
+@pytest.mark.parametrize("hang", [False, pytest.param(True, marks=pytest.mark.slow)],
+                         ids=["file done", "killed at its time limit"])
 def test_what_a_workload_starts_dies_with_it_and_is_noted(tmp_path, home, capsys, caplog, hang):
     import logging
 
@@ -337,7 +338,7 @@ NONDETERMINISTIC = TINY_LINEAR_RELU.replace("import torch\n", "import random\n\n
     "return torch.relu(self.fc(x))", "return torch.relu(self.fc(x)) * random.random()")
 
 
-@pytest.mark.parametrize("plain", [False, True], ids=["dagster", "no-dagster"])
+@pytest.mark.parametrize("plain", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["dagster", "no-dagster"])
 def test_a_file_that_replaces_torch_code_changes_no_other_result(tmp_path, home, capsys, plain):
     """File B replaces ``torch.matmul``; file C, next in the same worker, uses it: C gets its own
     true count, B is refused as untrusted, and nothing B computed is reused by a later call."""
@@ -401,7 +402,7 @@ READS_ENV = SIZED.format(reader="import os\n", size='int(os.environ.get("SOLAR_P
 READS_FILE = SIZED.format(reader="import json\n", size="json.load(open(SIZES))['in_features']")
 
 
-@pytest.mark.parametrize("plain", [False, True], ids=["dagster", "no-dagster"])
+@pytest.mark.parametrize("plain", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["dagster", "no-dagster"])
 @pytest.mark.parametrize("source", ["environment", "data file"])
 def test_what_a_workload_reads_is_in_its_key(tmp_path, home, monkeypatch, capsys, source, plain):
     """A size read from an environment variable, or from a data file outside the workload's
