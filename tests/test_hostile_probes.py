@@ -479,3 +479,33 @@ def test_the_verdict_is_not_reached_by_what_the_workload_left_in_its_process(tmp
     assert code == 1
     assert any(f"{workload}: the tracer IR failed validation" in e for e in _errors(captured.err)), captured.err
     assert _json_rows(captured.out) == []
+
+
+@pytest.fixture
+def read_only_home(tmp_path) -> Path:
+    """A home on a tmpfs remounted read-only (root writes anywhere else, whatever the modes say)."""
+    import subprocess
+
+    where = tmp_path / "ro"
+    where.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(where)], capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here (not root, or no mount permission)")
+    try:
+        (where / "home" / "cache").mkdir(parents=True)
+        if subprocess.run(["mount", "-o", "remount,ro", str(where)], capture_output=True).returncode:
+            pytest.skip("cannot remount it read-only")
+        yield where / "home"
+    finally:
+        subprocess.run(["umount", "-l", str(where)], capture_output=True)
+
+
+def test_a_read_only_home_costs_no_rows(tmp_path, read_only_home, monkeypatch, capsys):
+    workload = tmp_path / "tiny_linear.py"
+    workload.write_text(TINY_LINEAR_RELU)
+    monkeypatch.setenv("SOLAR_HOME", str(read_only_home))
+    code = main(["analyze", str(workload), "--hardware", "H100_SXM", "--no-progress", "--json"])
+    captured = capsys.readouterr()
+    assert code == 1 and "Traceback" not in captured.err
+    [error] = _errors(captured.err)
+    assert f"{read_only_home} is not writable (Read-only file system)" in error and "this run uses" in error
+    assert [r["macs"] for r in _json_rows(captured.out)] == [TINY_LINEAR_RELU_MACS]

@@ -180,15 +180,15 @@ def test_solar_analyze_on_postgres_is_one_run_with_the_same_rows(tmp_path: Path,
 
 
 def test_concurrent_calls_on_postgres_all_succeed(tmp_path: Path, postgres_url: str) -> None:
-    """Several ``solar analyze`` at once on one Postgres instance — three on one home and two more
-    on homes of their own sharing the database (as two machines would): every call gets its rows,
-    and no run is left started."""
+    """Ten ``solar analyze`` at once on one Postgres instance — six on one home and four on homes of
+    their own sharing the database (as other machines would): every call gets its rows, and no run
+    is left started."""
     import dagster as dg
 
     files = [str(REPO / "data" / "workloads" / f"{w}.py") for w in WORKLOADS]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("DAGSTER_HOME", None)
-    homes = [tmp_path / "shared"] * 3 + [tmp_path / "own1", tmp_path / "own2"]
+    homes = [tmp_path / "shared"] * 6 + [tmp_path / f"own{i}" for i in range(4)]  # ten calls at once
     for home in set(homes):
         (home / "dagster").mkdir(parents=True)
         (home / "dagster" / "dagster.yaml").write_text(
