@@ -77,20 +77,23 @@ def translate(src: WorkloadSource, config: RunConfig, cache_dir: Path | None = N
     if translation is not None:
         logger.debug("%s: IR from cache %s", src.name, cached)
         return translation if translator == "tracer" else dataclasses.replace(translation, from_cache=True)
-    if translator != "tracer":
-        from solar_assets.agent import translate as agent_translate
+    from solar_assets.workloads.loader import recorded_reads
 
-        # the agent validates its candidates: it is handed the golden stage, not the chain
-        translation = agent_translate(src, translator, constants, cache_dir,
-                                      golden=lambda: golden(src, constants, cache_dir))
-    elif src.framework == "jax":
-        from solar_assets.translate.jax_tracer import trace_jax
+    with recorded_reads(src):  # what the trace's run of forward reads too (workloads.reads)
+        if translator != "tracer":
+            from solar_assets.agent import translate as agent_translate
 
-        translation = trace_jax(src, constants or None)
-    else:
-        from solar_assets.translate.torch_tracer import trace_torch  # only here: the JAX path loads no torch
+            # the agent validates its candidates: it is handed the golden stage, not the chain
+            translation = agent_translate(src, translator, constants, cache_dir,
+                                          golden=lambda: golden(src, constants, cache_dir))
+        elif src.framework == "jax":
+            from solar_assets.translate.jax_tracer import trace_jax
 
-        translation = trace_torch(src, constants or None)
+            translation = trace_jax(src, constants or None)
+        else:
+            from solar_assets.translate.torch_tracer import trace_torch  # only here: the JAX path loads no torch
+
+            translation = trace_torch(src, constants or None)
     cache_store.store_json(cached, translation.to_json())
     keep_reads(src, cache_dir)
     return translation
@@ -209,12 +212,15 @@ def golden(src: WorkloadSource, size: ValidationSize | Mapping[str, int], cache_
     if hit is not None:
         logger.debug("%s: golden outputs from cache %s", src.name, cached)
         return hit
-    if src.framework == "jax":
-        from solar_assets.golden.jax_golden import make_jax_golden
+    from solar_assets.workloads.loader import recorded_reads
 
-        made = make_jax_golden(src, constants)
-    else:
-        made = make_golden(src, constants)
+    with recorded_reads(src):  # what forward reads in the golden run too (workloads.reads)
+        if src.framework == "jax":
+            from solar_assets.golden.jax_golden import make_jax_golden
+
+            made = make_jax_golden(src, constants)
+        else:
+            made = make_golden(src, constants)
     keep_reads(src, cache_dir)
     if cached is not None and golden_bytes(made) <= GOLDEN_CACHE_MAX_BYTES:
         save_golden(made, cached)

@@ -3,7 +3,8 @@ installation, so that everything computed from it is keyed by them too.
 
 A file that sizes its model from ``os.environ["DIM"]`` or from a JSON file beside a dataset gives
 other results when those change, though its bytes do not. While a workload loads (its module runs,
-``Model(...)`` and ``get_inputs()`` are called: ``workloads.loader``), ``recording`` notes every
+``Model(...)`` and ``get_inputs()`` are called: ``workloads.loader``) and while the trace and the
+golden run call its ``forward`` (``chain.stages``), ``recording`` notes every
 environment variable it looks up (``os.environ`` is swapped for a mapping that records its keys)
 and every file it opens outside the Python installation, solar, ``/proc``, ``/sys`` and ``/dev``
 (an audit hook). The stages that load it save those names as the source's manifest
