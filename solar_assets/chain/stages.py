@@ -77,7 +77,7 @@ def translate(src: WorkloadSource, config: RunConfig, cache_dir: Path | None = N
     if translation is not None:
         logger.debug("%s: IR from cache %s", src.name, cached)
         return translation if translator == "tracer" else dataclasses.replace(translation, from_cache=True)
-    from solar_assets.workloads.loader import recorded_reads
+    from solar_assets.workloads.reads import recorded_reads
 
     with recorded_reads(src):  # what the trace's run of forward reads too (workloads.reads)
         if translator != "tracer":
@@ -212,7 +212,7 @@ def golden(src: WorkloadSource, size: ValidationSize | Mapping[str, int], cache_
     if hit is not None:
         logger.debug("%s: golden outputs from cache %s", src.name, cached)
         return hit
-    from solar_assets.workloads.loader import recorded_reads
+    from solar_assets.workloads.reads import recorded_reads
 
     with recorded_reads(src):  # what forward reads in the golden run too (workloads.reads)
         if src.framework == "jax":

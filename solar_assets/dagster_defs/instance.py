@@ -186,6 +186,7 @@ def prepare_ui_instance(home: Path) -> None:
         observe_sources(instance, config)
 
 
+_HELD: dict[str, int] = {}  # the homes whose lock this process holds, and how deep
 LOCK_WAIT_S = 600.0
 """How long a call waits for another solar process's hold on the instance (a report run is seconds)."""
 
@@ -200,6 +201,14 @@ def home_lock(home: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
     import time
 
     path = home / "dagster"
+    held = str(path.resolve())
+    if _HELD.get(held):  # this process holds it already (flock on a second descriptor would wait on itself)
+        _HELD[held] += 1
+        try:
+            yield
+        finally:
+            _HELD[held] -= 1
+        return
     path.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + wait_s
     with (path / ".solar.lock").open("a") as f:
@@ -212,9 +221,11 @@ def home_lock(home: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
                     raise DagsterStorageError(f"{path}: another solar process has held the Dagster instance for "
                                               f"{wait_s:g} s; wait for it, or run with --no-dagster") from None
                 time.sleep(0.05)
+        _HELD[held] = 1
         try:
             yield
         finally:
+            _HELD.pop(held, None)
             fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
 

@@ -59,18 +59,12 @@ def parse_memory_limit(text: str | None) -> int | None:
 
 def process_tree_rss_bytes(pid: int) -> int:
     """Resident memory of ``pid`` and its descendants, from ``/proc`` (0 once it is gone)."""
-    total, seen, todo = 0, set(), [pid]
-    page = os.sysconf("SC_PAGE_SIZE")
-    while todo:
-        p = todo.pop()
-        if p in seen:
-            continue
-        seen.add(p)
+    from solar_assets.workers.containment import descendants
+
+    total, page = 0, os.sysconf("SC_PAGE_SIZE")
+    for p in (pid, *descendants(pid)):
         try:
             total += int(Path(f"/proc/{p}/statm").read_text().split()[1]) * page
-            for task in Path(f"/proc/{p}/task").iterdir():
-                children = (task / "children").read_text().split()
-                todo += [int(c) for c in children]
         except (OSError, ValueError, IndexError):
             continue  # it exited meanwhile
     return total

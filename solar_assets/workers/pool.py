@@ -111,7 +111,7 @@ def _serve(conn: Any, task: Task, cache_dir: str | None, task_arg: Any, threads:
 
     from solar_assets.cache_store import journal
     from solar_assets.workers import tamper
-    from solar_assets.workers.containment import Watch, become_subreaper, descendants, stop_descendants
+    from solar_assets.workers.containment import Watch, become_subreaper, descendants
 
     with contextlib.suppress(OSError):  # its own session: a Ctrl-C at the terminal is the CLI's to handle
         os.setsid()
@@ -155,7 +155,7 @@ def _serve(conn: Any, task: Task, cache_dir: str | None, task_arg: Any, threads:
             watch.begin(path, os.environ.get("SOLAR_HOME"))
             identities = tamper.snapshot()
             try:
-                with journal() as written:
+                with journal() as stored:
                     result = task(path, cache_dir, task_arg)
             except (KeyboardInterrupt, SystemExit) as e:  # raised in the workload's code: its row says so
                 raised = f"the workload raised {type(e).__name__}" + (f" ({e})" if str(e) else "")
@@ -165,7 +165,7 @@ def _serve(conn: Any, task: Task, cache_dir: str | None, task_arg: Any, threads:
                     raised = (f"the workload replaced {', '.join(replaced[:4])}{' …' if len(replaced) > 4 else ''} "
                               "(found when its run ended): its result is not trusted, nothing it computed is kept, "
                               "and the next file gets a fresh worker")
-                    for stale in written:
+                    for stale in stored:
                         with contextlib.suppress(OSError):
                             os.unlink(stale)
                 notes = watch.end().lines()

@@ -137,7 +137,7 @@ def load_jax_workload(src: WorkloadSource, constants: dict[str, int] | None = No
                       abstract: bool = False) -> JaxWorkload:
     """Execute the file (``constants`` rebinds its module-level sizes) and build its function,
     inputs and parameters; ``abstract``: shapes and dtypes only (``jax.ShapeDtypeStruct``)."""
-    from solar_assets.workloads.loader import recorded_reads
+    from solar_assets.workloads.reads import recorded_reads
 
     with recorded_reads(src):
         return _load_jax(src, constants, abstract)

@@ -52,20 +52,11 @@ def load_torch_workload(src: WorkloadSource, constants: dict[str, int] | None = 
 
     from solar_assets.workloads.hf_offline import offline_models, split_constants
 
+    from solar_assets.workloads.reads import recorded_reads
+
     constants, hf_layers = split_constants(constants)
     with offline_models(src.path, hf_layers), recorded_reads(src):  # HuggingFace models by name, from solar's table
         return _load(src, constants, fake, torch)
-
-
-@contextlib.contextmanager
-def recorded_reads(src: WorkloadSource):  # noqa: ANN201 - a context manager
-    """Note what the load reads besides the file and its local modules (``workloads.reads``)."""
-    from solar_assets.workloads.imports import local_modules
-    from solar_assets.workloads.reads import recording, remember
-
-    with recording((src.path, *map(str, local_modules(src.path)))) as reads:
-        yield
-    remember(src.path, reads)
 
 
 def _load(src: WorkloadSource, constants: dict[str, int] | None, fake: bool, torch: Any) -> TorchWorkload:

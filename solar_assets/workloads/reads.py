@@ -152,6 +152,18 @@ def recording(own_files: tuple[str, ...] = ()) -> Iterator[Reads]:
         reads.env -= _SOLAR_VARIABLES
 
 
+@contextlib.contextmanager
+def recorded_reads(src: object) -> Iterator[None]:
+    """``recording`` for a workload source (its file and local modules are its own), remembered
+    under its path for ``save_manifest``."""
+    from solar_assets.workloads.imports import local_modules
+
+    path = str(getattr(src, "path"))
+    with recording((path, *map(str, local_modules(path)))) as reads:
+        yield
+    remember(path, reads)
+
+
 _SOLAR_VARIABLES = {"SOLAR_HOME", "DAGSTER_HOME"}
 """Variables solar itself sets for the run (the others a workload reads are its own)."""
 
