@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from pathlib import Path
 
 import pytest
@@ -422,6 +423,15 @@ def test_what_a_workload_reads_is_in_its_key(tmp_path, home, monkeypatch, capsys
         assert main(["analyze", str(workload), "--hardware", "H100_SXM", "--no-progress", "--json", *extra]) == 0
         seen.append([r["macs"] for r in _json_rows(capsys.readouterr().out)])
     assert seen == [[8 * 32 * 16], [8 * 64 * 16], [8 * 32 * 16]]
+    # the record of what it reads gone (wiped, evicted), the value changed: the entries made at 32
+    # are not met again under a key that no longer shows the variable
+    shutil.rmtree(home / "cache" / "reads")
+    if source == "environment":
+        monkeypatch.setenv("SOLAR_PROBE_DIM", "48")
+    else:
+        sizes.write_text(json.dumps({"in_features": 48}))
+    assert main(["analyze", str(workload), "--hardware", "H100_SXM", "--no-progress", "--json", *extra]) == 0
+    assert [r["macs"] for r in _json_rows(capsys.readouterr().out)] == [8 * 48 * 16]
 
 
 # ---------------------------------------------------------------------------- row 6: a full disk

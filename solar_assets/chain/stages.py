@@ -94,8 +94,8 @@ def translate(src: WorkloadSource, config: RunConfig, cache_dir: Path | None = N
             from solar_assets.translate.torch_tracer import trace_torch  # only here: the JAX path loads no torch
 
             translation = trace_torch(src, constants or None)
-    cache_store.store_json(cached, translation.to_json())
-    keep_reads(src, cache_dir)
+    keep_reads(src, cache_dir)  # before the key is made again: it holds what the trace read (WorkloadSource.reads_key)
+    cache_store.store_json(_ir_entry(src, cache_dir, translator, constants), translation.to_json())
     return translation
 
 
@@ -148,10 +148,12 @@ def choose_size(src: WorkloadSource, translation: Translation, config: RunConfig
 
     budget = config.validation_budget
     starting(src.name, "size")
-    cached = cache_store.source_entry(cache_dir, "size", src, SIZE_PACKAGES, ".json",
-                                      {"bytes": budget.tensor_bytes, "iterations": budget.iterations,
-                                       **({"translator": translation.mode} if translation.mode != "tracer" else {})})
-    hit = cache_store.load_json(cached, lambda data: str(data["error"]) if "error" in data
+    def entry() -> Path | None:  # made again to store: the search's traces may record the first reads
+        return cache_store.source_entry(cache_dir, "size", src, SIZE_PACKAGES, ".json",
+                                        {"bytes": budget.tensor_bytes, "iterations": budget.iterations,
+                                         **({"translator": translation.mode} if translation.mode != "tracer" else {})})
+
+    hit = cache_store.load_json(entry(), lambda data: str(data["error"]) if "error" in data
                                 else ValidationSize.from_json(json.dumps(data)))
     if isinstance(hit, str):  # no size worked, with this source and code: the search is not repeated
         raise ValidationSizeError(hit)
@@ -163,10 +165,10 @@ def choose_size(src: WorkloadSource, translation: Translation, config: RunConfig
                                       lambda constants: translate(src, retrace_config, cache_dir, constants).program,
                                       budget)
     except ValidationSizeError as e:
-        cache_store.store_json(cached, {"error": str(e)})
+        cache_store.store_json(entry(), {"error": str(e)})
         raise
     logger.info("%s: validation size %s (%s)", src.name, size.label, size.reason)
-    cache_store.store(cached, size.to_json())
+    cache_store.store(entry(), size.to_json())
     return size
 
 
@@ -222,6 +224,7 @@ def golden(src: WorkloadSource, size: ValidationSize | Mapping[str, int], cache_
         else:
             made = make_golden(src, constants)
     keep_reads(src, cache_dir)
+    cached = cache_store.source_entry(cache_dir, "golden", src, GOLDEN_PACKAGES, ".npz", constants)  # with the reads
     if cached is not None and golden_bytes(made) <= GOLDEN_CACHE_MAX_BYTES:
         save_golden(made, cached)
     elif cached is not None:

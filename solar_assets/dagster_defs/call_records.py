@@ -28,6 +28,7 @@ import hashlib
 import logging
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 
     from solar_assets.chain.config import RunConfig
     from solar_assets.asset_compute.keys import PartitionEvent
+    from solar_assets.workloads import WorkloadSource
 
 log = logging.getLogger(__name__)
 
@@ -101,10 +103,39 @@ def freshness_key(path: str | Path, workload_key: str, hardware_names: Sequence[
         src = read_workload_source(path, run.framework, cache_dir)  # with what it reads (workloads.reads)
     except (OSError, SolarError):
         return None
+    return _key(src, path, workload_key, hardware_names, hardware_dir, target_latency_s, run)
+
+
+def _key(src: WorkloadSource, path: str | Path, workload_key: str, hardware_names: Sequence[str],
+         hardware_dir: Path | None, target_latency_s: float | None, run: RunConfig) -> str:
     parts = [f"record={RECORD_FORMAT}", src.version, src.framework, str(Path(path).resolve()), workload_key,
              *_hardware_files(hardware_names, hardware_dir), f"target={target_latency_s!r}", repr(run),
              cache_store.environment_key()]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def settled_freshness_key(before: str | None, path: str | Path, workload_key: str, hardware_names: Sequence[str],
+                          hardware_dir: Path | None, target_latency_s: float | None, run: RunConfig,
+                          cache_dir: Path | None = None) -> str | None:
+    """The key to record a finished file under: ``before`` (the call's key), or, for a file no
+    load had recorded the reads of when the call began (``WorkloadSource.reads_key``), the key
+    with what its load recorded — the key the next call computes. None when anything else
+    changed during the call (its bytes): that result is not recorded."""
+    from solar_assets.workloads import read_workload_source
+    from solar_assets.workloads.source import UNRECORDED
+
+    if before is None:
+        return None
+    try:
+        src = read_workload_source(path, run.framework, cache_dir)
+    except (OSError, SolarError):
+        return None
+    now = _key(src, path, workload_key, hardware_names, hardware_dir, target_latency_s, run)
+    if now == before:
+        return now
+    unrecorded = replace(src, reads_sha256=UNRECORDED, reads_pending="")
+    return now if _key(unrecorded, path, workload_key, hardware_names, hardware_dir, target_latency_s,
+                       run) == before else None
 
 
 # ---------------------------------------------------------------------------- reading and writing

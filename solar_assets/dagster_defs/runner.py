@@ -188,8 +188,11 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
         if checks is not None:
             checks.extend(evaluations)
         for path, result in computed.items():  # the run recorded them: a next call may skip these files
-            if record and result.ok and freshness.get(path) is not None:
-                call_records.save_record(home_dir, path, keys[path], freshness[path], result.workload,
+            settled = call_records.settled_freshness_key(
+                freshness.get(path), path, keys[path], hardware_names, Path(settings.hardware_dir), target_latency_s,
+                RunConfig.from_env(), home_dir / "cache") if record and result.ok else None
+            if settled is not None:
+                call_records.save_record(home_dir, path, keys[path], settled, result.workload,
                                          file_events[path], result.per_op)
     order = {p: i for i, p in enumerate(keys)}
     wanted = {h: i for i, h in enumerate(hardware_names)}

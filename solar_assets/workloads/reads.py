@@ -11,8 +11,11 @@ and every file it opens outside the Python installation, solar, ``/proc``, ``/sy
 (``$SOLAR_HOME/cache/reads/<name>-<source hash>.json``, ``save_manifest``); reading the source
 again folds the current value of each variable and the sha256 of each file into its
 ``local_sha256`` (``reads_digest``), so its version, the stage caches, the call records and
-Dagster's data versions all follow them. A source read before any manifest exists is keyed
-without them; its first load writes the manifest, and from then on every key includes them.
+Dagster's data versions all follow them. Every load writes the manifest, an empty one for a file
+that reads nothing; a source read before its manifest exists looks it up at each use
+(``WorkloadSource.reads_key``): keys made before the load are ``unrecorded`` (they miss), the
+entries its first run stores after the load are keyed by what the load recorded, and a manifest
+wiped later makes the source miss again instead of meeting entries made from values it no longer shows.
 """
 from __future__ import annotations
 
@@ -194,22 +197,23 @@ def load_manifest(cache_dir: Path | None, name: str, source_key: str) -> Reads |
 
 
 def save_manifest(cache_dir: Path | None, name: str, path: str, source_key: str) -> bool:
-    """Write what this process recorded for ``path`` (merged with the manifest there); True when
-    the manifest changed (the source's key then changes for the next read)."""
+    """Write what this process recorded for ``path`` (merged with the manifest there, or an empty
+    manifest: it reads nothing); True when it names something new (the source's key changes)."""
     reads = RECORDED.get(path)
     if cache_dir is None or reads is None:
         return False
-    old = load_manifest(cache_dir, name, source_key) or Reads()
+    found = load_manifest(cache_dir, name, source_key)
+    old = found or Reads()
     merged = Reads(old.env | reads.env, old.files | reads.files)
-    if not (merged.env or merged.files) or (merged == old and manifest_path(cache_dir, name, source_key).is_file()):
-        return False  # reads nothing of its own, or nothing new
+    if found is not None and merged == old:
+        return False  # nothing new
     from solar_assets.cache_store import write_atomic
 
-    try:
+    try:  # written also when it reads nothing: "recorded, none" is what lets its keys be reused
         write_atomic(manifest_path(cache_dir, name, source_key), json.dumps(merged.as_json()).encode())
     except OSError:
         return False
-    return True
+    return merged != old
 
 
 def reads_digest(reads: Reads | None) -> str:

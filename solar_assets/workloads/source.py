@@ -10,6 +10,9 @@ from pathlib import Path
 
 from solar_assets.errors import SolarError
 
+UNRECORDED = "unrecorded"
+"""``WorkloadSource.reads_key`` of a source no load has recorded the reads of yet."""
+
 
 @dataclass(frozen=True)
 class WorkloadSource:
@@ -19,6 +22,21 @@ class WorkloadSource:
     framework: str  # "torch", "jax" or "unknown" (see detect_framework)
     local_sha256: str = ""  # the local modules it imports (``workloads.imports``); "" for none
     reads_sha256: str = ""  # what it read when it last loaded: variables, outside files (``workloads.reads``)
+    reads_pending: str = ""  # the cache dir whose manifest decides ``reads_key`` at use: none existed at read
+
+    @property
+    def reads_key(self) -> str:
+        """What it reads, as its keys fold it in: ``reads_sha256``; for a source read before any
+        manifest of it existed, the manifest as it is now (written by its first load), and
+        ``UNRECORDED`` until then. So what a first run stores after the load is keyed by the
+        reads the load found, and a source whose manifest is gone (wiped, evicted) never meets
+        entries made from values its key does not show: it misses until a load records them again."""
+        if not self.reads_pending:
+            return self.reads_sha256
+        from solar_assets.workloads.reads import load_manifest, reads_digest
+
+        found = load_manifest(Path(self.reads_pending), self.name, self.files_version)
+        return UNRECORDED if found is None else reads_digest(found)
 
     @property
     def short_hash(self) -> str:
@@ -37,14 +55,16 @@ class WorkloadSource:
         """What its results depend on, as 16 hex digits: the file's bytes, the local modules it
         imports (a helper's edit makes its results stale) and, once a load recorded them, the
         environment variables and outside files it reads (``workloads.reads``)."""
-        if not self.reads_sha256:
+        reads = self.reads_key
+        if not reads:
             return self.files_version
-        return hashlib.sha256(f"{self.files_version}:reads:{self.reads_sha256}".encode()).hexdigest()[:16]
+        return hashlib.sha256(f"{self.files_version}:reads:{reads}".encode()).hexdigest()[:16]
 
     @property
     def dependencies_sha256(self) -> str:
         """Its local modules' and reads' hashes together (what a cache key adds to the file's own)."""
-        return f"{self.local_sha256}:{self.reads_sha256}" if self.reads_sha256 else self.local_sha256
+        reads = self.reads_key
+        return f"{self.local_sha256}:{reads}" if reads else self.local_sha256
 
 
 def workload_name(path: str | Path) -> str:
@@ -97,7 +117,8 @@ def read_workload_source(path: str | Path, framework: str | None = None,
                          cache_dir: str | Path | None = None) -> WorkloadSource:
     """Hash the file and detect its framework from what it imports and defines (``framework``
     names it instead: "torch" or "jax", e.g. from ``solar analyze --framework``). With
-    ``cache_dir``, what its last load read (``workloads.reads``) is part of its version."""
+    ``cache_dir``, what its loads read (``workloads.reads``) is part of its version; before any
+    load recorded it, the manifest is looked up at each use (``WorkloadSource.reads_key``)."""
     from dataclasses import replace
 
     from solar_assets.workloads.imports import local_modules_sha256
@@ -116,7 +137,12 @@ def read_workload_source(path: str | Path, framework: str | None = None,
     framework = framework or detect_framework(text)
     src = WorkloadSource(name=workload_name(p), path=str(p), sha256=hashlib.sha256(data).hexdigest(),
                          framework=framework, local_sha256=local_modules_sha256(p))
-    reads = reads_digest(load_manifest(Path(cache_dir), src.name, src.files_version)) if cache_dir else ""
+    if not cache_dir:
+        return src
+    manifest = load_manifest(Path(cache_dir), src.name, src.files_version)
+    if manifest is None:
+        return replace(src, reads_pending=str(cache_dir))
+    reads = reads_digest(manifest)
     return replace(src, reads_sha256=reads) if reads else src
 
 
