@@ -292,7 +292,7 @@ def test_what_a_workload_starts_dies_with_it_and_is_noted(tmp_path, home, capsys
     workload.write_text(text)
     before = _sleepers()
     with caplog.at_level(logging.INFO, logger="solar_assets.workers.pool"):
-        code = main(["analyze", str(workload), "--hardware", "H100_SXM", "--no-progress", "-v",
+        code = main(["analyze", str(workload), "--hardware", "H100_SXM", "--no-progress", "-v", "--json",
                      *(["--timeout", "20"] if hang else [])])
     assert code == (1 if hang else 0)
     outside.unlink(missing_ok=True)
@@ -300,8 +300,16 @@ def test_what_a_workload_starts_dies_with_it_and_is_noted(tmp_path, home, capsys
     logged = caplog.text
     assert "stopped" in logged and "sleep 300" in logged
     if not hang:
-        assert "used the network: connect ('192.0.2.1', 9)" in logged
-        assert f"wrote outside its directory, the home and the temp dir: {outside.resolve()}" in logged
+        network = "used the network: connect ('192.0.2.1', 9)"
+        wrote = f"wrote outside its directory, the home and the temp dir: {outside.resolve()}"
+        assert network in logged and wrote in logged
+        rows = _json_rows(capsys.readouterr().out)
+        assert rows and all(network in r["notes"] and wrote in r["notes"] and "sleep 300" in r["notes"] for r in rows)
+        # a repeat call answered from the record: the rows are the recorded run's, notes included
+        assert main(["analyze", str(workload), "--hardware", "H100_SXM", "--no-progress", "--json"]) == 0
+        again = _json_rows(capsys.readouterr().out)
+        assert [r["notes"] for r in again] == [r["notes"] for r in rows]
+        outside.unlink(missing_ok=True)
 
 
 # ---------------------------------------------------------------------------- rows 1 and 2: replaced code

@@ -58,6 +58,15 @@ class WorkloadResult:
     failed_stage: str | None = None
     validated_size: str | None = None  # "full" or "BATCH=3,..." once the size is chosen
     per_op: list[PerOpRow] = field(default_factory=list)  # one per framework op and hardware
+    activity: list[str] = field(default_factory=list)  # what its code did outside its lane (workers.containment)
+
+    def mark_rows(self) -> None:
+        """Its rows' notes name what its run did outside its lane (network use, writes elsewhere,
+        processes left running), so the table, the JSON and the report carry it, not only the log."""
+        if self.activity:
+            extra = "; ".join(self.activity)
+            self.rows = [r.model_copy(update={"notes": f"{r.notes}; {extra}" if r.notes else extra})
+                         if extra not in r.notes else r for r in self.rows]
 
     @property
     def ok(self) -> bool:

@@ -209,9 +209,12 @@ def analyze_in_workers(paths: Sequence[str | Path], hardware_names: Sequence[str
     from solar_assets.workers import run_in_workers
 
     task_options = {"hardware_names": list(hardware_names), **options}
-    return run_in_workers(paths, _analyze_task, unfinished_result, cache_dir, jobs=max(1, jobs), timeout_s=timeout_s,
-                          memory_limit_bytes=memory_limit_bytes, task_arg=task_options,
-                          on_event=(lambda index, workload, stage: on_stage(workload, stage)) if on_stage else None)
+    results = run_in_workers(paths, _analyze_task, unfinished_result, cache_dir, jobs=max(1, jobs),
+                             timeout_s=timeout_s, memory_limit_bytes=memory_limit_bytes, task_arg=task_options,
+                             on_event=(lambda index, workload, stage: on_stage(workload, stage)) if on_stage else None)
+    for result in results:
+        result.mark_rows()
+    return results
 
 
 def _analyze_task(path: str, cache_dir: str | None, options: dict[str, object]) -> WorkloadResult:

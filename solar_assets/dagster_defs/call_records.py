@@ -75,6 +75,7 @@ class CallRecord(BaseModel):
     path: str  # the path the recording call was given
     partitions: list[RecordedPartition]
     per_op: list[PerOpRow]
+    activity: list[str] = []  # ``WorkloadResult.activity`` of the run that computed it (its rows' notes)
 
 
 # ---------------------------------------------------------------------------- the freshness key
@@ -172,7 +173,7 @@ def find_hits(home: Path, keys: Mapping[str, str], freshness: Mapping[str, str |
 
 
 def save_record(home: Path, path: str, workload_key: str, freshness: str, workload: str,
-                events: Sequence[PartitionEvent], per_op: Sequence[PerOpRow]) -> bool:
+                events: Sequence[PartitionEvent], per_op: Sequence[PerOpRow], activity: Sequence[str] = ()) -> bool:
     """Store the record of a file whose every event of the call succeeded (``events``: its
     workload and bound assets' events, as recorded by the call's run). False (nothing stored)
     when an event failed or a stored value is missing."""
@@ -194,7 +195,7 @@ def save_record(home: Path, path: str, workload_key: str, freshness: str, worklo
     if not partitions:
         return False
     record = CallRecord(freshness_key=freshness, workload_key=workload_key, workload=workload, path=path,
-                        partitions=partitions, per_op=list(per_op))
+                        partitions=partitions, per_op=list(per_op), activity=list(activity))
     return cache_store.store(cache_store.call_record_entry(home, workload_key), record.model_dump_json())
 
 

@@ -193,20 +193,22 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
                 RunConfig.from_env(), home_dir / "cache") if record and result.ok else None
             if settled is not None:
                 call_records.save_record(home_dir, path, keys[path], settled, result.workload,
-                                         file_events[path], result.per_op)
+                                         file_events[path], result.per_op, result.activity)
     order = {p: i for i, p in enumerate(keys)}
     wanted = {h: i for i, h in enumerate(hardware_names)}
     rows = sorted((r for r in every_row if r.source in order and r.hardware in wanted),
                   key=lambda r: (order[r.source], wanted[r.hardware]))
     for result in results:
         result.rows = [r for r in rows if r.source == result.path]
-    return results, rows
+        result.mark_rows()
+    return results, [r for result in results for r in result.rows if r.hardware in wanted]
 
 
 def _recorded_result(path: str, record: call_records.CallRecord) -> WorkloadResult:
     """The result of a file answered from its call record: no error, the recorded per-op rows
     (its rows come from the report, as the others')."""
-    return pipeline.WorkloadResult(workload=record.workload, path=path, per_op=list(record.per_op))
+    return pipeline.WorkloadResult(workload=record.workload, path=path, per_op=list(record.per_op),
+                                   activity=list(record.activity))
 
 
 def _compute_workload(path: str, cache_dir: str | None, options: dict[str, Any]) -> WorkloadResult:

@@ -176,6 +176,8 @@ def _serve(conn: Any, task: Task, cache_dir: str | None, task_arg: Any, threads:
                 notes.append(f"left {len(left)} process(es) running, stopped: {'; '.join(left[:4])}")
             for note in notes:
                 send(("note", note))
+            if notes and isinstance(getattr(result, "activity", None), list):
+                result.activity.extend(notes)  # its rows say so too (``WorkloadResult.activity``)
             if written.strip():
                 send(("output", written))
             if raised is not None:  # this worker's state is suspect: it ends, and a fresh one goes on
