@@ -480,3 +480,55 @@ def test_the_float64_pass_runs_past_the_exports_dtype_assertions(tmp_path):
     result = validate_nodewise(src, translate_source(src, None))
     assert result.ok, result.failures()
     assert "in float64" in result.notes[0]
+
+
+def _off_by_one(translation):
+    steps = list(translation.program.steps)
+    i = next(i for i, st in enumerate(steps) if st.name == "convolution")
+    steps[i] = steps[i].model_copy(update={"expr": steps[i].expr.replace("p0 + r0 - 1", "p0 + r0")})
+    return translation.__class__(**{**translation.__dict__,
+                                    "program": translation.program.model_copy(update={"steps": tuple(steps)})})
+
+
+def test_the_checking_runs_in_the_checker_process_out_of_the_workloads_reach(conv_stack, monkeypatch):
+    """In a worker the framework pass runs beside the workload, and each group's evaluation, the
+    comparison and the verdict in the checker (``workers.checker.NodewiseSession``): the same
+    verdict as in process, and a verdict function replaced in the worker's process (as a workload
+    could leave it) does not pass a wrong IR."""
+    from solar_assets.validate import nodewise_check
+    from solar_assets.validate.compare import ValidationResult
+    from solar_assets.workers.checker import Checker, NodewiseSession
+
+    src, translation = conv_stack
+    checker = Checker()
+    try:
+        remote = validate_nodewise(src, translation, make_checker=lambda *setup: NodewiseSession(checker, *setup))
+        local = validate_nodewise(src, translation)
+        assert remote.ok and local.ok
+        assert [(c.name, c.message) for c in remote.checks] == [(c.name, c.message) for c in local.checks]
+        assert remote.notes[0].split("(")[0] == local.notes[0].split("(")[0]
+
+        monkeypatch.setattr(nodewise_check, "checker_result",
+                            lambda *a, **k: ValidationResult(ok=True, checks=[], max_abs_error=0.0,
+                                                             max_rel_error=0.0, seconds=0.0))
+        broken = _off_by_one(translation)
+        assert validate_nodewise(src, broken).ok  # in process, the replaced function decides
+        refused = validate_nodewise(src, broken, make_checker=lambda *setup: NodewiseSession(checker, *setup))
+        assert not refused.ok and any("op group convolution" in f for f in refused.failures())
+        # the checker serves the next pass after a refused one
+        again = validate_nodewise(src, translation, make_checker=lambda *setup: NodewiseSession(checker, *setup))
+        assert again.ok
+    finally:
+        checker.stop()
+
+
+def test_node_wise_validation_in_a_worker_goes_through_its_checker(conv_stack, tmp_path):
+    """As ``solar analyze`` runs it: the worker's checker answers the node-wise pass."""
+    from solar_assets.chain.config import RunConfig
+    from solar_assets.chain.run import analyze_in_workers
+
+    src, _ = conv_stack
+    [result] = analyze_in_workers([src.path], ["H100_SXM"], cache_dir=tmp_path / "cache", jobs=1,
+                                  config=RunConfig(validation_budget=TINY_BUDGET), cache_aware=False)
+    assert result.error is None, result.error
+    assert result.validated_size == LABEL

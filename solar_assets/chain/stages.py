@@ -294,7 +294,11 @@ def validate_nodewise(src: WorkloadSource, translation: Translation, choice: Siz
                                                       "program": program_digest(translation.program)})
     result = load_verdict(verdict_path)
     try:
-        result = result or nodewise.validate_nodewise(src, translation, budget_bytes=config.nodewise_bytes)
+        if result is None:
+            from solar_assets.workers.checker import nodewise_checker
+
+            result = nodewise.validate_nodewise(src, translation, budget_bytes=config.nodewise_bytes,
+                                                make_checker=nodewise_checker())  # a worker's checker, or here
     except CaptureTooBig as e:
         first = str(choice.error).splitlines()[0] if choice.error is not None else "no scaled-down size worked"
         raise ValidationSizeError(f"{first}; and {str(e).removeprefix(f'{src.path}: ')}") from None

@@ -27,6 +27,7 @@ from solar_assets.validate.compare import ValidationResult, narrow_storage
 from solar_assets.validate.nodewise_check import (  # noqa: F401 - the public names of node-wise validation
     LABEL,
     POINTS,
+    MakeChecker,
     NodewiseError,
     OpGroup,
     _Checker,
@@ -72,12 +73,13 @@ def relower_with_values(src: WorkloadSource) -> tuple[ExportedProgram, list[torc
     return ep, list(w.inputs), program, values
 
 
-def validate_nodewise(src: WorkloadSource, translation: Translation, *, points: int = POINTS, budget_bytes: int | None = None) \
-        -> ValidationResult:
+def validate_nodewise(src: WorkloadSource, translation: Translation, *, points: int = POINTS,
+                      budget_bytes: int | None = None, make_checker: MakeChecker | None = None) -> ValidationResult:
     """Check ``translation``'s IR op group by op group on one full-size forward pass of ``src``
     (module docstring). Raises ``CaptureTooBig`` (with the sizes) when that pass does not fit
     ``budget_bytes`` (default ``capture.capture_budget()``), ``NodewiseError`` when the IR is not
-    the tracer's lowering of the file."""
+    the tracer's lowering of the file. ``make_checker``: where the groups are evaluated and
+    compared (``MakeChecker``; default in this process)."""
     from solar_assets.golden.capture import CaptureTooBig, capture_budget, estimate_capture, gib, run_capture
 
     from solar_assets.ir import check_program
@@ -93,7 +95,7 @@ def validate_nodewise(src: WorkloadSource, translation: Translation, *, points: 
     if src.framework == "jax":
         from solar_assets.validate.nodewise_jax import validate_nodewise_jax
 
-        return validate_nodewise_jax(src, translation, points=points)
+        return validate_nodewise_jax(src, translation, points=points, make_checker=make_checker)
     ep, inputs, lowered, value_of = relower_with_values(src)
     program = translation.program
     require_tracer_frame(src, translation, lowered, "its export")
@@ -106,11 +108,11 @@ def validate_nodewise(src: WorkloadSource, translation: Translation, *, points: 
     # float32 programs: the pass in float64 where it fits (at most twice the bytes), so each op group
     # is held to float64 rounding, as whole-program validation holds the IR to its float64 golden
     reference64 = FLOAT64_REFERENCE and not narrow_storage(program) and 2 * estimate.total_bytes <= budget
-    checker = _Checker(program, value_of, plan, order, str(src.path), points, reference64)
+    checker = (make_checker or _Checker)(program, value_of, plan, order, str(src.path), points, reference64)
     seconds = run_capture(ep, inputs, checker.on_node, plan.extra, float64=reference64)
     note = (f"node-wise: {len(plan.groups)} op groups on one full-size forward pass "
             f"{'in float64 ' if reference64 else ''}({seconds:.2f} s, {estimate}); {checker.exact} tensors checked "
             f"at every point, {checker.sampled} at up to {points} sampled points, {checker.evaluations:.3g} point "
             f"evaluations")
     log.info("%s: %s", src.name, note)
-    return checker_result(program, checker, note, start)
+    return checker.result(note, start)

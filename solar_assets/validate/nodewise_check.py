@@ -47,6 +47,11 @@ EXACT_COST = 1 << 18  # a tensor whose every point costs at most this many evalu
 LABEL = f"node-wise {POINTS} points/kernel"
 
 LiveValues = dict[str, "torch.Tensor | jax.Array"]  # framework node -> its value, while a check needs it
+MakeChecker = Callable[..., Any]
+"""``(program, value_of, plan, order, source, points, reference64) ->`` an object with ``on_node``,
+``exact``, ``sampled``, ``evaluations`` and ``result(note, start)``: ``_Checker`` here, or a worker's
+session with its checker process (``workers.checker.NodewiseSession``), where the checking runs
+out of the workload's reach."""
 
 
 class NodewiseError(SolarError):
@@ -248,6 +253,10 @@ class _Checker:
         self.exact = 0
         self.sampled = 0
         self.outputs: list[np.ndarray] | None = None
+
+    def result(self, note: str, start: float) -> ValidationResult:
+        """The verdict once the pass has ended (``checker_result``)."""
+        return checker_result(self.program, self, note, start)
 
     def on_node(self, name: str, live: LiveValues) -> None:
         for g in self.plan.check_at.get(self.order[name], ()):

@@ -19,10 +19,10 @@ from ir_schemas import Program
 from solar_assets.validate.compare import ValidationResult
 from solar_assets.validate.nodewise_check import (
     POINTS,
+    LiveValues,
+    MakeChecker,
     _Checker,
     _plan,
-    checker_result,
-    LiveValues,
     require_tracer_frame,
 )
 
@@ -134,7 +134,8 @@ def run_jax_capture(closed: ClosedJaxpr, args: list[jax.Array], on_node: Callabl
     return time.perf_counter() - start
 
 
-def validate_nodewise_jax(src: WorkloadSource, translation: Translation, *, points: int = POINTS) -> ValidationResult:
+def validate_nodewise_jax(src: WorkloadSource, translation: Translation, *, points: int = POINTS,
+                          make_checker: MakeChecker | None = None) -> ValidationResult:
     """``nodewise.validate_nodewise`` for a JAX workload (module docstring)."""
     start = time.perf_counter()
     closed, args, lowered, value_of = relower_jax(src)
@@ -142,9 +143,9 @@ def validate_nodewise_jax(src: WorkloadSource, translation: Translation, *, poin
     require_tracer_frame(src, translation, lowered, "its jaxpr")
     order = _order(closed)
     plan = _plan(program, value_of, order, key=top_level)
-    checker = _Checker(program, value_of, plan, order, str(src.path), points)
+    checker = (make_checker or _Checker)(program, value_of, plan, order, str(src.path), points, False)
     seconds = run_jax_capture(closed, args, checker.on_node, plan.extra)
     note = (f"node-wise (JAX): {len(plan.groups)} op groups on one full-size run of the top-level jaxpr "
             f"({seconds:.2f} s); {checker.exact} tensors checked at every point, {checker.sampled} at up to "
             f"{points} sampled points, {checker.evaluations:.3g} point evaluations")
-    return checker_result(program, checker, note, start)
+    return checker.result(note, start)

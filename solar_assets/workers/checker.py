@@ -8,8 +8,9 @@ its first file: a child process that imports solar's executor and comparison onl
 ``validate_program`` requests over a pipe (the program and the golden arrays go by pickle). The
 checker is the worker's descendant, so it dies with it (a time or memory limit kills the worker's
 tree); a checker that crashes (a kernel's segfault) fails that validation with its signal, and the
-next request starts a new one. Node-wise validation, which compares against the framework's own
-values op by op, still runs beside the workload.
+next request starts a new one. Node-wise validation runs there too (``NodewiseSession``): the
+worker's full-size framework pass answers the checker's requests for the values each op group reads,
+and the IR's evaluation, the comparison and the verdict are the checker's.
 """
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ class Checker:
     def validate(self, program: Any, golden: Any, *, source: str, traced: bool) -> Any:
         """``validate_program(program, golden, source=..., traced=...)`` in the checker."""
         try:
-            self.conn.send((program, golden, source, traced))
+            self.conn.send(("program", program, golden, source, traced))
             kind, payload = self.conn.recv()
         except (EOFError, OSError, BrokenPipeError):
             try:
@@ -122,16 +123,146 @@ def _serve(conn: Any) -> None:
             return
         if request is None:
             return
-        program, golden, source, traced = request
+        if request[0] == "nodewise":
+            _serve_nodewise(conn, request[1])
+            continue
+        _, program, golden, source, traced = request
         try:
             result = validate_program(program, golden, source=source, traced=traced)
         except Exception as e:  # the caller raises it, as an in-process validation would
-            import pickle
-
-            try:
-                pickle.loads(pickle.dumps(e))
-            except Exception:  # noqa: BLE001 - an exception that does not survive the pipe: its text does
-                e = RuntimeError(f"{type(e).__name__}: {e}")
-            conn.send(("error", e))
+            conn.send(("error", _picklable(e)))
             continue
         conn.send(("ok", result))
+
+
+def _picklable(e: BaseException) -> BaseException:
+    """``e``, or its text where it does not survive the pipe."""
+    import pickle
+
+    try:
+        pickle.loads(pickle.dumps(e))
+    except Exception:  # noqa: BLE001 - whatever pickling raises
+        return RuntimeError(f"{type(e).__name__}: {e}")
+    return e
+
+
+# ---------------------------------------------------------------------------- node-wise validation
+class NodewiseSession:
+    """Node-wise validation with the checking in the checker (``validate.nodewise_check.MakeChecker``):
+    the worker runs the framework's full-size pass and answers, node by node, the checker's requests
+    for the framework values it reads; the IR's point evaluation, the comparison and the verdict
+    happen in the checker, which never imported the workload."""
+
+    def __init__(self, checker: Checker, *setup: Any) -> None:
+        self._checker = checker
+        self._stats: tuple[int, int, float] | None = None
+        self._call(("nodewise", setup))
+        log.debug("%s: node-wise checks in the checker process %d", setup[4], checker.process.pid)
+
+    def _call(self, message: tuple, live: Any = None) -> Any:
+        from solar_assets.validate.nodewise_check import _numpy
+
+        try:
+            self._checker.conn.send(message)
+            while True:
+                kind, payload = self._checker.conn.recv()
+                if kind == "get":  # a framework value the check reads, as NumPy (narrow floats widened)
+                    try:
+                        value = ("value", _numpy(live[payload]))
+                    except Exception as e:  # noqa: BLE001 - the checker says which value failed
+                        value = ("failed", f"{type(e).__name__}: {e}")
+                    self._checker.conn.send(value)
+                elif kind == "error":
+                    raise payload
+                else:
+                    return payload
+        except (EOFError, OSError, BrokenPipeError):
+            _ACTIVE[:] = [Checker()]
+            raise CheckerDied("the checker process running node-wise validation ended") from None
+
+    def on_node(self, name: str, live: Any) -> None:
+        self._call(("node", name, frozenset(live)), live)
+
+    def _counts(self) -> tuple[int, int, float]:
+        if self._stats is None:
+            self._stats = self._call(("counts",))
+        return self._stats
+
+    @property
+    def exact(self) -> int:
+        return self._counts()[0]
+
+    @property
+    def sampled(self) -> int:
+        return self._counts()[1]
+
+    @property
+    def evaluations(self) -> float:
+        return self._counts()[2]
+
+    def result(self, note: str, start: float) -> Any:
+        import time
+
+        return self._call(("finish", note, time.perf_counter() - start))
+
+
+def nodewise_checker() -> Any | None:
+    """A ``MakeChecker`` for this process's checker; None when it has none (checked in process)."""
+    if not _ACTIVE:
+        return None
+    if not _ACTIVE[0].alive():
+        _ACTIVE[0] = Checker()
+    return lambda *setup: NodewiseSession(_ACTIVE[0], *setup)
+
+
+class _RemoteLive:
+    """The worker's live framework values as the checker sees them: names known, values fetched."""
+
+    def __init__(self, conn: Any, names: frozenset[str]) -> None:
+        self._conn, self._names = conn, names
+        self._got: dict[str, Any] = {}
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._names:
+            raise KeyError(name)
+        if name not in self._got:
+            self._conn.send(("get", name))
+            kind, value = self._conn.recv()
+            if kind != "value":
+                raise RuntimeError(f"the worker could not give the framework's value of {name}: {value}")
+            self._got[name] = value
+        return self._got[name]
+
+
+def _serve_nodewise(conn: Any, setup: tuple) -> None:
+    """One node-wise pass: ``_Checker`` here, fed by the worker's values (``NodewiseSession``)."""
+    import time
+
+    from solar_assets.validate.nodewise_check import _Checker
+
+    checker = _Checker(*setup)
+    conn.send(("ok", None))
+    while True:
+        try:
+            message = conn.recv()
+        except EOFError:
+            return
+        kind = message[0]
+        try:
+            if kind == "node":
+                checker.on_node(message[1], _RemoteLive(conn, message[2]))
+                conn.send(("ok", None))
+            elif kind == "counts":
+                conn.send(("ok", (checker.exact, checker.sampled, checker.evaluations)))
+            elif kind == "finish":
+                conn.send(("ok", checker.result(message[1], time.perf_counter() - message[2])))
+                return
+            else:
+                conn.send(("error", RuntimeError(f"unexpected node-wise request {kind!r}")))
+                return
+        except Exception as e:  # the worker raises it, as an in-process check would
+            conn.send(("error", _picklable(e)))
+            return
