@@ -476,20 +476,40 @@ def test_a_disk_that_fills_during_the_run_loses_no_rows(tmp_path, small_disk, mo
 
 
 # ---------------------------------------------------------------------------- item 1: the verdict's process
-LOOSENS_TOLERANCE = TINY_LINEAR_RELU.replace("import torch\n", "import math\nimport random\n\nimport torch\n", 1).replace(
+LOOSENS_TOLERANCE = TINY_LINEAR_RELU.replace("import torch\n", "import random\n\nimport torch\n", 1).replace(
     "        return torch.relu(self.fc(x))",
-    "        import sys\n"
-    "        real = getattr(math, '_real_sqrt', math.sqrt)\n"
-    "        math._real_sqrt = real\n"
-    "        math.sqrt = lambda x: 1e300 if sys._getframe(1).f_code.co_filename.endswith('compare.py') else real(x)\n"
+    "        from solar_assets.validate import compare\n"
+    "        compare.TOLERANCES.update((k, (1e300, 1e300)) for k in compare.TOLERANCES)  # in place: no identity changes\n"
     "        return torch.relu(self.fc(x)) * random.random()")
+PATCHES_LINEAR = TINY_LINEAR_RELU.replace("import torch.nn as nn\n", '''import math
+
+import torch.nn as nn
+
+nn.Linear.forward = lambda self, x: x.new_zeros(*x.shape[:-1], self.out_features)
+math.prod = lambda *args, **kwargs: 1  # what the next file's bounds are computed with
+''', 1)
+
+
+def test_a_replaced_framework_method_or_library_function_is_found(tmp_path, home, capsys):
+    """A class's method (``nn.Linear.forward``) and a standard-library function solar computes
+    with (``math.prod``), replaced by one file: it is refused, and the next file in the same
+    worker gets its true count."""
+    b, c = tmp_path / "b_linear.py", tmp_path / "c_uses.py"
+    b.write_text(PATCHES_LINEAR)
+    c.write_text(USES_MATMUL)
+    code = main(["analyze", str(b), str(c), "--hardware", "H100_SXM", "--no-progress", "--json", "--jobs", "1"])
+    captured = capsys.readouterr()
+    assert code == 1
+    [error] = _errors(captured.err)
+    assert f"{b}: the workload replaced math.prod, torch.nn.Linear.forward" in error and "not trusted" in error
+    assert [(r["workload"], r["macs"]) for r in _json_rows(captured.out)] == [("c_uses", 8 * 32 * 64)]
 
 
 def test_the_verdict_is_not_reached_by_what_the_workload_left_in_its_process(tmp_path, home, capsys):
-    """The file patches ``math.sqrt`` for the comparison's calls (``math`` is not in the tamper
-    snapshot; the comparison scales its tolerance by a square root) and returns a different random number at each run: its
-    IR must fail validation. It does, because the IR runs and is compared in the worker's checker
-    process, which never imported the file."""
+    """The file loosens the comparison's tolerance table in place (data mutated in place has no
+    identity for the tamper snapshot to compare) and returns a different random number at each
+    run: its IR must fail validation. It does, because the IR runs and is compared in the worker's
+    checker process, which never imported the file."""
     workload = tmp_path / "loosens.py"
     workload.write_text(LOOSENS_TOLERANCE)
     code = main(["analyze", str(workload), "--hardware", "H100_SXM", "--no-progress", "--json"])

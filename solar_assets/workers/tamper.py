@@ -6,8 +6,12 @@ in the same process, every later file's. Restoring what it replaced is not enoug
 kept a reference, or patched what the snapshot does not see), so a worker whose file replaced
 anything is retired, that file's result is refused as untrusted and what it wrote to the caches
 is deleted (``pool``). The snapshot is the identity of every public callable of the frameworks'
-main namespaces (and of ``torch.Tensor`` / ``torch.nn.Module``), and of every callable of every
-loaded ``solar_assets`` / ``ir_schemas`` module: tens of thousands of ``id`` calls, milliseconds.
+main namespaces and of the standard-library modules solar computes with (``math``, ``builtins``,
+``functools`` ...: the next file's bounds are computed in the same worker), the own methods of
+every public class there (``nn.Linear.forward = ...``; ``torch.Tensor``, ``torch.nn.Module``), and
+every callable of every loaded ``solar_assets`` / ``ir_schemas`` module: about a hundred thousand
+``id`` calls, milliseconds. Data mutated in place (a tolerance table's entry) has no identity to
+compare: the verdict is reached in the checker process (``checker``), which never imported the file.
 """
 from __future__ import annotations
 
@@ -16,8 +20,11 @@ from typing import Any
 
 FRAMEWORK_MODULES = (
     "torch", "torch.nn", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special", "torch.export",
-    "torch.fx", "numpy", "numpy.linalg", "numpy.fft", "scipy.special", "scipy.linalg",
-    "jax", "jax.numpy", "jax.lax", "jax.nn", "jax.random", "jax.scipy.special", "flax.linen", "numba",
+    "torch.fx", "torch.nn.init", "torch._ops", "numpy", "numpy.linalg", "numpy.fft", "numpy.random", "scipy.special",
+    "scipy.linalg", "jax", "jax.numpy", "jax.lax", "jax.nn", "jax.random", "jax.scipy.special", "flax.linen", "numba",
+    # what solar computes its bounds, keys and verdicts with, in the same worker, for the next file
+    "builtins", "math", "operator", "functools", "itertools", "hashlib", "json", "pickle", "copy", "os", "os.path",
+    "re", "struct", "statistics",
 )
 SOLAR_PREFIXES = ("solar_assets", "ir_schemas")
 CLASSES = (("torch", "Tensor"), ("torch.nn", "Module"))
@@ -46,8 +53,14 @@ def snapshot() -> Snapshot:
         if module is not None and name.split(".", 1)[0] in SOLAR_PREFIXES:
             for attr, ident in _attributes(vars(module), True).items():
                 out[(name, attr)] = ident
-    for module_name, cls_name in CLASSES:
-        cls = getattr(modules.get(module_name), cls_name, None)
+    classes = {(m, c): getattr(modules.get(m), c, None) for m, c in CLASSES}
+    for name in FRAMEWORK_MODULES:  # their public classes' own methods: ``nn.Linear.forward = ...``
+        module = modules.get(name)
+        if module is not None:
+            for attr, value in list(vars(module).items()):
+                if isinstance(value, type) and not attr.startswith("_"):
+                    classes.setdefault((name, attr), value)
+    for (module_name, cls_name), cls in classes.items():
         if cls is not None:
             for attr, ident in _attributes(dict(vars(cls)), True).items():
                 out[(f"{module_name}.{cls_name}", attr)] = ident
