@@ -53,7 +53,9 @@ def test_truncated_cache_entries_are_recomputed_and_a_warning_names_each_file(tm
     cache = tmp_path / "cache"
     first = pipeline.analyze_workload(path, ["H100_SXM"], cache_dir=cache, cache_aware=False)
     assert first.ok, first.error
-    entries = sorted(p for p in cache.rglob("*") if p.is_file() and not p.name.endswith(".sha256"))
+    # the stage entries (the reads manifest, which decides their keys, has its own test below)
+    entries = sorted(p for p in cache.rglob("*") if p.is_file() and not p.name.endswith(".sha256")
+                     and p.parent.name != "reads")
     assert {p.parent.name for p in entries} >= {"ir", "golden", "size", "verdict"}
     for p in entries:  # a crash or a full disk in the middle of each write
         p.write_bytes(p.read_bytes()[: p.stat().st_size // 2])
@@ -70,6 +72,21 @@ def test_truncated_cache_entries_are_recomputed_and_a_warning_names_each_file(tm
     with caplog.at_level(logging.WARNING):
         third = pipeline.analyze_workload(path, ["H100_SXM"], cache_dir=cache, cache_aware=False)
     assert third.ok and not [r for r in caplog.records if r.levelno >= logging.WARNING and "cache" in r.getMessage()]
+
+
+def test_a_truncated_reads_manifest_is_named_and_the_source_recomputed(tmp_path, caplog):
+    """The manifest of what a file reads decides its keys: a truncated one is named, and the
+    source misses (its entries were keyed by what the manifest said) until a load records it again."""
+    path = write_workload(tmp_path, "tiny_mlp", TINY_LINEAR_RELU)
+    cache = tmp_path / "cache"
+    first = pipeline.analyze_workload(path, ["H100_SXM"], cache_dir=cache, cache_aware=False)
+    [manifest] = (cache / "reads").glob("*.json")
+    manifest.write_bytes(manifest.read_bytes()[:5])
+    with caplog.at_level(logging.WARNING):
+        second = pipeline.analyze_workload(path, ["H100_SXM"], cache_dir=cache, cache_aware=False)
+    assert second.ok and second.rows[0].model_dump() == first.rows[0].model_dump()
+    assert warnings_naming(caplog, manifest)
+    assert manifest.is_file()  # written again by the load
 
 
 # ---------------------------------------------------------------------------- 5. kernel cache

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import sys
 import threading
@@ -187,13 +186,14 @@ def manifest_path(cache_dir: Path, name: str, source_key: str) -> Path:
 
 
 def load_manifest(cache_dir: Path | None, name: str, source_key: str) -> Reads | None:
+    """The source's manifest, or None: none written yet, or one that fails its digest (a warning
+    names it; the source then misses until a load records it again)."""
     if cache_dir is None:
         return None
-    try:
-        data = json.loads(manifest_path(cache_dir, name, source_key).read_text())
-        return Reads(set(map(str, data.get("env", []))), set(map(str, data.get("files", []))))
-    except (OSError, ValueError, AttributeError, TypeError):
-        return None
+    from solar_assets import cache_store
+
+    return cache_store.load_json(manifest_path(cache_dir, name, source_key),
+                                 lambda data: Reads(set(map(str, data["env"])), set(map(str, data["files"]))))
 
 
 def save_manifest(cache_dir: Path | None, name: str, path: str, source_key: str) -> bool:
@@ -207,13 +207,10 @@ def save_manifest(cache_dir: Path | None, name: str, path: str, source_key: str)
     merged = Reads(old.env | reads.env, old.files | reads.files)
     if found is not None and merged == old:
         return False  # nothing new
-    from solar_assets.cache_store import write_atomic
+    from solar_assets import cache_store
 
-    try:  # written also when it reads nothing: "recorded, none" is what lets its keys be reused
-        write_atomic(manifest_path(cache_dir, name, source_key), json.dumps(merged.as_json()).encode())
-    except OSError:
-        return False
-    return merged != old
+    # written also when it reads nothing: "recorded, none" is what lets its keys be reused
+    return cache_store.store_json(manifest_path(cache_dir, name, source_key), merged.as_json()) and merged != old
 
 
 def reads_digest(reads: Reads | None) -> str:
