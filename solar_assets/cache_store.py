@@ -152,6 +152,8 @@ def load_file(path: Path | None, decode: Callable[[Path], T], discard_level: int
     except DECODE_ERRORS as e:
         return _discard(path, f"does not decode ({type(e).__name__}: {_first_line(e)})", discard_level)
     logger.debug("cache hit %s", path)
+    with contextlib.suppress(OSError):  # its last use, for the home's size limit (cache_limit)
+        os.utime(path)
     return value
 
 

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from solar_assets import pipeline
+from solar_assets.cache_limit import cache_limit
 from solar_assets.errors import SolarError
 from solar_assets.workloads.source import workload_name
 
@@ -399,6 +400,7 @@ def analyze(args: argparse.Namespace) -> int:
     from solar_assets.hardware import load_hardware
 
     home = _use_home(args.home)
+    limit = cache_limit()  # a malformed SOLAR_CACHE_LIMIT is a usage error, before any work
     hardware_names = _analyze_hardware(args)
     for name in hardware_names:
         load_hardware(name)  # a bad name or spec is a usage error, before any work
@@ -473,7 +475,19 @@ def analyze(args: argparse.Namespace) -> int:
               f"report: {report_dir}/{{report.csv, report.json, report.md, failures.csv, per_op.csv, "
               "report_roofline.png, skislope/<workload>.{csv,png}}")
     _print_charts(rows, report_dir, quiet=args.json)
+    _keep_within_limit(home, limit)
     return EXIT_FAILED if errors else EXIT_OK
+
+
+def _keep_within_limit(home: Path, limit: int | None) -> None:
+    """The home back under ``SOLAR_CACHE_LIMIT`` once the call's results have landed
+    (``cache_limit``); a home that cannot be walked or pruned costs nothing of the results."""
+    from solar_assets.cache_limit import enforce_limit
+
+    try:
+        enforce_limit(home, limit)
+    except OSError as e:
+        logger.warning("%s: the cache limit could not be enforced (%s)", home, e.strerror or e)
 
 
 def _worker_limits(args: argparse.Namespace) -> dict[str, float | int | None]:
@@ -730,6 +744,7 @@ def coverage(args: argparse.Namespace) -> int:
     from solar_assets.coverage import coverage_json, coverage_summary, format_coverage, run_coverage
 
     home = _use_home(args.home)
+    limit = cache_limit()
     _use_translator(args.translator)
     paths, input_errors = _workload_paths(args.paths)
     for error in input_errors:
@@ -754,6 +769,7 @@ def coverage(args: argparse.Namespace) -> int:
         print(coverage_summary(rows), file=sys.stderr)
     else:
         print(format_coverage(rows))
+    _keep_within_limit(home, limit)
     return EXIT_OK
 
 

@@ -18,7 +18,21 @@ def storage_path(home: str | Path, partition: Partition) -> Path:
     return Path(home) / "storage" / partition.asset / tail if tail else Path(home) / "storage" / partition.asset
 
 
+def stored_form(value: object) -> object:
+    """What an asset value is kept as: itself, but golden values over their cap as their digest and
+    recipe (``golden.recipe``): no stored value holds large tensors."""
+    from solar_assets.golden import Golden
+
+    if isinstance(value, Golden):
+        from solar_assets.golden.recipe import stored_golden
+
+        return stored_golden(value)
+    return value
+
+
 def store_value(home: str | Path, partition: Partition, value: object) -> None:
+    """``stored_form(value)`` where Dagster's IO manager reads it."""
+    value = stored_form(value)
     path = storage_path(home, partition)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")

@@ -24,6 +24,7 @@ from solar_assets.chain import stages
 from solar_assets.validate.validated import ValidatedIR
 from solar_assets.errors import SolarError, one_line
 from solar_assets.golden import Golden
+from solar_assets.golden.recipe import CAP_ENV, GoldenRecipe, check_remade, golden_digest, golden_nbytes, stored_golden_cap
 from solar_assets.graph import EinsumGraph
 from solar_assets.ir.printer import format_program
 from solar_assets.paths import file_stem
@@ -76,15 +77,17 @@ def golden_outputs(workload_source: WorkloadSource, solar: AssetSettings) -> Com
         why = str(choice.error).splitlines()[0] if choice.error is not None else "no validation size fits"
         return Computed(None, digest("node-wise", why), {
             "validation size": "node-wise (no golden run at one size)", "note": why})
-    arrays = [*golden.inputs, *golden.outputs, *(golden.outputs64 or [])]
-    version = digest(*(np.ascontiguousarray(a).tobytes() for a in arrays))
     shapes = lambda xs: ", ".join(f"{a.dtype}{list(a.shape)}" for a in xs)  # noqa: E731
-    return Computed(golden, version, {
+    nbytes, cap = golden_nbytes(golden), stored_golden_cap()
+    return Computed(golden, golden_digest(golden), {
         "inputs": shapes(golden.inputs),
         "outputs": shapes(golden.outputs),
         "parameters": len(golden.params),
         "validation size": golden.size_label,
         "seconds": md.seconds(golden.seconds),
+        "stored as": (f"the arrays ({md.data_size(nbytes).text})" if nbytes <= cap else
+                      f"their digest and the recipe ({md.data_size(nbytes).text} of arrays, over the "
+                      f"{md.data_size(cap).text} cap of {CAP_ENV}): ir_validation makes them again from the seed"),
     })
 
 
@@ -147,19 +150,26 @@ def validation_metadata(result: ValidationResult | None) -> Metadata:
     }
 
 
-def ir_validation(workload_source: WorkloadSource, ir_translation: Translation, golden_outputs: Golden | None,
-                  solar: AssetSettings) -> Computed[ValidatedIR]:
+def ir_validation(workload_source: WorkloadSource, ir_translation: Translation,
+                  golden_outputs: Golden | GoldenRecipe | None, solar: AssetSettings) -> Computed[ValidatedIR]:
     """The IR run on the golden inputs and compared per output; a failure stops everything downstream.
     At a scaled-down validation size, the IR traced at that size runs (same structure, checked);
-    where no size fits (``golden_outputs`` None), the IR is validated node-wise at full size."""
+    where no size fits (``golden_outputs`` None), the IR is validated node-wise at full size. Golden
+    values stored as their recipe (``golden.recipe``) are made again from the seed, digest checked."""
     choice = stages.choose_size_or_nodewise(workload_source, ir_translation, solar.run_config,
                                             solar.cache_dir)  # cached by golden_outputs
+    origin: Metadata = {}
+    if isinstance(golden_outputs, GoldenRecipe):
+        recipe = golden_outputs
+        golden_outputs = check_remade(stages.golden(workload_source, recipe.constants, solar.cache_dir), recipe,
+                                      workload_source.path)
+        origin = {"golden outputs": f"made again from the seed (digest {recipe.digest}, as stored)"}
     validated = chain.validate_at(workload_source, ir_translation, choice, golden_outputs, solar.run_config,
                                   solar.cache_dir)
     result = validated.result
     return Computed(validated, digest(ir_translation.program.model_dump_json(), "pass"),
                     {**validation_metadata(result), "seconds": md.seconds(result.seconds),
-                     "validation size": validated.validated_size})
+                     "validation size": validated.validated_size, **origin})
 
 
 def einsum_graph(workload_source: WorkloadSource, ir_validation: ValidatedIR, solar: AssetSettings,

@@ -206,6 +206,7 @@ def golden(src: WorkloadSource, size: ValidationSize | Mapping[str, int], cache_
     """The workload's golden outputs at ``size`` (a ``ValidationSize``, or the constants to rebind;
     {} = full size), from the cache when this source and code made them before."""
     from solar_assets.golden import load_golden, make_golden, save_golden
+    from solar_assets.golden.recipe import golden_nbytes
 
     constants = dict(getattr(size, "constants", size))
     starting(src.name, "golden" if not constants else f"golden at {_label(constants)}")
@@ -225,11 +226,11 @@ def golden(src: WorkloadSource, size: ValidationSize | Mapping[str, int], cache_
             made = make_golden(src, constants)
     keep_reads(src, cache_dir)
     cached = cache_store.source_entry(cache_dir, "golden", src, GOLDEN_PACKAGES, ".npz", constants)  # with the reads
-    if cached is not None and golden_bytes(made) <= GOLDEN_CACHE_MAX_BYTES:
+    if cached is not None and golden_nbytes(made) <= GOLDEN_CACHE_MAX_BYTES:
         save_golden(made, cached)
     elif cached is not None:
         logger.debug("%s: golden outputs of %d bytes not cached (over %d: the verdict cache answers a repeat run)",
-                     src.name, golden_bytes(made), GOLDEN_CACHE_MAX_BYTES)
+                     src.name, golden_nbytes(made), GOLDEN_CACHE_MAX_BYTES)
     return made
 
 
@@ -238,12 +239,6 @@ GOLDEN_CACHE_MAX_BYTES = 32 << 20
 cached by its verdict, so a golden entry is read again only when the IR changed; a KernelBench run
 that kept every one wrote ~50 GB (its GEMMs keep 8192 × 8192 weights at the validation size).
 Larger ones are made again from the seed when needed (one forward pass)."""
-
-
-def golden_bytes(g: Golden) -> int:
-    """Bytes a golden entry would take on disk."""
-    arrays = [*g.inputs, *g.params.values(), *g.outputs, *(g.outputs64 or [])]
-    return sum(int(getattr(a, "nbytes", 0)) for a in arrays)
 
 
 def validate(src: WorkloadSource, translation: Translation, golden_outputs: Golden,

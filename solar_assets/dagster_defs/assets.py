@@ -16,7 +16,7 @@ import json
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 
@@ -26,6 +26,7 @@ from solar_assets.asset_compute import workload as workload_fns
 from solar_assets.asset_compute.code_versions import code_version
 from solar_assets.asset_compute.computed import Computed
 from solar_assets.asset_compute.graph import NODES
+from solar_assets.asset_compute.storage import stored_form
 from solar_assets.dagster_defs import metadata as md
 from solar_assets.dagster_defs.conditions import REANALYSE, REPORT
 from solar_assets.dagster_defs.partitions import (
@@ -79,6 +80,11 @@ def _user_errors() -> Iterator[None]:
         raise dg.Failure(description=one_line(str(e)), allow_retries=False) from e
 
 
+def stored(out: Computed) -> Computed:
+    """``out`` with its value as the IO manager keeps it (``asset_compute.storage.stored_form``)."""
+    return dataclasses.replace(out, value=stored_form(out.value))
+
+
 def _output(compute: Callable[[], Computed]) -> dg.Output:
     """The ``dg.Output`` of one asset function's result (its errors as ``_user_errors`` says)."""
     with _user_errors():
@@ -110,7 +116,7 @@ def golden_outputs(workload_source: WorkloadSource, solar: SolarConfig) -> dg.Ou
     """The workload run by PyTorch on seeded inputs (float32 as written, and float64), at its
     validation size (full, or its size constants scaled down: see ``solar_assets.sizing``).
     None where no size fits: ``ir_validation`` then validates node-wise at the file's own size."""
-    return _output(lambda: workload_fns.golden_outputs(workload_source, solar.settings))
+    return _output(lambda: stored(workload_fns.golden_outputs(workload_source, solar.settings)))
 
 
 @dg.asset(automation_condition=REANALYSE, partitions_def=workload_partitions,
@@ -122,11 +128,13 @@ def ir_translation(workload_source: WorkloadSource, solar: SolarConfig) -> dg.Ou
 
 @dg.asset(automation_condition=REANALYSE, partitions_def=workload_partitions,
           code_version=_version("ir_validation"), group_name="workload", kinds={"numba"})
-def ir_validation(workload_source: WorkloadSource, ir_translation: Translation, golden_outputs: Golden | None,
+def ir_validation(workload_source: WorkloadSource, ir_translation: Translation, golden_outputs: Any,
                   solar: SolarConfig) -> dg.Output:
     """The IR run on the golden inputs and compared per output; a failure stops everything downstream.
     At a scaled-down validation size, the IR traced at that size runs (same structure, checked);
-    where no size fits (``golden_outputs`` None), the IR is validated node-wise at full size."""
+    where no size fits (``golden_outputs`` None), the IR is validated node-wise at full size.
+    ``golden_outputs``: a ``Golden``, a ``golden.recipe.GoldenRecipe`` (values over the stored cap,
+    made again from the seed) or None."""
     return _output(lambda: workload_fns.ir_validation(workload_source, ir_translation, golden_outputs,
                                                       solar.settings))
 
