@@ -427,10 +427,13 @@ def analyze(args: argparse.Namespace) -> int:
         from solar_assets.dagster_defs.runner import DagsterStorageError, analyze_with_dagster
 
         checks: list = []
+        notices: list[str] = []
         try:
             results, rows = analyze_with_dagster(paths, hardware_names, args.target_latency, home,
                                                  failures=input_errors, on_stage=progress, measure=measure,
-                                                 checks=checks, jobs=args.jobs, **limits)
+                                                 checks=checks, jobs=args.jobs, notices=notices, **limits)
+            for line in notices:  # what changed since the last call, and what ran again for it
+                print(f"solar: {line}", file=sys.stderr)
             _print_checks(checks)
         except (DagsterStorageError, ReportRunFailed) as e:  # the rows still land: the stages without Dagster
             progress.done()

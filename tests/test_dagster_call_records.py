@@ -78,11 +78,11 @@ def _key(path: Path) -> str:
     return workload_key(path, REPO / "data" / "workloads")
 
 
-def _freshness(path: Path, hardware=HARDWARE, hardware_dir: Path | None = None, target=None) -> str | None:
+def _freshness(path: Path, target=None) -> str | None:
     from solar_assets.chain.config import RunConfig
     from solar_assets.dagster_defs.call_records import freshness_key
 
-    return freshness_key(path, _key(path), hardware, hardware_dir, target, RunConfig.from_env())
+    return freshness_key(path, _key(path), target, RunConfig.from_env())
 
 
 # ---------------------------------------------------------------------------- fast
@@ -99,8 +99,9 @@ def test_call_records_import_no_dagster_torch_or_numba(tmp_path):
         from solar_assets.hardware import hardware_dir
         path = {str(tmp_path / "w.py")!r}
         key = workload_key(path, "data/workloads")
-        fresh = call_records.freshness_key(path, key, ["H100_SXM"], hardware_dir(), None, RunConfig.from_env())
-        assert fresh and call_records.find_hits(Path({str(tmp_path)!r}), {{path: key}}, {{path: fresh}}) == {{}}
+        fresh = call_records.freshness_key(path, key, None, RunConfig.from_env())
+        specs = call_records.spec_versions(["H100_SXM"], hardware_dir())
+        assert fresh and call_records.find_hits(Path({str(tmp_path)!r}), {{path: key}}, {{path: fresh}}, specs) == {{}}
         print(sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "numba", "dagster", "jax")))
     """)
     env = {**os.environ, "PYTHONPATH": str(REPO), "SOLAR_HOME": str(tmp_path / "home")}
@@ -119,10 +120,10 @@ def test_the_freshness_key_covers_every_input(tmp_path, monkeypatch):
     workload, helper = tmp_path / "uses_helper.py", tmp_path / "helper_width.py"
     workload.write_text(USES_HELPER)
     helper.write_text("WIDTH = 6\n")
-    base = _freshness(workload, hardware_dir=hardware_dir)
-    assert base is not None and base == _freshness(workload, hardware_dir=hardware_dir)  # deterministic
+    base = _freshness(workload)
+    assert base is not None and base == _freshness(workload)  # deterministic
     monkeypatch.setenv("SOLAR_HOME", str(tmp_path / "elsewhere"))  # where results live, not what they are
-    assert _freshness(workload, hardware_dir=hardware_dir) == base
+    assert _freshness(workload) == base
     seen = {base}
 
     def changed(label: str, key: str | None) -> None:
@@ -130,17 +131,23 @@ def test_the_freshness_key_covers_every_input(tmp_path, monkeypatch):
         seen.add(key)
 
     helper.write_text("WIDTH = 7\n")
-    changed("helper module", _freshness(workload, hardware_dir=hardware_dir))
+    changed("helper module", _freshness(workload))
     workload.write_text(USES_HELPER.replace("torch.randn(3, 8)", "torch.randn(4, 8)"))
-    changed("workload bytes", _freshness(workload, hardware_dir=hardware_dir))
+    changed("workload bytes", _freshness(workload))
+    changed("target latency", _freshness(workload, target=1e-3))
+    # a spec is not in the file's key: each part's digest decides that part's bound assets alone
+    from solar_assets.dagster_defs.call_records import spec_versions
+
+    specs = spec_versions(HARDWARE, hardware_dir)
     spec = hardware_dir / "A6000.yaml"
     spec.write_text(re.sub(r"^(dram_bytes_per_s:\s*)([0-9.eE+]+)", lambda m: f"{m[1]}{float(m[2]) * 0.5:.6g}",
                            spec.read_text(), count=1, flags=re.M))
-    changed("hardware figure", _freshness(workload, hardware_dir=hardware_dir))
-    changed("hardware set", _freshness(workload, hardware=["A6000"], hardware_dir=hardware_dir))
-    changed("target latency", _freshness(workload, hardware_dir=hardware_dir, target=1e-3))
+    now = spec_versions(HARDWARE, hardware_dir)
+    assert now["A6000"] != specs["A6000"] and {k: v for k, v in now.items() if k != "A6000"} == \
+        {k: v for k, v in specs.items() if k != "A6000"}
+    assert _freshness(workload) in seen
     monkeypatch.setenv("SOLAR_FP32_MATH", "tf32")
-    changed("a SOLAR_* setting", _freshness(workload, hardware_dir=hardware_dir))
+    changed("a SOLAR_* setting", _freshness(workload))
     assert _freshness(tmp_path / "missing.py") is None  # unreadable: never a hit
 
 
@@ -174,20 +181,23 @@ def test_a_record_is_a_hit_only_while_its_key_and_stored_files_match(tmp_path, c
     path.write_text(LINEAR.format(batch=4))
     fresh, stored = _fake_record(home, path)
     keys = {str(path): _key(path)}
-    (hit,) = find_hits(home, keys, {str(path): fresh}).values()
-    assert hit.per_op[0].macs == 288 and hit.per_op[0].memory_s == 2.5e-10  # the rows survive JSON exactly
-    assert find_hits(home, keys, {str(path): "another key"}) == {}
-    assert find_hits(home, keys, {str(path): None}) == {}
+    (hit,) = find_hits(home, keys, {str(path): fresh}, {}).values()
+    assert not hit.stale
+    assert hit.record.per_op[0].macs == 288 and hit.record.per_op[0].memory_s == 2.5e-10  # the rows survive JSON
+    (hit,) = find_hits(home, keys, {str(path): fresh}, {"H100_SXM": "a digest"}).values()
+    assert hit.stale == ("H100_SXM",)  # a part it was never bounded on: its bound assets alone
+    assert find_hits(home, keys, {str(path): "another key"}, {}) == {}
+    assert find_hits(home, keys, {str(path): None}, {}) == {}
     os.utime(stored, ns=(1, 1))  # rewritten (same size): not the recorded value
-    assert find_hits(home, keys, {str(path): fresh}) == {}
+    assert find_hits(home, keys, {str(path): fresh}, {}) == {}
     fresh, stored = _fake_record(tmp_path / "home2", path)
     Path(stored).unlink()
-    assert find_hits(tmp_path / "home2", keys, {str(path): fresh}) == {}
+    assert find_hits(tmp_path / "home2", keys, {str(path): fresh}, {}) == {}
     fresh, _ = _fake_record(tmp_path / "home3", path)
     entry = cache_store.call_record_entry(tmp_path / "home3", _key(path))
     entry.write_text(entry.read_text()[:-5])  # truncated
     with caplog.at_level(logging.DEBUG, logger="solar_assets.cache_store"):
-        assert find_hits(tmp_path / "home3", keys, {str(path): fresh}) == {}
+        assert find_hits(tmp_path / "home3", keys, {str(path): fresh}, {}) == {}
     assert [r for r in caplog.records if r.name == "solar_assets.cache_store" and "discarded" in r.getMessage()]
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]  # a corrupt record is a quiet miss
 
@@ -312,7 +322,7 @@ def test_a_warm_call_starts_no_worker_and_records_nothing_new(setup, monkeypatch
 
 @pytest.mark.slow
 def test_each_changed_input_is_computed_again_beside_a_file_that_stays_a_hit(setup, monkeypatch):
-    """An edited workload, an edited helper module, a deleted stored value and the file that
+    """An edited workload, an edited helper module, a deleted stored bound value and the file that
     failed last time: computed again in one call; the unchanged file is still a hit."""
     from solar_assets.dagster_defs.call_records import load_record
 
@@ -322,7 +332,8 @@ def test_each_changed_input_is_computed_again_beside_a_file_that_stays_a_hit(set
     stored = load_record(home, _key(files["bmm_pair"])).partitions
     (home / next(p.storage for p in stored if p.asset == "sol_bounds")).unlink()
     calls, results, rows = _call(setup, [*GOOD, "broken"], monkeypatch=monkeypatch)
-    assert calls == [["fc_tanh", "uses_helper", "bmm_pair", "broken"]]
+    # bmm_pair lost a stored bound value: that part's bound assets alone, from its stored values, no worker
+    assert calls == [["fc_tanh", "uses_helper", "broken"]]
     assert rows == _plain(setup, GOOD)
     macs = {(r["workload"], r["hardware"]): r["macs"] for r in rows}
     assert macs[("fc_tanh", "A6000")] == 5 * 12 * 6 and macs[("uses_helper", "H100_SXM")] == 3 * 8 * 10
@@ -340,12 +351,10 @@ def test_a_hardware_figure_another_set_or_setting_and_a_wiped_history_are_comput
     assert count == 1
     spec.write_text(text)
     calls, _, rows = _call(setup, GOOD, monkeypatch=monkeypatch)
-    assert calls == [GOOD] and rows == _plain(setup, GOOD)
+    assert calls == [] and rows == _plain(setup, GOOD)  # only A6000's bound assets ran, in this process
 
     calls, _, rows = _call(setup, GOOD, ["H100_SXM"], monkeypatch=monkeypatch)
-    assert calls == [GOOD] and rows == _plain(setup, GOOD, ["H100_SXM"])
-    assert _call(setup, GOOD, ["H100_SXM"], monkeypatch=monkeypatch)[0] == []  # recorded for this set now
-
+    assert calls == [] and rows == _plain(setup, GOOD, ["H100_SXM"])  # a part the records hold
     monkeypatch.setenv("SOLAR_CALL_RECORDS_TEST", "1")  # any SOLAR_* setting is in the key
     calls, _, again = _call(setup, GOOD, ["H100_SXM"], monkeypatch=monkeypatch)
     assert calls == [GOOD] and again == rows

@@ -93,6 +93,65 @@ def killed_events(key: str, error: str) -> list[PartitionEvent]:
             *(upstream_failed(n, partition_of(n, key, None), first) for n in WORKLOAD_NODES[1:])]
 
 
+class _Walk:
+    """One file's asset partitions in graph order: each computed from its inputs' values, its
+    event kept, its value stored; a failure stops what depends on it (``upstream_failed``)."""
+
+    def __init__(self, path: str, options: dict[str, Any]) -> None:
+        from solar_assets.workloads.source import workload_name
+
+        self.path = path
+        self.result = WorkloadResult(workload=workload_name(path), path=path)
+        self.settings = AssetSettings(**options["settings"])
+        self.key, self.home = options["keys"][path], self.settings.home
+        self.defer = bool(options.get("defer_pictures"))
+        self.bound_nodes = [n for n in BOUND_NODES if options["inverse"] or n.name != "inverse_roofline"]
+        self.events: list[PartitionEvent] = []
+        self.values: dict[Partition, Any] = {}
+        self.failed: dict[Partition, Partition] = {}  # partition -> the failed partition that stopped it
+
+    def run(self, node: AssetNode, hardware: str | None) -> None:
+        partition = partition_of(node, self.key, hardware)
+        parents = parents_of(node, self.key, hardware)
+        stopped = next((self.failed[p] for p in parents.values() if p in self.failed), None)
+        if stopped is not None:
+            self.events.append(upstream_failed(node, partition, stopped))
+            self.failed[partition] = stopped
+            return
+        inputs = {name: self.values[p] for name, p in parents.items() if p in self.values}
+        extra = {"draw": False} if self.defer and node.name in DRAWN_BY_CLI else {}
+        event, value = compute(node, partition, inputs, self.settings, list(parents.values()), **extra)
+        self.events.append(event)
+        if event.error is not None:
+            self.failed[partition] = partition
+            if self.result.error is None:
+                self.result.error = with_path(event.error, self.path)
+            return
+        store_value(self.home, partition, value)
+        self.values[partition] = value
+
+    def bounds(self, hardware_names: Sequence[str]) -> None:
+        """The bound assets on each part, after its ``hardware_spec``."""
+        start = time.perf_counter()
+        for name in hardware_names:
+            spec = partition_of(HARDWARE_NODE, self.key, name)
+            event, value = _spec(spec, self.settings)
+            if event.error is not None:  # recorded by the CLI, which computes the spec too
+                self.result.error = with_path(event.error, Path(self.settings.hardware_dir) / f"{name}.yaml")
+                break
+            self.values[spec] = value
+            for node in self.bound_nodes:
+                self.run(node, name)
+            if self.result.error is not None:
+                break
+            self.result.per_op += _per_op_rows(self.result.workload, self.values, self.key, name)
+        self.result.seconds["bounds"] = time.perf_counter() - start
+
+    def finish(self, call_dir: str) -> WorkloadResult:
+        write_events(events_file(call_dir, self.path), self.events)
+        return self.result
+
+
 def compute_workload(path: str, cache_dir: str | None, options: dict[str, Any]) -> WorkloadResult:
     """The workload partition's assets, then its bound assets on each hardware; values into the
     IO manager's storage, the events to ``events_file(call_dir, path)``. The result carries the
@@ -101,62 +160,38 @@ def compute_workload(path: str, cache_dir: str | None, options: dict[str, Any]) 
     ``options``: ``settings`` (``AssetSettings.as_dict()``), ``keys`` (path -> workload key),
     ``hardware`` (names), ``inverse`` (compute ``inverse_roofline``), ``call_dir``,
     ``defer_pictures``."""
-    from solar_assets.workloads.source import workload_name
-
-    result = WorkloadResult(workload=workload_name(path), path=path)
-    settings = AssetSettings(**options["settings"])
-    key, home = options["keys"][path], settings.home
-    defer = bool(options.get("defer_pictures"))
-    bound_nodes = [n for n in BOUND_NODES if options["inverse"] or n.name != "inverse_roofline"]
-    events: list[PartitionEvent] = []
-    values: dict[Partition, Any] = {}
-    failed: dict[Partition, Partition] = {}  # partition -> the failed partition that stopped it
-
-    def run(node: AssetNode, hardware: str | None) -> None:
-        partition = partition_of(node, key, hardware)
-        parents = parents_of(node, key, hardware)
-        stopped = next((failed[p] for p in parents.values() if p in failed), None)
-        if stopped is not None:
-            events.append(upstream_failed(node, partition, stopped))
-            failed[partition] = stopped
-            return
-        inputs = {name: values[p] for name, p in parents.items() if p in values}
-        extra = {"draw": False} if defer and node.name in DRAWN_BY_CLI else {}
-        event, value = compute(node, partition, inputs, settings, list(parents.values()), **extra)
-        events.append(event)
-        if event.error is not None:
-            failed[partition] = partition
-            if result.error is None:
-                result.error = with_path(event.error, path)
-            return
-        store_value(home, partition, value)
-        values[partition] = value
-
+    walk = _Walk(path, options)
     try:
         start = time.perf_counter()
         for node in WORKLOAD_NODES:
-            run(node, None)
-        result.seconds["workload stages"] = time.perf_counter() - start
-        if result.error is None:
-            start = time.perf_counter()
-            for name in options["hardware"]:
-                spec = partition_of(HARDWARE_NODE, key, name)
-                event, value = _spec(spec, settings)
-                if event.error is not None:  # recorded by the CLI, which computes the spec too
-                    result.error = with_path(event.error, Path(settings.hardware_dir) / f"{name}.yaml")
-                    break
-                values[spec] = value
-                for node in bound_nodes:
-                    run(node, name)
-                if result.error is not None:
-                    break
-                result.per_op += _per_op_rows(result.workload, values, key, name)
-            result.seconds["bounds"] = time.perf_counter() - start
+            walk.run(node, None)
+        walk.result.seconds["workload stages"] = time.perf_counter() - start
+        if walk.result.error is None:
+            walk.bounds(options["hardware"])
     except Exception as e:  # the worker must answer for its file: one line naming it
         log.debug("%s failed", path, exc_info=True)
-        result.error = with_path(f"the assets failed unexpectedly: {type(e).__name__}: {e}", path)
-    write_events(events_file(options["call_dir"], path), events)
-    return result
+        walk.result.error = with_path(f"the assets failed unexpectedly: {type(e).__name__}: {e}", path)
+    return walk.finish(options["call_dir"])
+
+
+def compute_bounds(path: str, options: dict[str, Any], hardware_names: Sequence[str]) -> WorkloadResult:
+    """Only the bound assets of ``path`` on ``hardware_names``, from the stored values of its
+    workload assets (a spec edited since the last call, a part the file has not been bounded on):
+    no trace, golden run or validation, and no workload code, so no worker. ``options`` as for
+    ``compute_workload``."""
+    from solar_assets.asset_compute.storage import load_value
+
+    walk = _Walk(path, options)
+    try:
+        for node in WORKLOAD_NODES:
+            if any(node.name in n.inputs for n in walk.bound_nodes):
+                partition = partition_of(node, walk.key, None)
+                walk.values[partition] = load_value(walk.home, partition)
+        walk.bounds(hardware_names)
+    except Exception as e:  # one line naming the file, as a worker's would
+        log.debug("%s failed", path, exc_info=True)
+        walk.result.error = with_path(f"the bound assets failed unexpectedly: {type(e).__name__}: {e}", path)
+    return walk.finish(options["call_dir"])
 
 
 _SPECS: dict[tuple[str, str, int, int], tuple[PartitionEvent, Any]] = {}

@@ -6,16 +6,19 @@ hits, so after a call's report run succeeded the CLI writes, for each file whose
 the call succeeded, a **record** (``$SOLAR_HOME/call_records/``, ``cache_store.call_record_entry``):
 
 - the file's **freshness key** (``freshness_key``): its bytes and the local modules it imports
-  (``WorkloadSource.version``), its path and workload partition key, the hardware names asked and
-  each spec file's sha256, the target latency, the run options (``RunConfig``: translator,
-  framework, fp32 policy, validation and node-wise budgets) and ``cache_store.environment_key()``
-  (solar's code, the installed libraries, every ``SOLAR_*`` setting but ``SOLAR_HOME``);
+  (``WorkloadSource.version``), its path and workload partition key, the target latency, the run
+  options (``RunConfig``: translator, framework, fp32 policy, validation and node-wise budgets) and
+  ``cache_store.environment_key()`` (solar's code, the installed libraries, every ``SOLAR_*``
+  setting but ``SOLAR_HOME``);
+- the sha256 of each hardware spec its bound partitions were computed from (``spec_versions``);
 - each asset partition the call recorded for the file, with its data version and its stored
   value's file (``asset_compute.storage.storage_path``), size and mtime;
 - the per-op rows the worker returned and the result's workload name.
 
 The next call, before any worker or Dagster import, looks the records up (``find_hits``): a record
-whose key matches and whose stored files are all there, unchanged, is a hit. In the thread that
+whose key matches and whose stored files are all there, unchanged, is a hit (``Hit``); a part
+whose spec changed since, or that the record has not seen, is the hit's ``stale`` hardware: only
+its bound assets are computed again (``asset_compute.worker.compute_bounds``). In the thread that
 prepares the instance, each hit is verified (``verify``): the latest materialisation of each
 recorded partition still has the recorded data version (history wiped, a UI run re-materialised
 it, a partition never recorded: a failed verification, and the file is computed after all).
@@ -28,7 +31,7 @@ import hashlib
 import logging
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -47,7 +50,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-RECORD_FORMAT = 1  # bumped when the record's fields change: an older record is then a miss
+RECORD_FORMAT = 2  # bumped when the record's fields change: an older record is then a miss
 
 
 class RecordedPartition(BaseModel):
@@ -61,6 +64,7 @@ class RecordedPartition(BaseModel):
     storage: str  # relative to $SOLAR_HOME (``storage/sol_bounds/H100_SXM/gemm``)
     size: int
     mtime_ns: int
+    hardware: str | None = None  # the part of a bound asset's partition; None for a workload asset
 
 
 class CallRecord(BaseModel):
@@ -75,49 +79,47 @@ class CallRecord(BaseModel):
     path: str  # the path the recording call was given
     partitions: list[RecordedPartition]
     per_op: list[PerOpRow]
+    hardware: dict[str, str] = {}  # part -> sha256 of the spec its bound partitions were computed from
     activity: list[str] = []  # ``WorkloadResult.activity`` of the run that computed it (its rows' notes)
 
 
 # ---------------------------------------------------------------------------- the freshness key
-def _hardware_files(hardware_names: Sequence[str], hardware_dir: Path | None) -> list[str]:
-    """``name=sha256`` of each spec file as the assets load it (``hardware_dir`` first, then the
-    search path); a name that resolves to no file gives ``name=-`` (its assets fail: never recorded)."""
+def spec_versions(hardware_names: Sequence[str], hardware_dir: Path | None) -> dict[str, str]:
+    """``name -> sha256`` of each spec file as the assets load it (``hardware_dir`` first, then the
+    search path); a name that resolves to no file gives ``-`` (its assets fail: never recorded)."""
     from solar_assets.hardware.spec import HardwareError, _resolve
 
-    out = []
+    out = {}
     for name in hardware_names:
         try:
-            digest = cache_store.file_sha256(_resolve(name, hardware_dir))
+            out[name] = cache_store.file_sha256(_resolve(name, hardware_dir))
         except (HardwareError, OSError):
-            digest = "-"
-        out.append(f"{name}={digest}")
+            out[name] = "-"
     return out
 
 
-def freshness_key(path: str | Path, workload_key: str, hardware_names: Sequence[str], hardware_dir: Path | None,
-                  target_latency_s: float | None, run: RunConfig, cache_dir: Path | None = None) -> str | None:
-    """Everything a file's asset partitions in a call depend on, hashed (module docstring); None
-    when the file cannot be read (never a hit: the worker says what is wrong)."""
+def freshness_key(path: str | Path, workload_key: str, target_latency_s: float | None, run: RunConfig,
+                  cache_dir: Path | None = None) -> str | None:
+    """Everything a file's asset partitions in a call depend on but the specs, hashed (module
+    docstring); None when the file cannot be read (never a hit: the worker says what is wrong)."""
     from solar_assets.workloads import read_workload_source
 
     try:
         src = read_workload_source(path, run.framework, cache_dir)  # with what it reads (workloads.reads)
     except (OSError, SolarError):
         return None
-    return _key(src, path, workload_key, hardware_names, hardware_dir, target_latency_s, run)
+    return _key(src, path, workload_key, target_latency_s, run)
 
 
-def _key(src: WorkloadSource, path: str | Path, workload_key: str, hardware_names: Sequence[str],
-         hardware_dir: Path | None, target_latency_s: float | None, run: RunConfig) -> str:
+def _key(src: WorkloadSource, path: str | Path, workload_key: str, target_latency_s: float | None,
+         run: RunConfig) -> str:
     parts = [f"record={RECORD_FORMAT}", src.version, src.framework, str(Path(path).resolve()), workload_key,
-             *_hardware_files(hardware_names, hardware_dir), f"target={target_latency_s!r}", repr(run),
-             cache_store.environment_key()]
+             f"target={target_latency_s!r}", repr(run), cache_store.environment_key()]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
-def settled_freshness_key(before: str | None, path: str | Path, workload_key: str, hardware_names: Sequence[str],
-                          hardware_dir: Path | None, target_latency_s: float | None, run: RunConfig,
-                          cache_dir: Path | None = None) -> str | None:
+def settled_freshness_key(before: str | None, path: str | Path, workload_key: str, target_latency_s: float | None,
+                          run: RunConfig, cache_dir: Path | None = None) -> str | None:
     """The key to record a finished file under: ``before`` (the call's key), or, for a file no
     load had recorded the reads of when the call began (``WorkloadSource.reads_key``), the key
     with what its load recorded — the key the next call computes. None when anything else
@@ -131,12 +133,11 @@ def settled_freshness_key(before: str | None, path: str | Path, workload_key: st
         src = read_workload_source(path, run.framework, cache_dir)
     except (OSError, SolarError):
         return None
-    now = _key(src, path, workload_key, hardware_names, hardware_dir, target_latency_s, run)
+    now = _key(src, path, workload_key, target_latency_s, run)
     if now == before:
         return now
     unrecorded = replace(src, reads_sha256=UNRECORDED, reads_pending="")
-    return now if _key(unrecorded, path, workload_key, hardware_names, hardware_dir, target_latency_s,
-                       run) == before else None
+    return now if _key(unrecorded, path, workload_key, target_latency_s, run) == before else None
 
 
 # ---------------------------------------------------------------------------- reading and writing
@@ -154,32 +155,57 @@ def _unchanged(home: Path, recorded: RecordedPartition) -> bool:
     return stat.st_size == recorded.size and stat.st_mtime_ns == recorded.mtime_ns
 
 
-def find_hits(home: Path, keys: Mapping[str, str], freshness: Mapping[str, str | None]) -> dict[str, CallRecord]:
-    """``path -> record`` of each file (``keys``: path -> workload partition key) whose record's
-    freshness key equals ``freshness[path]`` and whose recorded storage files all exist with the
-    recorded size and mtime. No Dagster: the CLI decides this before importing it."""
+@dataclass(frozen=True)
+class Hit:
+    """A file's record that still holds for its workload assets: ``stale`` names the parts asked
+    for whose bound assets must be computed again (a spec edited since, a part the record has not
+    seen, a stored bound value changed on disk); none: the whole file is answered by the record."""
+
+    record: CallRecord
+    stale: tuple[str, ...] = ()
+
+    @property
+    def kept(self) -> list[RecordedPartition]:
+        """The recorded partitions that stand: the workload assets and the fresh parts' bounds."""
+        return [p for p in self.record.partitions if p.hardware is None or p.hardware not in self.stale]
+
+
+def find_hits(home: Path, keys: Mapping[str, str], freshness: Mapping[str, str | None],
+              specs: Mapping[str, str]) -> dict[str, Hit]:
+    """``path -> Hit`` of each file (``keys``: path -> workload partition key) whose record's
+    freshness key equals ``freshness[path]`` and whose recorded workload partitions' storage files
+    all exist with the recorded size and mtime; ``specs`` (``spec_versions`` of the parts asked)
+    decides each part's staleness. No Dagster: the CLI decides this before importing it."""
     hits = {}
     for path, key in keys.items():
         wanted = freshness.get(path)
         record = load_record(home, key) if wanted is not None else None
         if record is None or record.freshness_key != wanted or record.workload_key != key:
             continue
-        stale = [p for p in record.partitions if not _unchanged(home, p)]
-        if stale:
-            log.debug("%s: recorded %s[%s] changed on disk: computed again", path, stale[0].asset, stale[0].partition)
+        changed = [p for p in record.partitions if not _unchanged(home, p)]
+        if any(p.hardware is None for p in changed):
+            p = next(p for p in changed if p.hardware is None)
+            log.debug("%s: recorded %s[%s] changed on disk: computed again", path, p.asset, p.partition)
             continue
-        hits[path] = record
+        bounded = {p.hardware for p in record.partitions if p.hardware is not None}
+        stale = tuple(name for name, digest in specs.items()
+                      if record.hardware.get(name) != digest or name not in bounded
+                      or any(p.hardware == name for p in changed))
+        hits[path] = Hit(record, stale)
     return hits
 
 
 def save_record(home: Path, path: str, workload_key: str, freshness: str, workload: str,
-                events: Sequence[PartitionEvent], per_op: Sequence[PerOpRow], activity: Sequence[str] = ()) -> bool:
+                events: Sequence[PartitionEvent], per_op: Sequence[PerOpRow], specs: Mapping[str, str],
+                activity: Sequence[str] = (), base: Hit | None = None) -> bool:
     """Store the record of a file whose every event of the call succeeded (``events``: its
-    workload and bound assets' events, as recorded by the call's run). False (nothing stored)
-    when an event failed or a stored value is missing."""
+    workload and bound assets' events, as recorded by the call's run; ``specs``: the digests of
+    the parts they were computed on). ``base``: the hit whose stale parts only were computed, its
+    other partitions, parts and per-op rows kept. False (nothing stored) when an event failed or a
+    stored value is missing."""
     from solar_assets.asset_compute.storage import storage_path
 
-    partitions = []
+    partitions = list(base.kept) if base is not None else []
     for event in events:
         if event.error is not None or event.observation or event.data_version is None:
             return False
@@ -191,31 +217,37 @@ def save_record(home: Path, path: str, workload_key: str, freshness: str, worklo
         partitions.append(RecordedPartition(asset=event.partition.asset, partition=str(event.partition.key),
                                             data_version=event.data_version,
                                             storage=str(file.relative_to(home)), size=stat.st_size,
-                                            mtime_ns=stat.st_mtime_ns))
+                                            mtime_ns=stat.st_mtime_ns,
+                                            hardware=dict(event.partition.dims).get("hardware")))
     if not partitions:
         return False
+    hardware = dict(specs)
+    if base is not None:
+        hardware = {**{k: v for k, v in base.record.hardware.items() if k not in base.stale}, **hardware}
+        per_op = [*(r for r in base.record.per_op if r.hardware not in base.stale), *per_op]
+        activity = list(dict.fromkeys([*base.record.activity, *activity]))
     record = CallRecord(freshness_key=freshness, workload_key=workload_key, workload=workload, path=path,
-                        partitions=partitions, per_op=list(per_op), activity=list(activity))
+                        partitions=partitions, per_op=list(per_op), hardware=hardware, activity=list(activity))
     return cache_store.store(cache_store.call_record_entry(home, workload_key), record.model_dump_json())
 
 
 # ---------------------------------------------------------------------------- against the instance
-def verify(instance: dg.DagsterInstance, hits: Mapping[str, CallRecord]) -> set[str]:
-    """The paths of ``hits`` whose record the instance contradicts: a recorded asset partition
-    whose latest materialisation is missing or has another data version. Two queries per asset
-    (``batch.latest_versions``), whatever the number of partitions."""
+def verify(instance: dg.DagsterInstance, hits: Mapping[str, Hit]) -> set[str]:
+    """The paths of ``hits`` whose record the instance contradicts: a kept asset partition
+    (``Hit.kept``) whose latest materialisation is missing or has another data version. Two
+    queries per asset (``batch.latest_versions``), whatever the number of partitions."""
     import dagster as dg
 
     from solar_assets.dagster_defs.batch import latest_versions
 
     by_asset: dict[str, set[str]] = {}
-    for record in hits.values():
-        for p in record.partitions:
+    for hit in hits.values():
+        for p in hit.kept:
             by_asset.setdefault(p.asset, set()).add(p.partition)
     latest = {asset: latest_versions(instance, dg.AssetKey(asset), sorted(keys)) for asset, keys in by_asset.items()}
     failed = set()
-    for path, record in hits.items():
-        for p in record.partitions:
+    for path, hit in hits.items():
+        for p in hit.kept:
             found = latest[p.asset].get(p.partition)
             if found is None or found[0] != p.data_version:
                 log.debug("%s: %s[%s] is %s in the instance, recorded %s: computed again", path, p.asset,

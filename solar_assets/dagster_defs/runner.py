@@ -69,7 +69,8 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
                          memory_limit_bytes: int | None = None,
                          on_stage: Callable[[str, str], None] | None = None,
                          measure: MeasureOptions | None = None, checks: list[dg.AssetCheckEvaluation] | None = None,
-                         record: bool = True, jobs: int = 1) -> tuple[list[WorkloadResult], list[ReportRow]]:
+                         record: bool = True, jobs: int = 1,
+                         notices: list[str] | None = None) -> tuple[list[WorkloadResult], list[ReportRow]]:
     """Materialise every asset for ``paths`` × ``hardware_names`` in **one** Dagster run; return
     per-workload results (``error`` set where a stage failed) and the ``headroom_report`` rows, in
     the order asked. ``failures``: errors found before any run (bad paths), listed in the report
@@ -83,7 +84,9 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
     unchanged, and the instance's latest materialisations still the recorded ones) gets no
     worker and records no event: its result is the record's, its rows the report's. ``record``:
     write the records of this call's fully successful files (False: read none, write none).
-    ``jobs``: worker processes side by side (each file still alone in its worker).
+    ``jobs``: worker processes side by side (each file still alone in its worker). A file whose
+    record holds but for some parts (a spec edited, a part new to it) gets no worker: only those
+    parts' bound assets run, from its stored values; ``notices`` gets one line per such part.
     Raises ``DagsterStorageError`` when the instance's database cannot be used."""
     import tempfile
     import threading
@@ -103,10 +106,10 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
     settings = AssetSettings.default(home_dir, workload_dir, target_latency_s=target_latency_s,
                                      workload_files={k: p for p, k in keys.items()})
     # decided before Dagster is imported: a file whose record matches starts no worker
-    freshness = {p: call_records.freshness_key(p, k, hardware_names, Path(settings.hardware_dir), target_latency_s,
-                                               RunConfig.from_env(), home_dir / "cache")
+    freshness = {p: call_records.freshness_key(p, k, target_latency_s, RunConfig.from_env(), home_dir / "cache")
                  for p, k in keys.items()} if record else {}
-    hits = call_records.find_hits(home_dir, keys, freshness) if record else {}
+    specs = call_records.spec_versions(hardware_names, Path(settings.hardware_dir))
+    hits = call_records.find_hits(home_dir, keys, freshness, specs) if record else {}
     with tempfile.TemporaryDirectory(prefix="solar-call-") as call_dir, contextlib.ExitStack() as stack:
         prepared: dict[str, Any] = {}
 
@@ -143,7 +146,7 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
                 on_result=lambda index, _: pictures.submit(events_file(call_dir, files[index])),
                 on_event=(lambda index, workload, stage: on_stage(workload, stage)) if on_stage else None)))
 
-        computed = compute([p for p in keys if p not in hits])
+        computed = compute([p for p in keys if p not in hits])  # a stale part alone is bounded below
         waited = time.perf_counter()
         thread.join()
         log.debug("the Dagster preparation finished %.2f s after the workers", time.perf_counter() - waited)
@@ -154,10 +157,15 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
         if again:
             log.debug("%d recorded file(s) failed verification against the instance: computed", len(again))
             computed.update(compute(again))
+        partial = {p: h for p, h in hits.items() if h.stale and p not in computed}
+        bounded = _bounds_only(partial, options, pictures, on_stage)
+        if partial and notices is not None:
+            notices.extend(_bounds_notices(partial, bool(options["inverse"])))
+        computed.update(bounded)
         waited = time.perf_counter()
         pictures.join()
         log.debug("the pictures finished %.2f s after the workers", time.perf_counter() - waited)
-        recorded = {p: r for p, r in hits.items() if p not in computed}
+        recorded = {p: h.record for p, h in hits.items() if p not in computed}
         for path, hit in recorded.items():
             if on_stage:
                 on_stage(hit.workload, "unchanged since the last call")
@@ -189,11 +197,13 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
             checks.extend(evaluations)
         for path, result in computed.items():  # the run recorded them: a next call may skip these files
             settled = call_records.settled_freshness_key(
-                freshness.get(path), path, keys[path], hardware_names, Path(settings.hardware_dir), target_latency_s,
-                RunConfig.from_env(), home_dir / "cache") if record and result.ok else None
+                freshness.get(path), path, keys[path], target_latency_s, RunConfig.from_env(),
+                home_dir / "cache") if record and result.ok else None
+            base = partial.get(path) if path in bounded else None
             if settled is not None:
-                call_records.save_record(home_dir, path, keys[path], settled, result.workload,
-                                         file_events[path], result.per_op, result.activity)
+                call_records.save_record(home_dir, path, keys[path], settled, result.workload, file_events[path],
+                                         result.per_op, {n: specs[n] for n in (base.stale if base else hardware_names)},
+                                         result.activity, base)
     order = {p: i for i, p in enumerate(keys)}
     wanted = {h: i for i, h in enumerate(hardware_names)}
     rows = sorted((r for r in every_row if r.source in order and r.hardware in wanted),
@@ -202,6 +212,41 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
         result.rows = [r for r in rows if r.source == result.path]
         result.mark_rows()
     return results, [r for result in results for r in result.rows if r.hardware in wanted]
+
+
+def _bounds_only(partial: dict[str, call_records.Hit], options: dict[str, Any], pictures: Any,
+                 on_stage: Callable[[str, str], None] | None) -> dict[str, WorkloadResult]:
+    """The bound assets of each partly fresh file on its stale parts only, in this process (no
+    workload code runs: ``asset_compute.worker.compute_bounds``); each result with the record's
+    per-op rows of its other parts and what its run did outside its lane."""
+    from solar_assets.asset_compute.worker import compute_bounds, events_file
+
+    out = {}
+    for path, hit in partial.items():
+        if on_stage:
+            on_stage(hit.record.workload, f"bounds again on {', '.join(hit.stale)} (the rest unchanged)")
+        result = compute_bounds(path, options, hit.stale)
+        pictures.submit(events_file(options["call_dir"], path))
+        result.per_op = [*(r for r in hit.record.per_op if r.hardware not in hit.stale), *result.per_op]
+        result.activity = list(hit.record.activity)
+        out[path] = result
+    return out
+
+
+def _bounds_notices(partial: dict[str, call_records.Hit], inverse: bool) -> list[str]:
+    """One line per part whose bounds alone ran again: why, and for how many files."""
+    from solar_assets.asset_compute.graph import BOUND_NODES
+
+    names = ", ".join(n.name for n in BOUND_NODES if inverse or n.name != "inverse_roofline")
+    lines = []
+    for name in dict.fromkeys(n for h in partial.values() for n in h.stale):
+        hits = [h for h in partial.values() if name in h.stale]
+        changed = sum(1 for h in hits if name in h.record.hardware)
+        why = (f"{name}'s spec changed since the last call" if changed == len(hits) else
+               f"{name} is new to these files" if not changed else f"{name} changed or is new")
+        lines.append(f"{why}: only its bound assets ({names}) ran again, for "
+                     f"{len(hits)} workload{'s' if len(hits) != 1 else ''}; no trace, golden run or validation")
+    return lines
 
 
 def _recorded_result(path: str, record: call_records.CallRecord) -> WorkloadResult:
