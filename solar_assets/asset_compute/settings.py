@@ -67,13 +67,18 @@ class AssetSettings:
                          nodewise_bytes=self.nodewise_bytes)
 
     def workload_path(self, key: str) -> Path:
-        """The file of a workload partition: from ``workload_files``, else the file of
-        ``workload_dir`` whose key it is, else ``<workload_dir>/<key>.py`` (reading it names it)."""
+        """The file of a workload partition: from ``workload_files``, else an outside file a call
+        analysed (``asset_compute.workload_paths``), else the file of ``workload_dir`` whose key it
+        is, else ``<workload_dir>/<key>.py`` (reading it names it)."""
         from solar_assets.asset_compute.keys import workload_key
+        from solar_assets.asset_compute.workload_paths import known_paths
         from solar_assets.workloads import discover_workloads
 
         if key in self.workload_files:
             return Path(self.workload_files[key])
+        outside = known_paths(self.home).get(key) if "@" in key else None  # only an outside file's key has one
+        if outside is not None:
+            return Path(outside)
         plain = Path(self.workload_dir) / f"{key}.py"
         if plain.is_file() and workload_key(plain, self.workload_dir) == key:
             return plain

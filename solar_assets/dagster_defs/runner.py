@@ -94,6 +94,7 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
     from solar_assets.asset_compute.keys import workload_key
     from solar_assets.asset_compute.pictures import PictureThread
     from solar_assets.asset_compute.settings import AssetSettings
+    from solar_assets.asset_compute.workload_paths import remember_paths
     from solar_assets.asset_compute.worker import DRAWN_BY_CLI, events_file
     from solar_assets.chain.config import RunConfig
     from solar_assets.dagster_defs import call_records
@@ -122,6 +123,8 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
                 with storage_guard(home_dir):
                     instance = stack.enter_context(solar_instance(home_dir))
                     with home_lock(home_dir):  # another call's registration or report run goes first
+                        remember_paths(home_dir, {k: p for p, k in keys.items()  # the sensor watches them from now on
+                                                  if Path(p).resolve().parent != workload_dir.resolve()})
                         fail_abandoned_runs(instance)  # a call killed before: its run is not running
                         prepared.update(call=call, base=config, instance=instance,
                                         events=call.prepare_call(instance, config, list(keys.values()),
