@@ -44,7 +44,7 @@ def latest_versions(instance: dg.DagsterInstance, asset_key: dg.AssetKey, partit
                     observation: bool = False) -> dict[str | None, tuple[str, int]]:
     """``partition -> (data version, storage id)`` of each partition's latest materialisation
     (observation, for a source asset); two queries per asset, whatever the number of partitions."""
-    from dagster._core.definitions.data_version import extract_data_version_from_entry
+    from solar_assets.dagster_defs.sources import entry_data_version
 
     kind = dg.DagsterEventType.ASSET_OBSERVATION if observation else dg.DagsterEventType.ASSET_MATERIALIZATION
     wanted = {p for p in partitions if p is not None}
@@ -60,9 +60,9 @@ def latest_versions(instance: dg.DagsterInstance, asset_key: dg.AssetKey, partit
     records_filter = dg.AssetRecordsFilter(asset_key=asset_key, storage_ids=list(ids))
     fetch = instance.fetch_observations if observation else instance.fetch_materializations
     for record in fetch(records_filter, limit=len(ids)).records:
-        version = extract_data_version_from_entry(record.event_log_entry)
+        version = entry_data_version(record.event_log_entry)
         if version is not None:
-            out[ids[record.storage_id]] = (version.value, record.storage_id)
+            out[ids[record.storage_id]] = (version, record.storage_id)
     return out
 
 

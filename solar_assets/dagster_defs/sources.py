@@ -98,15 +98,21 @@ OBSERVE_JOBS = {workload_file.key.to_user_string(): observe_workload_files,
                 hardware_file.key.to_user_string(): observe_hardware_files}
 
 
+DATA_VERSION_TAG = "dagster/data_version"
+"""The tag under which Dagster records an event's data version (its documented name)."""
+
+
+def entry_data_version(entry: dg.EventLogEntry) -> str | None:
+    """The data version a materialisation or observation event carries (None: none)."""
+    return (entry.tags or {}).get(DATA_VERSION_TAG)
+
+
 def observed_versions(instance: dg.DagsterInstance, key: dg.AssetKey, partitions: list[str]) -> Mapping[str, str | None]:
     """The last observed data version of each partition of a source asset (None: never observed)."""
-    from dagster._core.definitions.data_version import extract_data_version_from_entry
-
     out: dict[str, str | None] = {}
     for partition in partitions:
         record = instance.get_latest_data_version_record(key, is_source=True, partition_key=partition)
-        version = extract_data_version_from_entry(record.event_log_entry) if record else None
-        out[partition] = version.value if version else None
+        out[partition] = entry_data_version(record.event_log_entry) if record else None
     return out
 
 
