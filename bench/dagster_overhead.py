@@ -1,7 +1,7 @@
 """What the Dagster path of ``solar analyze`` costs over the plain path (``--no-dagster``).
 
     python bench/dagster_overhead.py [--workloads FILE ...] [--shipped] [--n 100] [--hardware H100_SXM]
-                                     [--hardware-change] [--keep DIR]
+                                     [--hardware-change] [--cli-hardware-change] [--keep DIR]
 
 For each workload file named (default: gemm), for the shipped workloads as one folder
 (``--shipped``: ``data/workloads``, one call) and for a folder of ``--n`` generated small
@@ -17,6 +17,12 @@ hardware spec (a copy under the temp dir, ``$SOLAR_HARDWARE_DIR``), observe the 
 solar's re-analysis (``automation.reanalyse``: every stale partition, upstream first); prints what
 ran and how long it took: exactly that part's ``hardware_spec``, its N × (``sol_bounds``,
 ``cache_aware_bound``) partitions and the report are expected.
+
+``--cli-hardware-change``: after the folder's warm Dagster call, edit the spec's DRAM bandwidth and
+call ``solar analyze`` on the folder again (the Dagster path): only that part's bound assets should
+run (``asset_compute.worker.compute_bounds``, no worker). Prints that call's seconds and the line it
+printed, against **bounding alone**: the same ``compute_bounds`` calls in this process, from the
+stored values, without the CLI's start, Dagster's recording or the report.
 """
 from __future__ import annotations
 
@@ -132,6 +138,44 @@ def hardware_change(paths: list[Path], root: Path, hardware: str) -> tuple[float
     return time.perf_counter() - start, ran
 
 
+def _edit_dram(spec: Path, factor: float) -> None:
+    import re
+
+    edited, count = re.subn(r"^(dram_bytes_per_s:\s*)([0-9.eE+]+)", lambda m: f"{m[1]}{float(m[2]) * factor:.6g}",
+                            spec.read_text(), count=1, flags=re.M)
+    if not count:
+        raise RuntimeError(f"{spec}: no dram_bytes_per_s line to edit")
+    spec.write_text(edited)
+
+
+def cli_hardware_change(paths: list[Path], root: Path, hardware: str, env: dict[str, str]) -> dict[str, object]:
+    """The CLI call after a spec edit, and the bounding it needs done alone (module docstring)."""
+    from solar_assets.asset_compute.keys import workload_key
+    from solar_assets.asset_compute.settings import AssetSettings
+    from solar_assets.asset_compute.worker import compute_bounds
+
+    home = root / "home-folder-dagster"
+    _edit_dram(Path(os.environ["SOLAR_HARDWARE_DIR"]) / f"{hardware}.yaml", 0.8)
+    command = [str(Path(sys.executable).with_name("solar")), "analyze", str(root / "generated"), "--hardware",
+               hardware, "--home", str(home), "--no-progress", "--json"]
+    start = time.perf_counter()
+    done = subprocess.run(command, env={**env, "SOLAR_HOME": str(home)}, capture_output=True, text=True)
+    call = time.perf_counter() - start
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} exited {done.returncode}:\n{done.stderr[-2000:]}")
+    line = next((ln for ln in done.stderr.splitlines() if "ran again" in ln), "(no line: everything ran?)")
+    settings = AssetSettings.default(home, REPO / "data" / "workloads")
+    options = {"settings": settings.as_dict(), "keys": {str(p): workload_key(p, settings.workload_dir) for p in paths},
+               "inverse": False, "call_dir": tempfile.mkdtemp(prefix="solar-bench-bounds-"), "defer_pictures": True}
+    start = time.perf_counter()
+    for path in paths:
+        result = compute_bounds(str(path), options, [hardware])
+        if result.error:
+            raise RuntimeError(result.error)
+    alone = time.perf_counter() - start
+    return {"call": call, "alone": alone, "line": line}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workloads", nargs="*", default=[str(REPO / "data" / "workloads" / "gemm.py")])
@@ -139,6 +183,7 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=100, help="generated workloads in the folder (0: none)")
     parser.add_argument("--hardware", default="H100_SXM")
     parser.add_argument("--hardware-change", action="store_true")
+    parser.add_argument("--cli-hardware-change", action="store_true")
     parser.add_argument("--keep", metavar="DIR", help="work here and keep it (default: a temp dir, removed)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
@@ -170,6 +215,11 @@ def main() -> int:
                   f"{t['warm plain']:>9.1f}s {t['warm dagster'] / t['warm plain']:>5.2f}x   "
                   f"{t['cold dagster cpu']:.1f}/{t['cold plain cpu']:.1f}, {t['warm dagster cpu']:.1f}/"
                   f"{t['warm plain cpu']:.1f}")
+        if args.cli_hardware_change and paths:
+            change = cli_hardware_change(paths, root, args.hardware, env)
+            print(f"\nspec edit through the CLI ({args.hardware} DRAM bandwidth x0.8, {len(paths)} workloads): the call "
+                  f"took {change['call']:.1f} s; bounding alone {change['alone']:.1f} s "
+                  f"({change['call'] / change['alone']:.2f}x); it printed: {change['line']}")
         if args.hardware_change and paths:
             seconds, ran = hardware_change(paths, root, args.hardware)
             counts: dict[str, int] = {}
