@@ -206,7 +206,7 @@ CODE_PACKAGES = ("solar_assets", "ir_schemas")  # the code a finished result dep
 # the frameworks and numeric libraries whose installed versions a finished result depends on
 LIBRARIES = ("torch", "numpy", "numba", "transformers", "einops", "jax", "jaxlib", "flax")
 SETTINGS_PREFIX = "SOLAR_"
-NOT_SETTINGS = ("SOLAR_HOME",)  # where results live, not what they are
+NOT_SETTINGS = ("SOLAR_HOME", "SOLAR_FRESH_WORKERS")  # where results live and how workers run, not what they are
 
 class KeyedSource(Protocol):
     """What a cache key reads of a workload (``solar_assets.workloads.WorkloadSource``)."""

@@ -156,6 +156,9 @@ def _parser() -> argparse.ArgumentParser:
     analyze.add_argument("--memory-limit", default=None, metavar="SIZE",
                          help="resident-memory limit of a workload's worker: 75%% (of this machine's, the default), "
                               "8G, 512M, or 0 for none")
+    analyze.add_argument("--fresh-workers", action="store_true",
+                         help="a fresh worker process for each file, discarded after it (about 5 s more per file): "
+                              "nothing a file leaves in its process can reach the next one")
     analyze.add_argument("--framework", choices=("torch", "jax"),
                          help="the workloads' framework (default: detected from each file's imports)")
     analyze.add_argument("--translator", choices=TRANSLATORS, metavar="{tracer,agent,auto}",
@@ -174,6 +177,7 @@ def _parser() -> argparse.ArgumentParser:
                           help="time limit per workload in a worker process (default 600; 0: none)")
     coverage.add_argument("--memory-limit", default=None, metavar="SIZE",
                           help="resident-memory limit of each worker: 75%% (the default), 8G, 512M, or 0 for none")
+    coverage.add_argument("--fresh-workers", action="store_true", help="as for analyze")
     coverage.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
     coverage.add_argument("--framework", choices=("torch", "jax"),
                           help="the workloads' framework (default: detected from each file's imports)")
@@ -384,6 +388,12 @@ def _workload_paths(args_paths: Sequence[str]) -> tuple[list[Path], list[str]]:
     return paths, errors
 
 
+def _use_fresh_workers(wanted: bool) -> None:
+    """Export ``--fresh-workers`` for the worker pools this run starts (``workers.pool.fresh_workers``)."""
+    if wanted:
+        os.environ["SOLAR_FRESH_WORKERS"] = "1"
+
+
 def _use_translator(translator: str | None) -> None:
     """Export ``--translator`` (as ``$SOLAR_TRANSLATOR``) for the assets and workers this run starts;
     ``agent`` without a configured chat model is a usage error, before any work."""
@@ -401,6 +411,7 @@ def analyze(args: argparse.Namespace) -> int:
 
     home = _use_home(args.home)
     limit = cache_limit()  # a malformed SOLAR_CACHE_LIMIT is a usage error, before any work
+    _use_fresh_workers(args.fresh_workers)
     hardware_names = _analyze_hardware(args)
     for name in hardware_names:
         load_hardware(name)  # a bad name or spec is a usage error, before any work
@@ -748,6 +759,7 @@ def coverage(args: argparse.Namespace) -> int:
 
     home = _use_home(args.home)
     limit = cache_limit()
+    _use_fresh_workers(args.fresh_workers)
     _use_translator(args.translator)
     paths, input_errors = _workload_paths(args.paths)
     for error in input_errors:

@@ -19,6 +19,19 @@ def apply_levels(level: int) -> None:
         logging.getLogger(name).setLevel(max(level, logging.WARNING))
 
 
+def quiet_library_children() -> None:
+    """Hold the loggers a library created below a quiet name to the quiet name's level: a module
+    that sets its own level at import (great-expectations' ``data_context.types.base`` sets INFO,
+    then logs "Created temporary directory" on every cold call) would otherwise print past it."""
+    for name, found in list(logging.root.manager.loggerDict.items()):
+        if isinstance(found, logging.Logger) and found.level != logging.NOTSET and "." in name:
+            parent = name.split(".", 1)[0]
+            if parent in QUIET_LOGGERS:
+                floor = logging.getLogger(parent).getEffectiveLevel()
+                if found.level < floor:
+                    found.setLevel(floor)
+
+
 def solar_level() -> int:
     """The level solar's loggers log at now (what a worker process should use)."""
     return logging.getLogger("solar_assets").getEffectiveLevel()

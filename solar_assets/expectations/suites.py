@@ -199,6 +199,9 @@ def _context():
             import great_expectations as gx
             from great_expectations.data_context.types.base import ProgressBarsConfig
 
+            from solar_assets.logconf import quiet_library_children
+
+            quiet_library_children()  # its own INFO level set at import: held to the quiet level
             context = gx.get_context(mode="ephemeral")
             context.variables.progress_bars = ProgressBarsConfig(globally=False)
         _STATE.context = context

@@ -250,6 +250,19 @@ def _exit_reason(code: int | None) -> str:
     return f"the worker exited with status {code}"
 
 
+FRESH_WORKERS_ENV = "SOLAR_FRESH_WORKERS"
+
+
+def fresh_workers() -> bool:
+    """Whether each file gets a worker of its own, discarded after it (``solar analyze
+    --fresh-workers``, ``$SOLAR_FRESH_WORKERS=1``): the strict form of the isolation, about 5 s
+    of start-up per file. By default a worker serves file after file, its state restored and its
+    frameworks' callables compared after each (``state``, ``tamper``); a file that changes data in
+    place inside a framework (not a callable: nothing to compare) could reach the next file's golden
+    run in the same worker, never a verdict (the checker process)."""
+    return os.environ.get(FRESH_WORKERS_ENV, "").strip() not in ("", "0")
+
+
 def run_in_workers(paths: Sequence[str | Path], task: Task, unfinished: Unfinished,
                    cache_dir: str | Path | None = None, *, jobs: int = 1, timeout_s: float | None = None,
                    memory_limit_bytes: int | None = None, task_arg: Any = None,
@@ -263,6 +276,7 @@ def run_in_workers(paths: Sequence[str | Path], task: Task, unfinished: Unfinish
     in this process, without limits or isolation (for debugging)."""
     paths = [str(p) for p in paths]
     cache = str(cache_dir) if cache_dir is not None else None
+    fresh = fresh_workers()
     if jobs <= 0:
         results = []
         for i, path in enumerate(paths):
@@ -295,6 +309,8 @@ def run_in_workers(paths: Sequence[str | Path], task: Task, unfinished: Unfinish
 
     def finish(worker: _Worker, result: Any) -> None:
         results[worker.index], done[worker.index] = result, True
+        if fresh:  # a discarded process per file: nothing one leaves behind reaches the next
+            worker.retire = True
         if on_result:
             on_result(worker.index, result)
         worker.index = worker.path = None
@@ -317,8 +333,8 @@ def run_in_workers(paths: Sequence[str | Path], task: Task, unfinished: Unfinish
     try:
         while pending or any(w.busy for w in workers):
             for i, worker in enumerate(workers):  # replace workers that died or must go between files
-                if not worker.busy and (worker.retire or not worker.process.is_alive()):
-                    worker.stop()
+                if pending and not worker.busy and (worker.retire or not worker.process.is_alive()):
+                    worker.stop()  # (none is started when no file is left for it)
                     workers[i] = start()
             while pending and len(workers) < min(jobs, len(paths)):
                 workers.append(start())
