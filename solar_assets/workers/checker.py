@@ -84,14 +84,21 @@ def checker_pids() -> set[int]:
     return {c.process.pid for c in _ACTIVE}
 
 
+def _live_checker() -> Checker | None:
+    """This process's checker, a new one where it died on an earlier file; None when it has none."""
+    if not _ACTIVE:
+        return None
+    if not _ACTIVE[0].alive():
+        _ACTIVE[0] = Checker()
+    return _ACTIVE[0]
+
+
 def checked_validation(program: Any, golden: Any, *, source: str, traced: bool) -> Any | None:
     """The verdict from this process's checker; None when it has none (the caller validates in
     process: ``--jobs 0``, a notebook, a Dagster step of the UI)."""
-    if not _ACTIVE:
+    checker = _live_checker()
+    if checker is None:
         return None
-    checker = _ACTIVE[0]
-    if not checker.alive():  # it died on an earlier file: a new one for this one
-        _ACTIVE[0] = checker = Checker()
     try:
         return checker.validate(program, golden, source=source, traced=traced)
     except CheckerDied:
@@ -208,11 +215,8 @@ class NodewiseSession:
 
 def nodewise_checker() -> Any | None:
     """A ``MakeChecker`` for this process's checker; None when it has none (checked in process)."""
-    if not _ACTIVE:
-        return None
-    if not _ACTIVE[0].alive():
-        _ACTIVE[0] = Checker()
-    return lambda *setup: NodewiseSession(_ACTIVE[0], *setup)
+    checker = _live_checker()
+    return None if checker is None else (lambda *setup: NodewiseSession(checker, *setup))
 
 
 class _RemoteLive:
