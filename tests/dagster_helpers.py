@@ -33,3 +33,24 @@ def call_tree(root: Path, hardware: list[str]) -> tuple[Path, Path, Path]:
     for name in hardware:
         shutil.copy(repo / "hardware" / f"{name}.yaml", hardware_dir / f"{name}.yaml")
     return hardware_dir, workloads, home
+
+
+def last_call_runs(instance: dg.DagsterInstance) -> list[dg.DagsterRun]:
+    """The runs of the latest ``solar analyze`` call (its ``solar_analyze`` run and the report's),
+    found by the call id both carry; newest first."""
+    from solar_assets.dagster_defs.call import CALL_TAG
+
+    latest = instance.get_runs(filters=dg.RunsFilter(job_name="solar_analyze"), limit=1)
+    if not latest:
+        return []
+    return list(instance.get_runs(filters=dg.RunsFilter(tags={CALL_TAG: latest[0].tags[CALL_TAG]})))
+
+
+def call_materialisations(instance: dg.DagsterInstance) -> dict[str, set[str | None]]:
+    """``asset -> partitions`` materialised by the latest call's runs."""
+    out: dict[str, set[str | None]] = {}
+    for run in last_call_runs(instance):
+        for r in instance.get_records_for_run(run.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION).records:
+            event = r.event_log_entry.dagster_event
+            out.setdefault(event.asset_key.to_user_string(), set()).add(event.partition)
+    return out

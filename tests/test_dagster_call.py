@@ -12,6 +12,7 @@ Two tiny workloads and a broken one, on copies of A6000 and H100_SXM: one call o
 """
 from __future__ import annotations
 
+import logging
 import re
 import warnings
 from pathlib import Path
@@ -90,27 +91,30 @@ def test_one_run_materialises_every_partition_and_fails_only_the_broken_file(ana
     assert "broken_one.py" in errors["broken_one"]
     assert sorted((r.workload, r.hardware) for r in analysed["rows"]) == \
         sorted((Path(f).stem, h) for f in good for h in HARDWARE)
-    runs = instance.get_runs()
-    assert len(runs) == 1 and runs[0].status == dg.DagsterRunStatus.SUCCESS
-    run_id = runs[0].run_id
-    materialised = {(r.event_log_entry.dagster_event.asset_key.to_user_string(), r.event_log_entry.dagster_event.partition)
-                    for r in instance.get_records_for_run(run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION).records}
-    expected = {("headroom_report", None)} | {("hardware_spec", h) for h in HARDWARE}
+    runs = {r.job_name: r for r in instance.get_runs()}
+    assert len(instance.get_runs()) == 2 and set(runs) == {"solar_analyze", "__ephemeral_asset_job__"}
+    assert all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs.values())
+
+    def materialised_in(run) -> set[tuple[str, str | None, str]]:
+        return {(r.event_log_entry.dagster_event.asset_key.to_user_string(), r.event_log_entry.dagster_event.partition,
+                 r.event_log_entry.step_key)
+                for r in instance.get_records_for_run(run.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION).records}
+
+    # every partition of the good files from the call's one step, which ran the workers
+    expected = {("hardware_spec", h) for h in HARDWARE}
     for f in good:
         key = workload_key(f, REPO / "data" / "workloads")
         expected |= {(a, key) for a in ("workload_source", "golden_outputs", "ir_translation", "ir_validation",
                                         "einsum_graph", "ski_slope")}
         expected |= {(a, _pair(f, h)) for a in ("cache_aware_bound", "sol_bounds") for h in HARDWARE}
-    assert materialised == expected
-    failed = {(r.event_log_entry.dagster_event.asset_key.to_user_string(),
-               r.event_log_entry.dagster_event.event_specific_data.asset_materialization_failure.reason.value,
-               r.event_log_entry.dagster_event.event_specific_data.asset_materialization_failure.description)
-              for r in instance.get_records_for_run(run_id, of_type=dg.DagsterEventType.ASSET_FAILED_TO_MATERIALIZE).records}
-    by_asset = {a: (reason, text) for a, reason, text in failed}
-    assert set(by_asset) == {"workload_source", "golden_outputs", "ir_translation", "ir_validation", "einsum_graph",
-                             "ski_slope"}
-    assert by_asset["workload_source"][0] == "FAILED_TO_MATERIALIZE" and "broken_one.py" in by_asset["workload_source"][1]
-    assert {reason for a, (reason, _) in by_asset.items() if a != "workload_source"} == {"UPSTREAM_FAILED_TO_MATERIALIZE"}
+    assert materialised_in(runs["solar_analyze"]) == {(a, p, "analyse_workloads") for a, p in expected}
+    assert materialised_in(runs["__ephemeral_asset_job__"]) == {("headroom_report", None, "headroom_report")}
+    # the broken file: nothing of it materialised, and its one-line error in the step's log
+    broken_key = workload_key(broken, REPO / "data" / "workloads")
+    assert not any(p == broken_key for _, p, _ in materialised_in(runs["solar_analyze"]))
+    errors = [e.user_message for e in instance.all_logs(runs["solar_analyze"].run_id)
+              if e.level >= logging.ERROR and e.step_key == "analyse_workloads"]
+    assert len(errors) == 1 and "broken_one.py" in errors[0], errors
 
 
 def test_nothing_is_stale_and_a_regular_run_writes_the_same_data_versions(analysed):

@@ -258,7 +258,7 @@ def _latest(home: Path, results) -> dict[tuple[str, str], tuple[str, int]]:
     """``(asset, partition) -> (data version, storage id)`` of every recorded partition of the files."""
     import dagster as dg
 
-    from solar_assets.dagster_defs.batch import latest_versions
+    from solar_assets.dagster_defs.step_events import latest_versions
     from solar_assets.dagster_defs.call_records import load_record
     from solar_assets.dagster_defs.runner import solar_instance
 
@@ -310,10 +310,11 @@ def test_a_warm_call_starts_no_worker_and_records_nothing_new(setup, monkeypatch
         assert {o.hardware for o in second[name].per_op} == set(HARDWARE)
     assert _latest(home, [first[n] for n in GOOD]) == latest_before  # no new materialisation of theirs
     with solar_instance(home) as instance:
-        runs = instance.get_runs()
-        assert len(runs) == runs_before + 1 and runs[0].status == dg.DagsterRunStatus.SUCCESS
-        written = {r.event_log_entry.dagster_event.asset_key.to_user_string() for r in instance.get_records_for_run(
-            runs[0].run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION).records}
+        runs = instance.get_runs()  # the call's run and the report's
+        assert len(runs) == runs_before + 2 and all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs[:2])
+        written = {r.event_log_entry.dagster_event.asset_key.to_user_string() for run in runs[:2]
+                   for r in instance.get_records_for_run(
+                       run.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION).records}
         assert written == {"hardware_spec", "headroom_report"}
         base = SolarConfig.default(home)
         config = base.model_copy(update={"workload_files": {_key(f): str(f) for f in setup["files"].values()}})
@@ -363,7 +364,7 @@ def test_a_hardware_figure_another_set_or_setting_and_a_wiped_history_are_comput
     calls, _, again = _call(setup, GOOD, ["H100_SXM"], monkeypatch=monkeypatch)
     assert calls == [GOOD] and again == rows  # verification failed: the second pass computed them
     with solar_instance(setup["home"]) as instance:
-        (run,) = instance.get_runs()
+        (run,) = [r for r in instance.get_runs() if r.job_name == "solar_analyze"]
         sol = {r.event_log_entry.dagster_event.partition for r in instance.get_records_for_run(
             run.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION).records
             if r.event_log_entry.dagster_event.asset_key == dg.AssetKey("sol_bounds")}

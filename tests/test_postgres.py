@@ -145,9 +145,9 @@ def test_postgres_storage_matches_sqlite(tmp_path: Path, postgres_url: str, monk
 
 
 def test_solar_analyze_on_postgres_is_one_run_with_the_same_rows(tmp_path: Path, postgres_url: str) -> None:
-    """``solar analyze`` itself on a Postgres instance: its one run records every partition in
-    one transaction on PostgreSQL (``assets.batch.record_events``), and the rows equal the plain
-    path's (``--no-dagster``)."""
+    """``solar analyze`` itself on a Postgres instance: its call's run materialises every partition
+    from its one step (``dagster_defs.step_events``), and the rows equal the plain path's
+    (``--no-dagster``)."""
     import dagster as dg
 
     files = [str(REPO / "data" / "workloads" / f"{w}.py") for w in WORKLOADS]
@@ -171,8 +171,8 @@ def test_solar_analyze_on_postgres_is_one_run_with_the_same_rows(tmp_path: Path,
         from dagster_postgres import PostgresEventLogStorage
 
         assert isinstance(instance.event_log_storage, PostgresEventLogStorage)
-        run = instance.get_runs(filters=dg.RunsFilter(tags={"solar/cli": "analyze"}))
-        assert len(run) == 1 and run[0].status == dg.DagsterRunStatus.SUCCESS
+        run = instance.get_runs(filters=dg.RunsFilter(job_name="solar_analyze"))
+        assert len(run) == 1 and run[0].status == dg.DagsterRunStatus.SUCCESS  # the call's run
         sol = instance.get_records_for_run(run[0].run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION).records
         assert sorted(r.event_log_entry.dagster_event.partition for r in sol
                       if r.event_log_entry.dagster_event.asset_key == dg.AssetKey("sol_bounds")) == \

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from dagster_helpers import call_materialisations
 from solar_assets.cli import main
 from workload_texts import TINY_LINEAR_RELU
 
@@ -85,17 +86,10 @@ def _analyze(tree: Path, capsys, hardware: str = "H100_SXM,B200") -> tuple[dict,
 
 
 def _last_run_materialisations(home: Path) -> dict[str, set[str]]:
-    import dagster as dg
-
     from solar_assets.dagster_defs.runner import solar_instance
 
     with solar_instance(home) as instance:
-        run = instance.get_runs(limit=1)[0]
-        out: dict[str, set[str]] = {}
-        for r in instance.get_records_for_run(run.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION).records:
-            event = r.event_log_entry.dagster_event
-            out.setdefault(event.asset_key.to_user_string(), set()).add(event.partition)
-        return out
+        return call_materialisations(instance)
 
 
 def test_a_spec_edit_reruns_only_that_parts_bound_assets(tree, capsys, monkeypatch):

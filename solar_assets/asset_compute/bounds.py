@@ -162,14 +162,13 @@ def cache_aware_bound(workload_source: WorkloadSource, einsum_graph: EinsumGraph
     return Computed(outcome, digest(outcome.to_json()), metadata)
 
 
-def inverse_roofline(workload_source: WorkloadSource, einsum_graph: EinsumGraph, hardware_spec: HardwareSpec,
+def inverse_roofline(workload_source: WorkloadSource, sol_bounds: BoundsRow, hardware_spec: HardwareSpec,
                      solar: AssetSettings) -> Computed[InverseRoofline | None]:
     """The peak FLOP/s and DRAM bandwidth needed to meet ``target_latency_s`` (None, with a note,
-    when no target is configured)."""
+    when no target is configured), from the pair's bounds as ``sol_bounds`` holds them."""
     target = solar.target_latency_s
-    bounds = None if target is None else \
-        stages.bound_graph(workload_source, einsum_graph, hardware_spec, solar.run_config)
-    inverse = None if bounds is None else stages.inverse_for(workload_source, hardware_spec, target, bounds)
+    inverse = None if target is None else \
+        stages.inverse_for(workload_source, hardware_spec, target, sol_bounds.bounds)
     if inverse is None:
         return Computed(None, "no-target", {"note": "no target latency: set SolarConfig.target_latency_s"})
     metadata: Metadata = {"target latency": md.seconds(float(target))}

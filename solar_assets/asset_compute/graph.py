@@ -1,9 +1,12 @@
-"""The asset graph as plain data: each asset's function, partitioning, inputs and code version.
+"""The asset graph, declared once, as plain data: each asset's function, partitioning, inputs, code
+version, group and kinds.
 
-``dagster_defs.assets`` builds a ``@dg.asset`` over each function (its inputs are the function's
-parameters named after assets, as Dagster reads them); ``asset_compute.worker`` walks the same
-declarations in a worker without Dagster. ``tests/test_asset_compute.py`` checks that Dagster's
-graph (dependencies, partitions, code versions) is exactly this one.
+Everything that composes the stages is generated from these declarations: the Dagster assets
+(``dagster_defs.assets.asset_of`` makes a ``@dg.asset`` of each node: its inputs are the function's
+parameters named after assets), the walk of a ``solar analyze`` worker over a file's partitions
+(``asset_compute.worker``) and the plain chain of ``--no-dagster``, ``solar.analyze`` and the
+bench (``chain.run.analyze_workload``, through the same walk in memory). So the paths cannot
+compose the stages differently: a node's inputs are what every path hands it.
 """
 from __future__ import annotations
 
@@ -29,6 +32,8 @@ class AssetNode:
     partitioning: Partitioning
     packages: tuple[str, ...]
     sources: tuple[str, ...] = ()
+    group: str = "workload"
+    kinds: frozenset[str] = frozenset()
 
     @property
     def inputs(self) -> tuple[str, ...]:
@@ -44,25 +49,27 @@ class AssetNode:
         return "key" in inspect.signature(self.fn).parameters
 
 
-def _node(fn: Callable[..., Computed], partitioning: Partitioning, sources: tuple[str, ...] = ()) -> AssetNode:
+def _node(fn: Callable[..., Computed], partitioning: Partitioning, group: str, kinds: str,
+          sources: tuple[str, ...] = ()) -> AssetNode:
     versions = {**workload.CODE_VERSIONS, **bounds.CODE_VERSIONS}
-    return AssetNode(fn.__name__, fn, partitioning, versions[fn.__name__], sources)
+    return AssetNode(fn.__name__, fn, partitioning, versions[fn.__name__], sources, group,
+                     frozenset(kinds.split()))
 
 
 WORKLOAD_NODES = (
-    _node(workload.workload_source, "workload", ("workload_file",)),
-    _node(workload.golden_outputs, "workload"),
-    _node(workload.ir_translation, "workload"),
-    _node(workload.ir_validation, "workload"),
-    _node(workload.einsum_graph, "workload"),
-    _node(workload.ski_slope, "workload"),
+    _node(workload.workload_source, "workload", "workload", "python", ("workload_file",)),
+    _node(workload.ir_translation, "workload", "workload", "pytorch"),
+    _node(workload.golden_outputs, "workload", "workload", "pytorch numpy"),
+    _node(workload.ir_validation, "workload", "workload", "numba"),
+    _node(workload.einsum_graph, "workload", "workload", "networkx"),
+    _node(workload.ski_slope, "workload", "bounds", "pyomo matplotlib"),
 )
 """The per-workload assets, in an order that puts each after its inputs."""
-HARDWARE_NODE = _node(bounds.hardware_spec, "hardware", ("hardware_file",))
+HARDWARE_NODE = _node(bounds.hardware_spec, "hardware", "hardware", "yaml", ("hardware_file",))
 BOUND_NODES = (
-    _node(bounds.cache_aware_bound, "pair"),
-    _node(bounds.inverse_roofline, "pair"),
-    _node(bounds.sol_bounds, "pair"),
+    _node(bounds.cache_aware_bound, "pair", "bounds", "pyomo glpk"),
+    _node(bounds.sol_bounds, "pair", "bounds", "pyomo"),
+    _node(bounds.inverse_roofline, "pair", "bounds", "python"),
 )
 """The per-pair assets, each after its inputs."""
 _NAMES = {n.fn.__name__ for n in (*WORKLOAD_NODES, HARDWARE_NODE, *BOUND_NODES)}

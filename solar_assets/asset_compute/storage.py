@@ -55,7 +55,7 @@ def file_version(path: Path) -> tuple[str, int, int]:
 
 
 def write_events(path: Path, events: list) -> None:
-    """A worker's partition events, for the CLI's one run (``dagster_defs.batch.record_events``)."""
+    """A worker's partition events, logged by the call's step (``dagster_defs.step_events``)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with tmp.open("wb") as f:
         pickle.dump(list(events), f, PICKLE_PROTOCOL)

@@ -6,7 +6,7 @@ partitions in the order of the asset graph: the workload assets, then the bound 
 hardware. Values go where Dagster's IO manager reads them (``asset_compute.storage``); each asset
 partition gives a ``PartitionEvent`` (data version, code version, metadata, parents; or the
 one-line failure, and "upstream failed" below it), written to a file of the call's directory that
-the CLI records in its one Dagster run (``dagster_defs.batch.record_events``).
+the call's Dagster step logs (``dagster_defs.step_events``).
 
 The pictures of ``einsum_graph`` and ``sol_bounds`` are left to the CLI when the call says so
 (``defer_pictures``: ``asset_compute.pictures`` draws them in a thread of the CLI while this

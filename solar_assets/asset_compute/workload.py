@@ -66,12 +66,13 @@ def workload_source(key: str, solar: AssetSettings) -> Computed[WorkloadSource]:
     })
 
 
-def golden_outputs(workload_source: WorkloadSource, solar: AssetSettings) -> Computed[Golden | None]:
+def golden_outputs(workload_source: WorkloadSource, ir_translation: Translation,
+                   solar: AssetSettings) -> Computed[Golden | None]:
     """The workload run by PyTorch on seeded inputs (float32 as written, and float64), at its
-    validation size (full, or its size constants scaled down: see ``solar_assets.sizing``).
-    None where no size fits: ``ir_validation`` then validates node-wise at the file's own size."""
-    translation = stages.translate(workload_source, solar.run_config, solar.cache_dir)
-    choice = stages.choose_size_or_nodewise(workload_source, translation, solar.run_config, solar.cache_dir)
+    validation size (full, or its size constants scaled down: see ``solar_assets.sizing``), which
+    the IR's own sizes decide — hence the input ``ir_translation``. None where no size fits:
+    ``ir_validation`` then validates node-wise at the file's own size."""
+    choice = stages.choose_size_or_nodewise(workload_source, ir_translation, solar.run_config, solar.cache_dir)
     golden = chain.golden_at(workload_source, choice, solar.cache_dir)
     if golden is None:
         why = str(choice.error).splitlines()[0] if choice.error is not None else "no validation size fits"

@@ -1,5 +1,7 @@
 """The assets: the Dagster wiring over ``solar_assets.asset_compute``, where each asset's function
-lives as plain code over plain data (the workers of ``solar analyze`` call those without Dagster).
+lives as plain code over plain data, declared once (``asset_compute.graph``): the stage assets are
+made from those declarations here (``asset_of``); ``measured_runtime`` and ``headroom_report``,
+which no other path composes, are written out below.
 
 Every asset returns ``dg.Output`` with a content-hash data version (so staleness follows the
 data, not the clock), a ``code_version`` (the stage's ``CODE_VERSION``, or the hash of its
@@ -12,6 +14,7 @@ naming the file; the validation failure also carries the per-output error table.
 import contextlib
 import dataclasses
 import hashlib
+import inspect
 import json
 import warnings
 from collections.abc import Callable, Iterator
@@ -21,11 +24,10 @@ from typing import TYPE_CHECKING, Any
 import dagster as dg
 
 from ir_schemas import ReportRow
-from solar_assets.asset_compute import bounds as bound_fns
 from solar_assets.asset_compute import workload as workload_fns
 from solar_assets.asset_compute.code_versions import code_version
 from solar_assets.asset_compute.computed import Computed
-from solar_assets.asset_compute.graph import NODES
+from solar_assets.asset_compute.graph import BOUND_NODES, HARDWARE_NODE, NODES, WORKLOAD_NODES, AssetNode
 from solar_assets.asset_compute.storage import stored_form
 from solar_assets.dagster_defs import metadata as md
 from solar_assets.dagster_defs.conditions import REANALYSE, REPORT
@@ -98,98 +100,34 @@ def _quiet_output(value: object, data_version: str, metadata: dict[str, object])
         return dg.Output(value, data_version=dg.DataVersion(data_version), metadata=metadata)
 
 
-def _version(name: str) -> str:
-    return NODES[name].code_version
+# ---------------------------------------------------------------------------- from the one declaration
+_PARTITIONS = {"workload": workload_partitions, "hardware": hardware_partitions, "pair": workload_on_hardware}
+_SOURCES = {"workload_file": workload_file, "hardware_file": hardware_file}
 
 
-# ---------------------------------------------------------------------------- per workload
-@dg.asset(automation_condition=REANALYSE, partitions_def=workload_partitions, deps=[workload_file],
-          code_version=_version("workload_source"), group_name="workload", kinds={"python"})
-def workload_source(context: dg.AssetExecutionContext, solar: SolarConfig) -> dg.Output:
-    """The workload file (KernelBench convention), its content hash and framework."""
-    return _output(lambda: workload_fns.workload_source(context.partition_key, solar.settings))
+def asset_of(node: AssetNode) -> dg.AssetsDefinition:
+    """The Dagster asset of one declared node (``asset_compute.graph``): its inputs are the node's,
+    its partitions, code version, group and kinds the node's; its step calls the node's function
+    on the step's partition (``context.partition_key`` for a node over a source file), stores what
+    ``stored_form`` keeps and returns a content-hash data version. A pair's inputs from a workload
+    or a hardware asset are read at the pair's own dimension (Dagster's multi-to-single mapping)."""
+
+    @dg.asset(name=node.name, ins={name: dg.AssetIn(name) for name in node.inputs},
+              deps=[_SOURCES[s] for s in node.sources], partitions_def=_PARTITIONS[node.partitioning],
+              code_version=node.code_version, group_name=node.group, kinds=set(node.kinds),
+              description=inspect.cleandoc(node.fn.__doc__ or node.name), automation_condition=REANALYSE)
+    def compute(context: dg.AssetExecutionContext, solar: SolarConfig, **inputs: Any) -> dg.Output:
+        key = {"key": context.partition_key} if node.takes_key else {}
+        return _output(lambda: stored(node.fn(**key, **inputs, solar=solar.settings)))
+
+    return compute
 
 
-@dg.asset(automation_condition=REANALYSE, partitions_def=workload_partitions,
-          code_version=_version("golden_outputs"), group_name="workload", kinds={"pytorch", "numpy"})
-def golden_outputs(workload_source: WorkloadSource, solar: SolarConfig) -> dg.Output:
-    """The workload run by PyTorch on seeded inputs (float32 as written, and float64), at its
-    validation size (full, or its size constants scaled down: see ``solar_assets.sizing``).
-    None where no size fits: ``ir_validation`` then validates node-wise at the file's own size."""
-    return _output(lambda: stored(workload_fns.golden_outputs(workload_source, solar.settings)))
-
-
-@dg.asset(automation_condition=REANALYSE, partitions_def=workload_partitions,
-          code_version=_version("ir_translation"), group_name="workload", kinds={"pytorch"})
-def ir_translation(workload_source: WorkloadSource, solar: SolarConfig) -> dg.Output:
-    """Affine Loop IR of the workload, with its provenance (translator, model, attempts)."""
-    return _output(lambda: workload_fns.ir_translation(workload_source, solar.settings))
-
-
-@dg.asset(automation_condition=REANALYSE, partitions_def=workload_partitions,
-          code_version=_version("ir_validation"), group_name="workload", kinds={"numba"})
-def ir_validation(workload_source: WorkloadSource, ir_translation: Translation, golden_outputs: Any,
-                  solar: SolarConfig) -> dg.Output:
-    """The IR run on the golden inputs and compared per output; a failure stops everything downstream.
-    At a scaled-down validation size, the IR traced at that size runs (same structure, checked);
-    where no size fits (``golden_outputs`` None), the IR is validated node-wise at full size.
-    ``golden_outputs``: a ``Golden``, a ``golden.recipe.GoldenRecipe`` (values over the stored cap,
-    made again from the seed) or None."""
-    return _output(lambda: workload_fns.ir_validation(workload_source, ir_translation, golden_outputs,
-                                                      solar.settings))
-
-
-@dg.asset(automation_condition=REANALYSE, partitions_def=workload_partitions,
-          code_version=_version("einsum_graph"), group_name="workload", kinds={"networkx"})
-def einsum_graph(workload_source: WorkloadSource, ir_validation: ValidatedIR, solar: SolarConfig) -> dg.Output:
-    """Extended einsums with exact MACs, FLOPs and bytes per node, and the graph's picture."""
-    return _output(lambda: workload_fns.einsum_graph(workload_source, ir_validation, solar.settings))
-
-
-@dg.asset(automation_condition=REANALYSE, partitions_def=workload_partitions,
-          code_version=_version("ski_slope"), group_name="bounds", kinds={"pyomo", "matplotlib"})
-def ski_slope(workload_source: WorkloadSource, einsum_graph: EinsumGraph, solar: SolarConfig) -> dg.Output:
-    """Minimum DRAM traffic against on-chip buffer capacity (64 KiB to 1 GiB, log-spaced) as CSV and
-    PNG under ``$SOLAR_HOME/reports/skislope``, with the shipped hardware's buffers marked."""
-    return _output(lambda: workload_fns.ski_slope(workload_source, einsum_graph, solar.settings))
-
-
-# ---------------------------------------------------------------------------- per hardware
-@dg.asset(automation_condition=REANALYSE, partitions_def=hardware_partitions, deps=[hardware_file],
-          code_version=_version("hardware_spec"), group_name="hardware", kinds={"yaml"})
-def hardware_spec(context: dg.AssetExecutionContext, solar: SolarConfig) -> dg.Output:
-    """One accelerator's validated spec; its data version is the hash of its figures, so editing a
-    figure makes exactly that hardware's bounds stale."""
-    return _output(lambda: bound_fns.hardware_spec(context.partition_key, solar.settings))
-
-
-# ---------------------------------------------------------------------------- per workload × hardware
-@dg.asset(automation_condition=REANALYSE, partitions_def=workload_on_hardware,
-          code_version=_version("sol_bounds"), group_name="bounds", kinds={"pyomo"})
-def sol_bounds(workload_source: WorkloadSource, ir_validation: ValidatedIR, einsum_graph: EinsumGraph,
-               hardware_spec: HardwareSpec, cache_aware_bound: CacheAwareOutcome, solar: SolarConfig) -> dg.Output:
-    """Unfused, fused and cache-aware SOL bounds of the workload on the hardware, each naming its
-    limiter, with this pair's roofline plot."""
-    return _output(lambda: bound_fns.sol_bounds(workload_source, ir_validation, einsum_graph, hardware_spec,
-                                                cache_aware_bound, solar.settings))
-
-
-@dg.asset(automation_condition=REANALYSE, partitions_def=workload_on_hardware,
-          code_version=_version("cache_aware_bound"), group_name="bounds", kinds={"pyomo", "glpk"})
-def cache_aware_bound(workload_source: WorkloadSource, einsum_graph: EinsumGraph, hardware_spec: HardwareSpec,
-                      solar: SolarConfig) -> dg.Output:
-    """Minimum DRAM traffic over tilings and fused segments with the hardware's on-chip buffer
-    (Pyomo + GLPK ILP). A solver failure is recorded, not raised: the other modes stand."""
-    return _output(lambda: bound_fns.cache_aware_bound(workload_source, einsum_graph, hardware_spec, solar.settings))
-
-
-@dg.asset(automation_condition=REANALYSE, partitions_def=workload_on_hardware,
-          code_version=_version("inverse_roofline"), group_name="bounds", kinds={"python"})
-def inverse_roofline(workload_source: WorkloadSource, einsum_graph: EinsumGraph, hardware_spec: HardwareSpec,
-                     solar: SolarConfig) -> dg.Output:
-    """The peak FLOP/s and DRAM bandwidth needed to meet ``SolarConfig.target_latency_s``
-    (None, with a note, when no target is configured)."""
-    return _output(lambda: bound_fns.inverse_roofline(workload_source, einsum_graph, hardware_spec, solar.settings))
+_BY_NAME = {name: asset_of(node) for name, node in NODES.items()}
+workload_source, ir_translation, golden_outputs, ir_validation, einsum_graph, ski_slope = (
+    _BY_NAME[n.name] for n in WORKLOAD_NODES)
+hardware_spec = _BY_NAME[HARDWARE_NODE.name]
+cache_aware_bound, sol_bounds, inverse_roofline = (_BY_NAME[n.name] for n in BOUND_NODES)
 
 
 # ---------------------------------------------------------------------------- per workload × backend (this host)
@@ -265,9 +203,6 @@ class HeadroomConfig(dg.Config):
     hardware: list[str] | None = None
     failures: list[str] = []
     """One-line errors of workloads that failed, listed in the report (the CLI passes them)."""
-    record_file: str | None = None
-    """``solar analyze``: the partition events its workers computed, recorded in this run first
-    (``solar_assets.dagster_defs.batch``: one run per call)."""
 
 
 @dg.asset(
@@ -295,10 +230,6 @@ def headroom_report(context: dg.AssetExecutionContext, config: HeadroomConfig, s
     ``report_provenance.json``: the run and data version each row came from."""
     from solar_assets.report import complete_row, format_table, write_report
 
-    if config.record_file:
-        from solar_assets.dagster_defs.batch import record_call
-
-        record_call(context, config.record_file)
     # Dagster's filesystem IO manager hands over a dict by partition key, but the bare value when
     # exactly one workload × hardware partition exists, and None when none does.
     sol_bounds, inverse_roofline, cache_aware_bound, measured_runtime = (
@@ -414,6 +345,6 @@ def _by_partition(value: ByPartition[T]) -> dict[str, T]:
     return value if isinstance(value, dict) else {"(the only partition)": value}
 
 
-WORKLOAD_ASSETS = (workload_source, golden_outputs, ir_translation, ir_validation, einsum_graph, ski_slope)
-BOUND_ASSETS = (sol_bounds, cache_aware_bound, inverse_roofline)
+WORKLOAD_ASSETS = tuple(_BY_NAME[n.name] for n in WORKLOAD_NODES)
+BOUND_ASSETS = tuple(_BY_NAME[n.name] for n in BOUND_NODES)
 ASSETS = (*WORKLOAD_ASSETS, hardware_spec, *BOUND_ASSETS, measured_runtime, headroom_report)

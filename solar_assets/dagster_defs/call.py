@@ -8,8 +8,10 @@ starts (``prepare_call``), and by the workers of ``--measure`` (``materialize_me
   (computed here: a YAML, no workload code) as events, values stored for the report.
 - ``worker_events``: what a worker (``asset_compute.worker.compute_workload``, no Dagster there)
   wrote for a file, or its assets as failed when it was killed.
-- ``report_call``: the call's one Dagster run, ``headroom_report`` and its checks, whose step
-  records every event first (``batch.record_call``).
+- ``run_analysis``: the call's run, ``solar_analyze``: its one step, ``analyse_workloads``, runs the
+  workers and logs every asset partition they computed (``step_events``).
+- ``report_call``: the report's run, ``headroom_report`` and its checks, over every materialised
+  partition.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import os
 import time
 import warnings
 from collections.abc import Sequence
+from typing import Protocol
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +33,7 @@ from solar_assets.asset_compute.keys import Partition, PartitionEvent
 from solar_assets.asset_compute.storage import read_events, store_value, write_events
 from solar_assets.asset_compute.worker import compute, events_file, killed_events
 from solar_assets.dagster_defs.asset_checks import REPORT_CHECKS
-from solar_assets.dagster_defs.batch import latest_versions
+from solar_assets.dagster_defs.step_events import StepEvents, latest_versions
 from solar_assets.dagster_defs.partitions import register_partitions
 from solar_assets.dagster_defs.resources import SolarConfig
 from solar_assets.dagster_defs.instance import (
@@ -74,12 +77,45 @@ def prepare_call(instance: dg.DagsterInstance, config: SolarConfig, keys: Sequen
     return events
 
 
-def report_call(instance: dg.DagsterInstance, config: SolarConfig, record_file: Path,
-                failures: Sequence[str]) -> tuple[list[ReportRow], list[dg.AssetCheckEvaluation]]:
-    """The call's one run: ``headroom_report`` (recording ``record_file``'s events first) and its checks."""
-    report_config = {"failures": list(failures), "record_file": str(record_file)}
+class CallDriver(Protocol):
+    """What the call's step runs: the workers over the call's files, each file's partition events
+    logged through ``events`` as the file is done."""
+
+    def run(self, context: dg.OpExecutionContext, events: StepEvents) -> None: ...
+
+
+@dg.op(name="analyse_workloads", required_resource_keys={"call"},
+       description="Runs the workers over the call's workload files (time and memory limits, restored state, "
+                   "captured output) and materialises each file's asset partitions.")
+def analyse_workloads(context) -> None:  # noqa: ANN001 - Dagster reads the hint at runtime (this module defers annotations)
+    events = StepEvents(context)
+    context.resources.call.run(context, events)
+    context.log.info(f"{events.logged} asset partitions materialised or observed")
+
+
+CALL_TAG = "solar/call"
+"""Both runs of one ``solar analyze`` call carry the call's id under this tag."""
+
+
+def run_analysis(instance: dg.DagsterInstance, driver: CallDriver, home: str | Path, call_id: str) -> str:
+    """The call's run (job ``solar_analyze``, in-process executor): ``driver.run`` in its one step.
+    Returns the run id; raises ``ReportRunFailed`` when the step failed (a bug, not a workload's
+    error: those are the workloads' results)."""
+    job = dg.GraphDefinition(name="solar_analyze", node_defs=[analyse_workloads]).to_job(
+        resource_defs={"call": dg.ResourceDefinition.hardcoded_resource(driver)})
+    run = job.execute_in_process(instance=instance, run_config=QUIET_LOGGERS, raise_on_error=False,
+                                 tags={**process_tags(), CALL_TAG: call_id})
+    if not run.success:
+        raise ReportRunFailed(failure_message(run, Path(home) / "reports"))
+    return run.run_id
+
+
+def report_call(instance: dg.DagsterInstance, config: SolarConfig, failures: Sequence[str],
+                call_id: str) -> tuple[list[ReportRow], list[dg.AssetCheckEvaluation]]:
+    """The report's run: ``headroom_report`` over every materialised partition, and its checks."""
+    report_config = {"failures": list(failures)}
     run = materialize(instance, config, [headroom_report],
-                      run_config={"ops": {"headroom_report": {"config": report_config}}})
+                      run_config={"ops": {"headroom_report": {"config": report_config}}}, tags={CALL_TAG: call_id})
     if not run.success:
         raise ReportRunFailed(failure_message(run, Path(config.home) / "reports"))
     return run.output_for_node("headroom_report"), list(run.get_asset_check_evaluations())

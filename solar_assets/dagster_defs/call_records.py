@@ -235,10 +235,10 @@ def save_record(home: Path, path: str, workload_key: str, freshness: str, worklo
 def verify(instance: dg.DagsterInstance, hits: Mapping[str, Hit]) -> set[str]:
     """The paths of ``hits`` whose record the instance contradicts: a kept asset partition
     (``Hit.kept``) whose latest materialisation is missing or has another data version. Two
-    queries per asset (``batch.latest_versions``), whatever the number of partitions."""
+    queries per asset (``step_events.latest_versions``), whatever the number of partitions."""
     import dagster as dg
 
-    from solar_assets.dagster_defs.batch import latest_versions
+    from solar_assets.dagster_defs.step_events import latest_versions
 
     by_asset: dict[str, set[str]] = {}
     for hit in hits.values():

@@ -1,12 +1,11 @@
 """Materialise the assets for a list of workload files: what ``solar analyze`` runs.
 
-One Dagster run per call, not one per partition (``docs/dagster.md``): the worker process
-(``solar_assets.workers``: the time and memory limits, restored global state and captured output
-of the plain path) computes each file's asset partitions with the assets' own functions, one
-file after another, while a thread of this process imports Dagster and prepares the instance;
-then one in-process run of ``headroom_report`` and its checks records every partition's
-materialisation (or failure) and writes the report of every materialised partition
-(``assets.call``, ``assets.batch``). With ``--measure``, ``measured_runtime`` per workload ×
+Two Dagster runs per call, not one per partition (``docs/dagster.md``): the call's run, whose one
+step (``call.analyse_workloads``) runs the worker processes (``solar_assets.workers``: the time and
+memory limits, restored global state and captured output of the plain path) — each computes a
+file's asset partitions with the assets' own functions — and logs every partition they computed
+through Dagster's event API (``step_events``); then the report's run, ``headroom_report`` and its
+checks, over every materialised partition (``call``). With ``--measure``, ``measured_runtime`` per workload ×
 backend runs before the report. A failed asset or a killed worker is reported per workload (the
 message names the file and the stage) and the other workloads carry on.
 
@@ -14,8 +13,8 @@ A file whose call record matches (``call_records``: nothing it depends on change
 values and the instance's latest materialisations are the recorded ones) gets no worker: a warm
 call on unchanged files starts none.
 
-This module imports neither Dagster nor the assets at import time, so the CLI's worker starts
-first (Dagster's import and the instance cost seconds the worker's own start-up hides).
+This module imports neither Dagster nor the assets at import time (``solar --no-dagster`` and the
+warm path's record lookups do without them).
 
 A Dagster database that cannot be read (corrupt, truncated, a table missing) raises
 ``DagsterStorageError``, one line naming the file and the remedy; ``solar analyze`` then runs the
@@ -71,31 +70,31 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
                          measure: MeasureOptions | None = None, checks: list[dg.AssetCheckEvaluation] | None = None,
                          record: bool = True, jobs: int = 1,
                          notices: list[str] | None = None) -> tuple[list[WorkloadResult], list[ReportRow]]:
-    """Materialise every asset for ``paths`` × ``hardware_names`` in **one** Dagster run; return
+    """Materialise every asset for ``paths`` × ``hardware_names`` through Dagster; return
     per-workload results (``error`` set where a stage failed) and the ``headroom_report`` rows, in
     the order asked. ``failures``: errors found before any run (bad paths), listed in the report
-    too. Each file's assets are computed in a worker process limited to ``timeout_s`` and
-    ``memory_limit_bytes`` (``asset_compute.worker.compute_workload``); meanwhile a thread of this process
-    imports Dagster and prepares the instance (``call.prepare_call``); then the run of
-    ``headroom_report`` and its checks records every partition event of the call and writes the
-    report (``call.report_call``). ``on_stage(workload, stage)`` as each stage starts.
+    too.
+
+    Two runs: the call's run (``call.run_analysis``), whose one step runs the workers — each
+    file's assets computed in a worker process limited to ``timeout_s`` and ``memory_limit_bytes``
+    (``asset_compute.worker.compute_workload``) — and logs every asset partition they computed;
+    then the report's run, ``headroom_report`` and its checks (``call.report_call``).
+    ``on_stage(workload, stage)`` as each stage starts.
 
     A file whose call record matches (``call_records``: same freshness key, stored values
     unchanged, and the instance's latest materialisations still the recorded ones) gets no
-    worker and records no event: its result is the record's, its rows the report's. ``record``:
-    write the records of this call's fully successful files (False: read none, write none).
-    ``jobs``: worker processes side by side (each file still alone in its worker). A file whose
-    record holds but for some parts (a spec edited, a part new to it) gets no worker: only those
-    parts' bound assets run, from its stored values; ``notices`` gets one line per such part.
-    Raises ``DagsterStorageError`` when the instance's database cannot be used."""
+    worker and no event: its result is the record's, its rows the report's. ``record``: write the
+    records of this call's fully successful files (False: read none, write none). ``jobs``: worker
+    processes side by side (each file still alone in its worker). A file whose record holds but
+    for some parts (a spec edited, a part new to it) gets no worker: only those parts' bound assets
+    run, from its stored values; ``notices`` gets one line per such part. Raises
+    ``DagsterStorageError`` when the instance's database cannot be used."""
     import tempfile
-    import threading
+    import uuid
 
     from solar_assets.asset_compute.keys import workload_key
-    from solar_assets.asset_compute.pictures import PictureThread
     from solar_assets.asset_compute.settings import AssetSettings
     from solar_assets.asset_compute.workload_paths import remember_paths
-    from solar_assets.asset_compute.worker import DRAWN_BY_CLI, events_file
     from solar_assets.chain.config import RunConfig
     from solar_assets.dagster_defs import call_records
     from solar_assets.workers import run_in_workers
@@ -112,73 +111,36 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
     specs = call_records.spec_versions(hardware_names, Path(settings.hardware_dir))
     hits = call_records.find_hits(home_dir, keys, freshness, specs) if record else {}
     with tempfile.TemporaryDirectory(prefix="solar-call-") as call_dir, contextlib.ExitStack() as stack:
-        prepared: dict[str, Any] = {}
+        from solar_assets.dagster_defs import call
+        from solar_assets.dagster_defs.resources import SolarConfig
 
-        def prepare() -> None:  # Dagster's imports and the instance, while the first worker starts
-            try:
-                from solar_assets.dagster_defs import call
-                from solar_assets.dagster_defs.resources import SolarConfig
-
-                config = SolarConfig(**settings.as_dict())
-                with storage_guard(home_dir):
-                    instance = stack.enter_context(solar_instance(home_dir))
-                    with home_lock(home_dir):  # another call's registration or report run goes first
-                        remember_paths(home_dir, {k: p for p, k in keys.items()  # the sensor watches them from now on
-                                                  if Path(p).resolve().parent != workload_dir.resolve()})
-                        fail_abandoned_runs(instance)  # a call killed before: its run is not running
-                        prepared.update(call=call, base=config, instance=instance,
-                                        events=call.prepare_call(instance, config, list(keys.values()),
-                                                                 hardware_names),
-                                        unverified=call_records.verify(instance, hits) if hits else set())
-            except BaseException as e:  # re-raised in the caller's thread
-                prepared["error"] = e
-
-        thread = threading.Thread(target=prepare, name="solar-dagster-prepare", daemon=True)
-        thread.start()
-        pictures = PictureThread(settings, DRAWN_BY_CLI)  # drawn while the worker goes on
+        base = SolarConfig(**settings.as_dict())
+        call_id = uuid.uuid4().hex[:12]  # both runs of the call carry it (``call.CALL_TAG``)
+        with storage_guard(home_dir):
+            instance = stack.enter_context(solar_instance(home_dir))
+            with home_lock(home_dir):  # another call's registration or report run goes first
+                remember_paths(home_dir, {k: p for p, k in keys.items()  # the sensor watches them from now on
+                                          if Path(p).resolve().parent != workload_dir.resolve()})
+                fail_abandoned_runs(instance)  # a call killed before: its run is not running
+                prepared = call.prepare_call(instance, base, list(keys.values()), hardware_names)
+                unverified = call_records.verify(instance, hits) if hits else set()
         options = {"home": str(home_dir), "settings": settings.as_dict(), "keys": keys,
                    "hardware": list(hardware_names), "inverse": target_latency_s is not None,
                    "call_dir": call_dir, "defer_pictures": True}
-
-        def compute(files: list[str]) -> dict[str, WorkloadResult]:
-            if not files:  # every file recorded: no worker at all
-                return {}
-            return dict(zip(files, run_in_workers(
-                files, _compute_workload, pipeline.unfinished_result, None, jobs=max(1, jobs), timeout_s=timeout_s,
-                memory_limit_bytes=memory_limit_bytes, task_arg=options,
-                on_result=lambda index, _: pictures.submit(events_file(call_dir, files[index])),
-                on_event=(lambda index, workload, stage: on_stage(workload, stage)) if on_stage else None)))
-
-        computed = compute([p for p in keys if p not in hits])  # a stale part alone is bounded below
-        waited = time.perf_counter()
-        thread.join()
-        log.debug("the Dagster preparation finished %.2f s after the workers", time.perf_counter() - waited)
-        if "error" in prepared:
-            raise prepared["error"]
-        call, instance, events = prepared["call"], prepared["instance"], prepared["events"]
-        again = [p for p in keys if p in prepared["unverified"]]  # the instance contradicts the record
-        if again:
-            log.debug("%d recorded file(s) failed verification against the instance: computed", len(again))
-            computed.update(compute(again))
-        partial = {p: h for p, h in hits.items() if h.stale and p not in computed}
-        bounded = _bounds_only(partial, options, pictures, on_stage)
+        driver = _CallDriver(keys, hits, unverified, prepared, options, settings, jobs=jobs, timeout_s=timeout_s,
+                             memory_limit_bytes=memory_limit_bytes, on_stage=on_stage)
+        with storage_guard(home_dir):
+            call.run_analysis(instance, driver, home_dir, call_id)
+        if driver.error is not None:
+            raise driver.error
+        computed, partial, bounded, file_events = driver.computed, driver.partial, driver.bounded, driver.file_events
         if partial and notices is not None:
             notices.extend(_bounds_notices(partial, bool(options["inverse"])))
-        computed.update(bounded)
-        waited = time.perf_counter()
-        pictures.join()
-        log.debug("the pictures finished %.2f s after the workers", time.perf_counter() - waited)
         recorded = {p: h.record for p, h in hits.items() if p not in computed}
-        for path, hit in recorded.items():
-            if on_stage:
-                on_stage(hit.workload, "unchanged since the last call")
         results = [computed[p] if p in computed else _recorded_result(p, recorded[p]) for p in keys]
-        file_events = {p: call.worker_events(call_dir, p, keys[p], computed[p]) for p in keys if p in computed}
-        for path in keys:
-            events += file_events.get(path, [])
         if measure is not None:
-            bounded = [r.path for r in results if r.ok]
-            measured = run_in_workers(bounded, _materialize_measurements, pipeline.unfinished_result, None, jobs=1,
+            ok = [r.path for r in results if r.ok]
+            measured = run_in_workers(ok, _materialize_measurements, pipeline.unfinished_result, None, jobs=1,
                                       timeout_s=timeout_s, memory_limit_bytes=memory_limit_bytes,
                                       task_arg={**options, "measure": measure})
             for result, outcome in zip([r for r in results if r.ok], measured):
@@ -187,26 +149,25 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
         storage = [r for r in results if r.failed_stage == STORAGE_STAGE]
         if storage:
             raise DagsterStorageError(storage[0].error)
-        record_file = Path(call_dir) / "events.pickle"
-        call.write_events(record_file, events)
         with storage_guard(home_dir), home_lock(home_dir):
             fail_abandoned_runs(instance)  # a worker killed by a limit left its measurement run started
             # every materialised partition: the report is the whole table, this call's rows within it
             start = time.perf_counter()
-            every_row, evaluations = call.report_call(instance, prepared["base"], record_file,
-                                                      [*failures, *(r.error for r in results if r.error)])
+            every_row, evaluations = call.report_call(instance, base,
+                                                      [*failures, *(r.error for r in results if r.error)], call_id)
             log.debug("the report run took %.2f s", time.perf_counter() - start)
         if checks is not None:
             checks.extend(evaluations)
-        for path, result in computed.items():  # the run recorded them: a next call may skip these files
+        for path, result in computed.items():  # the runs recorded them: a next call may skip these files
             settled = call_records.settled_freshness_key(
                 freshness.get(path), path, keys[path], target_latency_s, RunConfig.from_env(),
                 home_dir / "cache") if record and result.ok else None
-            base = partial.get(path) if path in bounded else None
+            base_hit = partial.get(path) if path in bounded else None
             if settled is not None:
                 call_records.save_record(home_dir, path, keys[path], settled, result.workload, file_events[path],
-                                         result.per_op, {n: specs[n] for n in (base.stale if base else hardware_names)},
-                                         result.activity, base)
+                                         result.per_op,
+                                         {n: specs[n] for n in (base_hit.stale if base_hit else hardware_names)},
+                                         result.activity, base_hit)
     order = {p: i for i, p in enumerate(keys)}
     wanted = {h: i for i, h in enumerate(hardware_names)}
     rows = sorted((r for r in every_row if r.source in order and r.hardware in wanted),
@@ -215,6 +176,75 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
         result.rows = [r for r in rows if r.source == result.path]
         result.mark_rows()
     return results, [r for result in results for r in result.rows if r.hardware in wanted]
+
+
+class _CallDriver:
+    """What the call's Dagster step runs (``call.analyse_workloads``): the workers over the files
+    without a matching record, the bound assets alone of the partly fresh ones, the pictures; then
+    every partition event, in dependency order, through the step's ``StepEvents``. A storage error
+    is kept for the caller (its message names the database), not turned into a failed step."""
+
+    def __init__(self, keys: dict[str, str], hits: dict[str, call_records.Hit], unverified: set[str],
+                 prepared: list[Any], options: dict[str, Any], settings: Any, *, jobs: int,
+                 timeout_s: float | None, memory_limit_bytes: int | None,
+                 on_stage: Callable[[str, str], None] | None) -> None:
+        self.keys, self.hits, self.unverified, self.prepared = keys, hits, unverified, prepared
+        self.options, self.settings, self.jobs = options, settings, max(1, jobs)
+        self.timeout_s, self.memory_limit_bytes, self.on_stage = timeout_s, memory_limit_bytes, on_stage
+        self.computed: dict[str, WorkloadResult] = {}
+        self.partial: dict[str, call_records.Hit] = {}
+        self.bounded: dict[str, WorkloadResult] = {}
+        self.file_events: dict[str, list[Any]] = {}
+        self.error: BaseException | None = None
+
+    def run(self, context: Any, events: Any) -> None:
+        from solar_assets.dagster_defs.instance import DagsterStorageError as StorageError
+
+        try:
+            self._run(context, events)
+        except StorageError as e:
+            self.error = e
+
+    def _compute(self, files: list[str], pictures: Any) -> dict[str, WorkloadResult]:
+        from solar_assets.asset_compute.worker import events_file
+        from solar_assets.workers import run_in_workers as workers
+
+        if not files:  # every file recorded: no worker at all
+            return {}
+        call_dir, on_stage = self.options["call_dir"], self.on_stage
+        return dict(zip(files, workers(
+            files, _compute_workload, pipeline.unfinished_result, None, jobs=self.jobs, timeout_s=self.timeout_s,
+            memory_limit_bytes=self.memory_limit_bytes, task_arg=self.options,
+            on_result=lambda index, _: pictures.submit(events_file(call_dir, files[index])),
+            on_event=(lambda index, workload, stage: on_stage(workload, stage)) if on_stage else None)))
+
+    def _run(self, context: Any, events: Any) -> None:
+        from solar_assets.asset_compute.pictures import PictureThread
+        from solar_assets.asset_compute.worker import DRAWN_BY_CLI
+        from solar_assets.dagster_defs.call import worker_events
+
+        events.log(self.prepared)  # the files' observations and the parts' specs, before what reads them
+        pictures = PictureThread(self.settings, DRAWN_BY_CLI)  # drawn while the worker goes on
+        computed = self._compute([p for p in self.keys if p not in self.hits], pictures)
+        again = [p for p in self.keys if p in self.unverified]  # the instance contradicts the record
+        if again:
+            log.debug("%d recorded file(s) failed verification against the instance: computed", len(again))
+            computed.update(self._compute(again, pictures))
+        self.partial = {p: h for p, h in self.hits.items() if h.stale and p not in computed}
+        self.bounded = _bounds_only(self.partial, self.options, pictures, self.on_stage)
+        computed.update(self.bounded)
+        waited = time.perf_counter()
+        pictures.join()
+        log.debug("the pictures finished %.2f s after the workers", time.perf_counter() - waited)
+        self.computed = computed
+        for path in self.keys:
+            if path in computed:
+                self.file_events[path] = worker_events(self.options["call_dir"], path, self.keys[path], computed[path])
+                count = events.log(self.file_events[path])
+                result = computed[path]
+                context.log.info(f"{path}: {count} asset partitions" + (f"; {result.error}" if result.error else ""))
+            elif self.on_stage:
+                self.on_stage(self.hits[path].record.workload, "unchanged since the last call")
 
 
 def _bounds_only(partial: dict[str, call_records.Hit], options: dict[str, Any], pictures: Any,

@@ -1,0 +1,136 @@
+"""A ``solar analyze`` call's asset partitions, logged from its Dagster step.
+
+The call's run (``call.analyse_job``) has one step, ``analyse_workloads``, which runs the workers
+(``solar_assets.workers``: the time and memory limits, restored state and captured output) over the
+call's files and logs each asset partition the workers computed with Dagster's public event API
+(``context.log_event``): an ``AssetMaterialization`` (or, for a source file, an
+``AssetObservation``) of that asset and partition, carrying its metadata and the data-version tags
+Dagster's own steps write — the data version, the code version, and each input's data version
+and event pointer — so the stale status, the re-analysis conditions, the lineage and the UI read
+them as they read a step's outputs. Dagster writes the events; nothing of solar touches the event
+log. A partition that failed is not materialised: the step logs its one-line error, and the
+partition keeps its last materialisation, stale against its changed input.
+
+The tag names are Dagster's documented data-version tags (``DataVersion`` in Dagster's docs:
+``dagster/data_version``, ``dagster/code_version``, ``dagster/input_data_version/<asset>``,
+``dagster/input_event_pointer/<asset>``), which Dagster accepts on user events for this purpose.
+"""
+# no `from __future__ import annotations`: imported by the asset modules, which Dagster reads at runtime
+
+import logging
+from collections.abc import Iterable, Sequence
+
+import dagster as dg
+
+from solar_assets.asset_compute.keys import Partition, PartitionEvent
+from solar_assets.dagster_defs.metadata import to_dagster
+
+log = logging.getLogger(__name__)
+
+DATA_VERSION_TAG = "dagster/data_version"
+CODE_VERSION_TAG = "dagster/code_version"
+USER_PROVIDED_TAG = "dagster/data_version_is_user_provided"
+INPUT_DATA_VERSION_PREFIX = "dagster/input_data_version/"
+INPUT_EVENT_POINTER_PREFIX = "dagster/input_event_pointer/"
+PARTITION_DIMENSION_PREFIX = "dagster/partition/"
+NULL_POINTER = "NULL"
+NO_DATA_VERSION = "INITIAL"  # what Dagster records for an input never materialised
+
+
+def asset_key(partition: Partition) -> dg.AssetKey:
+    return dg.AssetKey(partition.asset)
+
+
+def dagster_partition(partition: Partition) -> str | dg.MultiPartitionKey | None:
+    return dg.MultiPartitionKey(dict(partition.dims)) if partition.dims else partition.key
+
+
+def latest_versions(instance: dg.DagsterInstance, key: dg.AssetKey, partitions: Iterable[str | None],
+                    observation: bool = False) -> dict[str | None, tuple[str, int]]:
+    """``partition -> (data version, storage id)`` of each partition's latest materialisation
+    (observation, for a source asset); two queries per asset, whatever the number of partitions."""
+    kind = dg.DagsterEventType.ASSET_OBSERVATION if observation else dg.DagsterEventType.ASSET_MATERIALIZATION
+    wanted = {p for p in partitions if p is not None}
+    out: dict[str | None, tuple[str, int]] = {}
+    if wanted:
+        ids = {v: k for k, v in instance.get_latest_storage_id_by_partition(key, kind, wanted).items()}
+    else:
+        record = instance.get_latest_data_version_record(key, is_source=observation)
+        ids = {record.storage_id: None} if record else {}
+    if not ids:
+        return out
+    records_filter = dg.AssetRecordsFilter(asset_key=key, storage_ids=list(ids))
+    fetch = instance.fetch_observations if observation else instance.fetch_materializations
+    for record in fetch(records_filter, limit=len(ids)).records:
+        version = (record.event_log_entry.tags or {}).get(DATA_VERSION_TAG)
+        if version is not None:
+            out[ids[record.storage_id]] = (version, record.storage_id)
+    return out
+
+
+def event_tags(event: PartitionEvent, inputs: dict[Partition, tuple[str, int] | None]) -> dict[str, str]:
+    """The tags a Dagster step writes on the materialisation (observation) of ``event``."""
+    p = event.partition
+    tags = {DATA_VERSION_TAG: event.data_version or "", USER_PROVIDED_TAG: "true"}
+    if not event.observation:
+        tags[CODE_VERSION_TAG] = event.code_version or ""
+        for parent in event.parents:
+            found = inputs.get(parent)
+            name = asset_key(parent).to_user_string()
+            tags[INPUT_DATA_VERSION_PREFIX + name] = found[0] if found else NO_DATA_VERSION
+            tags[INPUT_EVENT_POINTER_PREFIX + name] = str(found[1]) if found else NULL_POINTER
+    tags.update({PARTITION_DIMENSION_PREFIX + d: v for d, v in p.dims})
+    return tags
+
+
+class StepEvents:
+    """Logs partition events from a Dagster step, in dependency order; each input points at its
+    parent's latest event (one written earlier by this step, or an earlier run's)."""
+
+    def __init__(self, context: dg.OpExecutionContext):
+        self.context = context
+        self.known: dict[Partition, tuple[str, int] | None] = {}
+        self.logged = 0
+
+    def _look_up(self, parents: Iterable[Partition]) -> None:
+        missing: dict[tuple[str, bool], set[Partition]] = {}
+        for parent in parents:
+            if parent not in self.known:
+                missing.setdefault((parent.asset, parent.asset.endswith("_file")), set()).add(parent)
+        for (asset, observation), wanted in missing.items():
+            found = latest_versions(self.context.instance, dg.AssetKey(asset), {p.key for p in wanted},
+                                    observation=observation)
+            for parent in wanted:
+                self.known[parent] = found.get(parent.key)
+
+    def log(self, events: Sequence[PartitionEvent]) -> int:
+        """Log each materialised (observed) partition of ``events``; a failure's error goes to the
+        step's log (once per file: its downstream partitions only say "upstream failed")."""
+        count = 0
+        for event in events:
+            p = event.partition
+            if event.error is not None:
+                if not event.upstream_failed:
+                    self.context.log.error(event.error)
+                continue
+            self._look_up(event.parents)
+            tags = event_tags(event, self.known)
+            if event.observation:
+                self.context.log_event(dg.AssetObservation(asset_key(p), partition=dagster_partition(p), tags=tags))
+            else:
+                self.context.log_event(dg.AssetMaterialization(asset_key(p), partition=dagster_partition(p),
+                                                               metadata=to_dagster(event.metadata), tags=tags))
+            self.known[p] = self._stored(p, event)
+            count += 1
+        self.logged += count
+        return count
+
+    def _stored(self, p: Partition, event: PartitionEvent) -> tuple[str, int] | None:
+        """The (data version, storage id) of the event just logged for ``p``."""
+        kind = dg.DagsterEventType.ASSET_OBSERVATION if event.observation else \
+            dg.DagsterEventType.ASSET_MATERIALIZATION
+        if p.key is None:
+            found = latest_versions(self.context.instance, asset_key(p), [None], observation=event.observation)
+            return found.get(None)
+        ids = self.context.instance.get_latest_storage_id_by_partition(asset_key(p), kind, {p.key})
+        return (event.data_version or "", ids[p.key]) if p.key in ids else None
