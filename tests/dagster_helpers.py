@@ -54,3 +54,28 @@ def call_materialisations(instance: dg.DagsterInstance) -> dict[str, set[str | N
             event = r.event_log_entry.dagster_event
             out.setdefault(event.asset_key.to_user_string(), set()).add(event.partition)
     return out
+
+
+def dagster_stale(instance, defs) -> dict:
+    """What Dagster's own resolver (the UI's "Unsynced") reports STALE: the independent reference
+    for ``staleness.stale_partitions``. Dagster's internals, in a test only: solar itself reads
+    the public records."""
+    from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
+    from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
+    from dagster._time import get_current_datetime
+
+    graph = defs.resolve_asset_graph()
+    view = AssetGraphView(temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None),
+                          instance=instance, asset_graph=graph)
+    resolver = CachingStaleStatusResolver(instance=instance, asset_graph=graph, loading_context=view)
+    stale = {}
+    for key in graph.toposorted_asset_keys:
+        node = graph.get(key)
+        if not node.is_materializable:
+            continue
+        partitions = [None] if node.partitions_def is None else \
+            node.partitions_def.get_partition_keys(dynamic_partitions_store=instance)
+        found = [p for p in partitions if resolver.get_status(key, p) == StaleStatus.STALE]
+        if found:
+            stale[key] = found
+    return stale

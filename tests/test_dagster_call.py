@@ -125,7 +125,7 @@ def test_nothing_is_stale_and_a_regular_run_writes_the_same_data_versions(analys
     from solar_assets.dagster_defs.definitions import build_definitions, resources_for
 
     instance, config = analysed["instance"], _config(analysed)
-    graph = build_definitions(config).resolve_asset_graph()
+    graph = build_definitions(config)
     assert stale_partitions(instance, graph) == {}
     pair = _pair(analysed["files"][0], "A6000")
     keys = [dg.AssetKey(a) for a in ("cache_aware_bound", "sol_bounds")]
@@ -150,7 +150,8 @@ def test_nothing_is_stale_and_a_regular_run_writes_the_same_data_versions(analys
 
 
 def test_a_hardware_edit_reanalyses_exactly_that_parts_bound_partitions(analysed):
-    from solar_assets.dagster_defs.automation import reanalyse
+    from dagster_helpers import dagster_stale
+    from solar_assets.dagster_defs.automation import reanalyse, stale_partitions
     from solar_assets.dagster_defs.sources import observe_sources
     from solar_assets.dagster_defs.definitions import build_definitions
 
@@ -161,7 +162,10 @@ def test_a_hardware_edit_reanalyses_exactly_that_parts_bound_partitions(analysed
     assert count == 1
     spec.write_text(text)
     observe_sources(instance, config)
-    ran = reanalyse(instance, build_definitions(config))
+    defs = build_definitions(config)
+    stale = stale_partitions(instance, defs)
+    assert stale == {dg.AssetKey("hardware_spec"): ["A6000"]} == dagster_stale(instance, defs)  # Dagster's verdict
+    ran = reanalyse(instance, defs)
     good = analysed["files"][:2]
     assert sorted(ran, key=str) == sorted(
         [("hardware_spec", "A6000"), ("headroom_report", None)]

@@ -318,7 +318,7 @@ def test_a_warm_call_starts_no_worker_and_records_nothing_new(setup, monkeypatch
         assert written == {"hardware_spec", "headroom_report"}
         base = SolarConfig.default(home)
         config = base.model_copy(update={"workload_files": {_key(f): str(f) for f in setup["files"].values()}})
-        assert stale_partitions(instance, build_definitions(config).resolve_asset_graph()) == {}
+        assert stale_partitions(instance, build_definitions(config)) == {}
 
 
 @pytest.mark.slow

@@ -45,13 +45,9 @@ from solar_assets.errors import SolarError, one_line
 from solar_assets.bounds import InverseRoofline
 from solar_assets.bounds.cache_aware import CacheAwareOutcome
 from solar_assets.dagster_defs.artifact_types import ByPartition, T, by_partition_type
-from solar_assets.golden import Golden
-from solar_assets.graph import EinsumGraph
 from solar_assets.hardware import HardwareSpec
 from solar_assets.chain.artifacts import BoundsRow
-from solar_assets.translate import Translation
 from solar_assets.validate.errors import ValidationFailed
-from solar_assets.validate.validated import ValidatedIR
 from solar_assets.workloads import WorkloadSource
 
 if TYPE_CHECKING:  # imported where used: loading the definitions stays light

@@ -16,7 +16,8 @@ registered by the ``source_files`` sensor and analysed when asked (``solar analy
 
 ``reanalysis_sensor`` evaluates the conditions (every 30 s, on by default in ``dagster dev``);
 ``reanalyse_stale`` is the periodic sweep: a nightly schedule (off by default) whose run
-re-materialises every partition Dagster reports stale, upstream first, in one process.
+re-materialises every stale partition (``staleness``: from the code and data versions Dagster
+recorded), upstream first, in one process.
 """
 # no `from __future__ import annotations`: Dagster reads the annotations at runtime
 
@@ -25,6 +26,7 @@ from collections import defaultdict
 import dagster as dg
 
 from solar_assets.dagster_defs.conditions import REANALYSE, REPORT  # noqa: F401 - re-exported
+from solar_assets.dagster_defs.staleness import stale_partitions, upstream_most
 
 reanalysis_sensor = dg.AutomationConditionSensorDefinition(
     "solar_reanalysis", target=dg.AssetSelection.all(), minimum_interval_seconds=30,
@@ -33,49 +35,18 @@ reanalysis_sensor = dg.AutomationConditionSensorDefinition(
 )
 
 
-def stale_partitions(instance: dg.DagsterInstance, asset_graph) -> dict[dg.AssetKey, list[str | None]]:
-    """Every materialised (asset, partition) Dagster reports STALE, in topological order of assets."""
-    # Dagster's own staleness (what the UI shows), through its internal resolver: pinned dagster
-    from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
-    from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
-    from dagster._time import get_current_datetime
-
-    view = AssetGraphView(temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None),
-                          instance=instance, asset_graph=asset_graph)
-    resolver = CachingStaleStatusResolver(instance=instance, asset_graph=asset_graph, loading_context=view)
-    stale: dict[dg.AssetKey, list[str | None]] = {}
-    for level in asset_graph.toposorted_asset_keys_by_level:
-        for key in sorted(level):
-            node = asset_graph.get(key)
-            if not node.is_materializable:
-                continue
-            partitions = [None] if node.partitions_def is None else \
-                node.partitions_def.get_partition_keys(dynamic_partitions_store=instance)
-            found = [p for p in partitions if resolver.get_status(key, p) == StaleStatus.STALE]
-            if found:
-                stale[key] = found
-    return stale
-
-
-def upstream_most(stale: dict[dg.AssetKey, list[str | None]], asset_graph) -> dict[dg.AssetKey, list[str | None]]:
-    """The stale assets none of whose ancestors is stale: what can run now without reading an
-    input that is about to change."""
-    return {k: ps for k, ps in stale.items() if not (asset_graph.get_ancestor_asset_keys(k) & set(stale))}
-
-
 def reanalyse(instance: dg.DagsterInstance, defs: dg.Definitions, max_waves: int = 16) -> list[tuple[str, str | None]]:
-    """Materialise every stale partition in-process, upstream first, in waves until nothing is
-    stale (a partition whose run failed is not retried in the same sweep). Returns what ran."""
+    """Materialise every stale partition (``staleness``) in-process, upstream first, in waves until
+    nothing is stale (a partition whose run failed is not retried in the same sweep). Returns what ran."""
     from solar_assets.dagster_defs.instance import QUIET_LOGGERS
 
-    graph = defs.resolve_asset_graph()
     assets = [a for a in defs.assets or () if isinstance(a, (dg.AssetsDefinition, dg.SourceAsset))]
     resources = defs.resources or {}
     ran: list[tuple[str, str | None]] = []
     tried: set[tuple[dg.AssetKey, str | None]] = set()
     for _ in range(max_waves):
-        stale = {k: [p for p in ps if (k, p) not in tried] for k, ps in stale_partitions(instance, graph).items()}
-        wave = upstream_most({k: ps for k, ps in stale.items() if ps}, graph)
+        stale = {k: [p for p in ps if (k, p) not in tried] for k, ps in stale_partitions(instance, defs).items()}
+        wave = upstream_most({k: ps for k, ps in stale.items() if ps}, defs)
         if not wave:
             break
         by_partition: dict[str | None, list[dg.AssetKey]] = defaultdict(list)
@@ -88,30 +59,7 @@ def reanalyse(instance: dg.DagsterInstance, defs: dg.Definitions, max_waves: int
                                     resources=resources, run_config=QUIET_LOGGERS, raise_on_error=False,
                                     tags={"solar/trigger": "reanalyse_stale"})
             ran += [(k.to_user_string(), partition) for k in keys if result.is_node_success(k.path[-1])]
-    for key in _behind(graph, ran):  # see _behind: Dagster's staleness misses them at scale
-        result = dg.materialize(assets, selection=[key], instance=instance, resources=resources,
-                                run_config=QUIET_LOGGERS, raise_on_error=False,
-                                tags={"solar/trigger": "reanalyse_stale"})
-        if result.is_node_success(key.path[-1]):
-            ran.append((key.to_user_string(), None))
     return ran
-
-
-def _behind(asset_graph, ran: list[tuple[str, str | None]]) -> list[dg.AssetKey]:
-    """Unpartitioned assets (``headroom_report``) with a parent partition re-run in this sweep
-    after their own last run in it. From 100 upstream partitions on, Dagster records such an
-    input as one unpartitioned dependency and no longer reports the child stale
-    (``SKIP_PARTITION_DATA_VERSION_DEPENDENCY_THRESHOLD``), so the sweep runs them itself."""
-    last = {asset: i for i, (asset, _) in enumerate(ran)}
-    behind = []
-    for key in asset_graph.toposorted_asset_keys:
-        node = asset_graph.get(key)
-        if node.partitions_def is not None or not node.is_materializable:
-            continue
-        parents = [last[p.to_user_string()] for p in node.parent_keys if p.to_user_string() in last]
-        if parents and max(parents) > last.get(key.to_user_string(), -1):
-            behind.append(key)
-    return behind
 
 
 @dg.op(required_resource_keys={"solar"})
@@ -137,7 +85,10 @@ def reanalyse_stale_job():
 def reanalyse_stale(context: dg.ScheduleEvaluationContext):
     """Nightly sweep: when something is stale, one run that re-materialises it all, upstream first
     (catches what the event-driven conditions missed: a stopped sensor, a failed run)."""
-    stale = stale_partitions(context.instance, context.repository_def.asset_graph)
+    from solar_assets.dagster_defs.assets import ASSETS
+    from solar_assets.dagster_defs.sources import SOURCE_ASSETS
+
+    stale = stale_partitions(context.instance, [*SOURCE_ASSETS, *ASSETS])
     if not stale:
         return dg.SkipReason("nothing is stale")
     count = sum(len(ps) for ps in stale.values())

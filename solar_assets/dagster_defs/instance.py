@@ -43,13 +43,11 @@ python_logs:
 concurrency:
   runs:
     max_concurrent_runs: 1
-# One event-log database for every run (WAL journal), not Dagster's default of a new SQLite file
-# per run: creating and migrating that file cost ~0.6 s of each run (docs/dagster.md, overhead).
-event_log_storage:
-  module: dagster._core.storage.event_log
-  class: ConsolidatedSqliteEventLogStorage
-  config:
-    base_dir: {history}
+# Dagster's SQLite storage, as its instance reference documents it: runs, events and schedules
+# under this directory (the event log one SQLite file per run, plus the index of asset events).
+storage:
+  sqlite:
+    base_dir: {home}
 """
 DAGSTER_YAML_MARK = "# solar's embedded Dagster instance"
 # Dagster's console logger would repeat every failure with a stack trace: the CLI reports them itself.
@@ -165,7 +163,7 @@ def dagster_home(home: Path) -> Path:
     path = home / "dagster"
     path.mkdir(parents=True, exist_ok=True)
     config = path / "dagster.yaml"
-    text = DAGSTER_YAML.format(history=json.dumps(str(path.resolve() / "history")))
+    text = DAGSTER_YAML.format(home=json.dumps(str(path.resolve())))
     if not config.exists() or (config.read_text().startswith(DAGSTER_YAML_MARK) and config.read_text() != text):
         config.write_text(text)  # solar's own file is kept current; a user's is left alone
     return path
