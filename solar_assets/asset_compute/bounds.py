@@ -55,11 +55,12 @@ def _bound_md(bound: Bound) -> str:
 
 
 def sol_bounds(workload_source: WorkloadSource, ir_validation: ValidatedIR, einsum_graph: EinsumGraph,
-               hardware_spec: HardwareSpec, cache_aware_bound: CacheAwareOutcome, solar: AssetSettings,
+               hardware_spec: HardwareSpec, cache_aware_bound: CacheAwareOutcome | None, solar: AssetSettings,
                draw: bool = True) -> Computed[BoundsRow]:
     """Unfused, fused and cache-aware SOL bounds of the workload on the hardware, each naming its
     limiter, with this pair's roofline plot unless ``draw`` is False (a worker of ``solar analyze``
-    leaves it to the CLI: ``roofline_picture``)."""
+    leaves it to the CLI: ``roofline_picture``). ``cache_aware_bound`` None (the plain chain
+    without the bracket): the row's cache-aware columns stay empty."""
     from solar_assets.report import assemble_row
 
     bounds = stages.bound_graph(workload_source, einsum_graph, hardware_spec, solar.run_config)

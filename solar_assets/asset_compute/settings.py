@@ -95,5 +95,10 @@ class AssetSettings:
     def reports_dir(self) -> Path:
         return reports_dir(Path(self.home))
 
+    @property
+    def ski_slope_dir(self) -> Path:
+        """Where ``ski_slope`` writes its CSV and PNG."""
+        return self.reports_dir / "skislope"
+
 
 FIELDS = tuple(f.name for f in dataclasses.fields(AssetSettings))

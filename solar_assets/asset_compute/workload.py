@@ -216,7 +216,7 @@ def ski_slope(workload_source: WorkloadSource, einsum_graph: EinsumGraph, solar:
     for name in list_hardware(solar.hardware_dir):
         with contextlib.suppress(SolarError):  # a broken spec fails its own asset, not this picture
             marks[name] = buffer_bytes(name, solar.hardware_dir)
-    out_dir = Path(solar.reports_dir) / "skislope"
+    out_dir = Path(solar.ski_slope_dir)
     stem = file_stem(workload_source.name)
     drawn = {"csv": out_dir / f"{stem}.csv", "png": out_dir / f"{stem}.png"}
     inputs = digest(str(einsum_graph.digest()), json.dumps(marks, sort_keys=True),

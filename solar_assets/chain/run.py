@@ -1,11 +1,13 @@
-"""The chain: one workload through every stage, as plain Python (the CLI, ``solar.analyze``,
-``solar coverage`` and the bench run it; the Dagster assets call the same stage functions).
+"""The chain: one workload through every stage, as plain Python (``--no-dagster``, ``solar.analyze``,
+``solar coverage`` and the bench run it), composed from the one declaration of the asset graph
+(``asset_compute.graph``): ``analyze_workload`` walks its nodes in memory, handing each asset's
+function the values of its declared inputs, as a Dagster step and a ``solar analyze`` worker do.
 
-Source → IR (full size) → validation size → golden outputs and the IR re-traced at that size
-(or node-wise at full size when no size fits) → validation → einsum graph → bounds on each
-hardware → cache-aware bracket → report row. ``validate_ir`` is the part up to the verdict,
-shared with ``solar coverage`` (which stops there); ``analyze_workload`` runs it all and never
-raises on bad input: a workload that fails any stage comes back with ``error`` naming the file
+Source → IR (full size) → validation size and golden outputs (the IR's sizes decide) → validation
+(the IR re-traced at that size, or node-wise at full size when no size fits) → einsum graph →
+per hardware: cache-aware bracket → SOL bounds and report row → inverse roofline. ``validate_ir``
+is the part up to the verdict, shared with ``solar coverage`` (which stops there);
+``analyze_workload`` runs it all and never raises on bad input: a workload that fails any stage comes back with ``error`` naming the file
 and the problem, and ``failed_stage`` which stage stopped it.
 
 The validation verdict gates everything downstream: an IR that does not reproduce the golden
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from solar_assets.asset_compute.settings import AssetSettings
 from solar_assets.chain import stages
 from solar_assets.chain.artifacts import SizeChoice, WorkloadResult
 from solar_assets.chain.config import RunConfig
@@ -53,15 +56,34 @@ class ChainState:
     seconds: dict[str, float] = field(default_factory=dict)
     stage: str = "trace"
     validated_size: str | None = None
+    _since: float = field(default=0.0, repr=False)
 
     @contextlib.contextmanager
     def timing(self, stage: str) -> Iterator[None]:
         self.stage = stage
-        start = time.perf_counter()
+        self._since = time.perf_counter()
         try:
             yield
         finally:
-            self.seconds[stage] = self.seconds.get(stage, 0.0) + time.perf_counter() - start
+            self._charge()
+
+    def _charge(self) -> None:
+        now = time.perf_counter()
+        self.seconds[self.stage] = self.seconds.get(self.stage, 0.0) + now - self._since
+        self._since = now
+
+    def follow(self, stages: Sequence[str]) -> Callable[[str, str], None]:
+        """A ``progress`` listener that moves the charge to the stage a stage function announces
+        ("size", then "golden at BATCH=3"), among ``stages``; the size label is kept (a file whose
+        golden run fails still says at which size)."""
+        def on_stage(workload: str, announced: str) -> None:
+            first, _, rest = announced.partition(" ")
+            if first == "golden" and rest.startswith("at "):
+                self.validated_size = rest[3:]
+            if first in stages and first != self.stage:
+                self._charge()
+                self.stage = first
+        return on_stage
 
 
 @dataclass
@@ -112,66 +134,139 @@ def validate_at(src: WorkloadSource, translation: Translation, choice: SizeChoic
     return stages.validate(src, translation, golden, scaled, cache_dir)
 
 
+@dataclass(frozen=True)
+class PlainSettings(AssetSettings):
+    """The asset functions' settings for the plain chain: its own run options, its cache (None:
+    recompute all) and ski-slope directory, instead of those under ``$SOLAR_HOME``."""
+
+    config: RunConfig = field(default_factory=RunConfig)
+    cache: Path | None = None
+    ski_slope_out: Path | None = None
+
+    @property
+    def run_config(self) -> RunConfig:
+        return self.config
+
+    @property
+    def cache_dir(self) -> Path | None:  # type: ignore[override]
+        return self.cache
+
+    @property
+    def ski_slope_dir(self) -> Path:
+        return self.ski_slope_out or super().ski_slope_dir
+
+
+# The chain's stage names (``STAGES``, ``failed_stage``, ``seconds``) of each asset; a node that
+# spans two stages is charged to the one its stage functions announce (``progress.starting``).
+NODE_STAGES = {"workload_source": ("trace",), "hardware_spec": ("trace",), "ir_translation": ("trace",),
+               "golden_outputs": ("golden", "size"), "ir_validation": ("validate",), "einsum_graph": ("graph",),
+               "cache_aware_bound": ("cache_aware",), "sol_bounds": ("bounds",), "inverse_roofline": ("bounds",),
+               "ski_slope": ("cache_aware",)}
+
+
+class _PlainWalk:
+    """One file through the declared asset graph (``asset_compute.graph``) in memory: each node's
+    function on its inputs' values, as a Dagster step or a worker calls it."""
+
+    def __init__(self, settings: PlainSettings, key: str, state: ChainState) -> None:
+        self.settings, self.key, self.state = settings, key, state
+        self.values: dict[tuple[str, str | None], object] = {}
+
+    def run(self, node, hardware: str | None = None, **options: object) -> object:  # noqa: ANN001 - AssetNode
+        from solar_assets.progress import progress_listener
+
+        def partition(name: str) -> tuple[str, str | None]:
+            from solar_assets.asset_compute.graph import NODES
+
+            return (name, None) if NODES[name].partitioning == "workload" else (name, hardware)
+
+        kwargs = {name: self.values[partition(name)] for name in node.inputs}
+        if node.takes_key:
+            kwargs["key"] = hardware if node.partitioning == "hardware" else self.key
+        stages = NODE_STAGES[node.name]
+        with self.state.timing(stages[0]), progress_listener(self.state.follow(stages)):
+            value = node.fn(**kwargs, solar=self.settings, **options).value
+        self.values[(node.name, None if node.partitioning == "workload" else hardware)] = value
+        return value
+
+    def give(self, name: str, hardware: str | None, value: object) -> None:
+        self.values[(name, hardware)] = value
+
+
 def analyze_workload(path: str | Path, hardware_names: Sequence[str] = DEFAULT_HARDWARE, *,
                      config: RunConfig | None = None, target_latency_s: float | None = None,
                      cache_dir: str | Path | None = None, hardware_dir: str | Path | None = None,
                      cache_aware: bool = True, ski_slope_dir: str | Path | None = None,
                      measure: MeasureOptions | None = None, keep: Kept | None = None) -> WorkloadResult:
-    """Every stage for one file: the rows on each hardware, with the cache-aware bracket at each
-    hardware's buffer (``cache_aware``), the ski-slope CSV/PNG into ``ski_slope_dir`` when given,
-    and the measured columns on ``host`` when ``measure`` is given.
+    """Every stage for one file: the declared asset graph (``asset_compute.graph``) walked in
+    memory — each asset's function on its inputs, as the Dagster assets and the workers of
+    ``solar analyze`` compose them — giving the rows on each hardware, with the cache-aware bracket
+    at each hardware's buffer (``cache_aware``), the ski-slope CSV/PNG into ``ski_slope_dir`` when
+    given, and the measured columns on ``host`` when ``measure`` is given.
 
     Never raises for a bad workload or spec: the result's ``error`` names the file and the
     problem, and ``failed_stage`` which stage stopped. ``cache_dir=None`` recomputes all.
     ``config`` None: ``RunConfig.from_env()``."""
-    from solar_assets.report import assemble_row, complete_row
+    from solar_assets.asset_compute.graph import BOUND_NODES, HARDWARE_NODE, NODES, WORKLOAD_NODES
+    from solar_assets.hardware import hardware_dir as default_hardware_dir
+    from solar_assets.paths import solar_home
+    from solar_assets.report import complete_row
     from solar_assets.report.per_op import per_op_rows
     from solar_assets.workloads.source import workload_name
 
     config = config or RunConfig.from_env()
     path = Path(path)
     result = WorkloadResult(workload=workload_name(path), path=str(path))
-    cache = Path(cache_dir) if cache_dir is not None else None
+    key = result.workload
+    settings = PlainSettings(
+        home=str(solar_home(None)), workload_dir=str(path.parent),
+        hardware_dir=str(hardware_dir if hardware_dir is not None else default_hardware_dir()),
+        target_latency_s=target_latency_s, workload_files={key: str(path)}, translator=config.translator,
+        framework=config.framework, fp32_math=config.fp32_math, config=config,
+        cache=Path(cache_dir) if cache_dir is not None else None,
+        ski_slope_out=Path(ski_slope_dir) if ski_slope_dir is not None else None)
     state = ChainState(result.seconds)
+    walk = _PlainWalk(settings, key, state)
+    workload_nodes = [n for n in WORKLOAD_NODES if n.name != "ski_slope"]
     try:
-        with state.timing("trace"):
-            src = stages.read_source(path, config, cache)
-            specs = [stages.load_spec(name, hardware_dir) for name in hardware_names]
-            translation = stages.translate(src, config, cache)
+        for name in hardware_names:  # a spec that cannot be read stops the file before any tracing
+            walk.run(HARDWARE_NODE, name)
         try:
-            validated = validate_ir(src, translation, config, cache, state)
+            for node in workload_nodes:
+                walk.run(node)
         finally:
-            result.validated_size = state.validated_size
-        with state.timing("graph"):
-            graph = stages.lift_graph(src, validated)
+            validated = walk.values.get(("ir_validation", None))
+            result.validated_size = getattr(validated, "validated_size", None) or state.validated_size
+        graph = walk.values[("einsum_graph", None)]
         if keep is not None:
-            keep.validated, keep.graph = validated, graph
-        with state.timing("bounds"):
-            bounded, spec_errors = [], []
-            for hw in specs:
-                try:  # a dtype one spec lacks drops only that spec's row, with a line saying why
-                    bounds = stages.bound_graph(src, graph, hw, config)
-                except SolarError as e:
-                    spec_errors.append(with_path(str(e), path))
-                    continue
-                if keep is not None:
-                    keep.bounds[hw.name] = bounds
-                result.per_op += per_op_rows(result.workload, graph, bounds, hw.name)
-                bounded.append((hw, bounds, stages.inverse_for(src, hw, target_latency_s, bounds)))
-            if spec_errors:
-                result.error = "; ".join(spec_errors)
-            result.rows = [assemble_row(src, validated, graph, bounds, hw, inverse=inverse,
-                                        target_latency_s=target_latency_s) for hw, bounds, inverse in bounded]
-        if cache_aware:
-            with state.timing("cache_aware"):
-                result.rows = [complete_row(row, cache_aware=stages.cache_aware_for(src, graph, hw, cache))
-                               for row, (hw, _, _) in zip(result.rows, bounded)]
-                if ski_slope_dir is not None:
-                    try:
-                        stages.ski_slope_for(src, graph, Path(ski_slope_dir),
-                                             {hw.name: hw.onchip_buffer_bytes for hw, _, _ in bounded}, cache)
-                    except OSError as e:  # a picture: a full or read-only disk costs it, not the rows
-                        logger.warning("%s: no ski-slope written to %s (%s)", path, ski_slope_dir, e.strerror or e)
+            keep.validated, keep.graph = validated, graph  # type: ignore[assignment]
+        spec_errors = []
+        for name in hardware_names:
+            if not cache_aware:
+                walk.give("cache_aware_bound", name, None)
+            try:  # a dtype one spec lacks drops only that spec's row, with a line saying why
+                for node in BOUND_NODES:
+                    if (node.name == "cache_aware_bound" and not cache_aware) or \
+                            (node.name == "inverse_roofline" and target_latency_s is None):
+                        continue
+                    walk.run(node, name)
+            except SolarError as e:
+                spec_errors.append(with_path(str(e), path))
+                continue
+            bounds_row = walk.values[("sol_bounds", name)]
+            if keep is not None:
+                keep.bounds[name] = bounds_row.bounds  # type: ignore[attr-defined]
+            result.per_op += per_op_rows(result.workload, graph, bounds_row.bounds, name)  # type: ignore[attr-defined]
+            result.rows.append(complete_row(bounds_row.row, inverse=walk.values.get(("inverse_roofline", name)),  # type: ignore[attr-defined]
+                                            target_latency_s=target_latency_s))
+        if spec_errors:
+            result.error = "; ".join(spec_errors)
+        if ski_slope_dir is not None and result.rows:
+            try:
+                walk.run(NODES["ski_slope"])
+            except (OSError, SolarError) as e:  # a picture: a full or read-only disk costs it, not the rows
+                logger.warning("%s: no ski-slope written to %s (%s)", path, ski_slope_dir,
+                               getattr(e, "strerror", None) or e)
         if measure is not None:
             with state.timing("measure"):
                 result.rows = stages.measure_rows(path, result.rows, measure)
