@@ -34,6 +34,9 @@ class AssetNode:
     sources: tuple[str, ...] = ()
     group: str = "workload"
     kinds: frozenset[str] = frozenset()
+    runs_workload_code: bool = False
+    """Whether ``fn`` executes the user's file: a Dagster step runs it in a worker with limits
+    (``asset_compute.isolated``); a worker of ``solar analyze`` is one already."""
 
     @property
     def inputs(self) -> tuple[str, ...]:
@@ -50,17 +53,17 @@ class AssetNode:
 
 
 def _node(fn: Callable[..., Computed], partitioning: Partitioning, group: str, kinds: str,
-          sources: tuple[str, ...] = ()) -> AssetNode:
+          sources: tuple[str, ...] = (), runs_workload_code: bool = False) -> AssetNode:
     versions = {**workload.CODE_VERSIONS, **bounds.CODE_VERSIONS}
     return AssetNode(fn.__name__, fn, partitioning, versions[fn.__name__], sources, group,
-                     frozenset(kinds.split()))
+                     frozenset(kinds.split()), runs_workload_code)
 
 
 WORKLOAD_NODES = (
     _node(workload.workload_source, "workload", "workload", "python", ("workload_file",)),
-    _node(workload.ir_translation, "workload", "workload", "pytorch"),
-    _node(workload.golden_outputs, "workload", "workload", "pytorch numpy"),
-    _node(workload.ir_validation, "workload", "workload", "numba"),
+    _node(workload.ir_translation, "workload", "workload", "pytorch", runs_workload_code=True),
+    _node(workload.golden_outputs, "workload", "workload", "pytorch numpy", runs_workload_code=True),
+    _node(workload.ir_validation, "workload", "workload", "numba", runs_workload_code=True),
     _node(workload.einsum_graph, "workload", "workload", "networkx"),
     _node(workload.ski_slope, "workload", "bounds", "pyomo matplotlib"),
 )

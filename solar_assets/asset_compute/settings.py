@@ -31,6 +31,8 @@ class AssetSettings:
     validation_tensor_bytes: int = _BUDGET.tensor_bytes
     validation_iterations: int = _BUDGET.iterations
     nodewise_bytes: int = DEFAULT_NODEWISE_BYTES
+    step_timeout_s: float | None = 600.0
+    step_memory_limit: str | None = None
 
     @classmethod
     def default(cls, home: str | Path | None = None, workload_dir: str | Path | None = None,

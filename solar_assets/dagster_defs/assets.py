@@ -106,13 +106,19 @@ def asset_of(node: AssetNode) -> dg.AssetsDefinition:
     its partitions, code version, group and kinds the node's; its step calls the node's function
     on the step's partition (``context.partition_key`` for a node over a source file), stores what
     ``stored_form`` keeps and returns a content-hash data version. A pair's inputs from a workload
-    or a hardware asset are read at the pair's own dimension (Dagster's multi-to-single mapping)."""
+    or a hardware asset are read at the pair's own dimension (Dagster's multi-to-single mapping).
+    A node that runs workload code runs in a worker with the time and memory limits
+    (``asset_compute.isolated``)."""
 
     @dg.asset(name=node.name, ins={name: dg.AssetIn(name) for name in node.inputs},
               deps=[_SOURCES[s] for s in node.sources], partitions_def=_PARTITIONS[node.partitioning],
               code_version=node.code_version, group_name=node.group, kinds=set(node.kinds),
               description=inspect.cleandoc(node.fn.__doc__ or node.name), automation_condition=REANALYSE)
     def compute(context: dg.AssetExecutionContext, solar: SolarConfig, **inputs: Any) -> dg.Output:
+        if node.runs_workload_code:  # the user's file runs in a worker with limits, whatever the executor
+            from solar_assets.asset_compute.isolated import in_worker
+
+            return _output(lambda: in_worker(node, inputs, solar.settings, context.partition_key))
         key = {"key": context.partition_key} if node.takes_key else {}
         return _output(lambda: stored(node.fn(**key, **inputs, solar=solar.settings)))
 
@@ -171,7 +177,11 @@ def measured_runtime(context: dg.AssetExecutionContext, config: MeasureConfig, w
                                      f"{keys['backend']} measurement", allow_retries=False)
     runs = max(config.runs, 1)
     options = MeasureOptions(backends=(backend,), timing=TimingOptions(runs=runs, min_runs=min(config.min_runs, runs)))
-    measurement = measure_workload(workload_source.path, options)
+    from solar_assets.asset_compute.isolated import call_in_worker
+
+    with _user_errors():  # the timing runs execute the user's file: in a worker with the limits
+        measurement = call_in_worker(str(workload_source.path), measure_workload,
+                                     {"path": workload_source.path, "options": options}, solar.settings)
     timing = measurement.timings.get(backend)
     if timing is None or not timing.ok:
         raise dg.Failure(description=one_line(

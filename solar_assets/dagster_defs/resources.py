@@ -41,6 +41,10 @@ class SolarConfig(dg.ConfigurableResource):
     """Validation budget: kernel iterations of the IR at one size."""
     nodewise_bytes: int = _DEFAULTS.nodewise_bytes
     """Capture budget of node-wise validation (one forward pass at the file's own size)."""
+    step_timeout_s: float | None = _DEFAULTS.step_timeout_s
+    """Time limit of a step that runs workload code (its worker: ``asset_compute.isolated``); None: none."""
+    step_memory_limit: str | None = _DEFAULTS.step_memory_limit
+    """Resident-memory limit of that worker: "75%" of the machine's (None, the default), "8G", or "0" for none."""
 
     @classmethod
     def default(cls, home: str | Path | None = None, workload_dir: str | Path | None = None,
