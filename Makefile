@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export SOLAR_HOME ?= $(CURDIR)/data/solar_home
 
-.PHONY: setup demo test bench ui clean
+.PHONY: setup demo test test-dagster-range bench ui clean
 
 setup: $(STAMP)
 
@@ -28,6 +28,18 @@ test: setup
 	@command -v chromium >/dev/null 2>&1 || { echo "installing chromium (tests/test_browser_ui.py drives it headless)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 	$(BIN)/python -m pytest -q
+
+# The Dagster tests on the lowest and the newest Dagster the range in pyproject.toml allows (each put
+# ahead of the venv's on PYTHONPATH; the venv keeps the tested version of constraints.txt).
+DAGSTER_RANGE ?= 1.13.0 1.13.29
+DAGSTER_TESTS := tests/test_dagster_public_api.py tests/test_assets.py tests/test_asset_compute.py \
+	tests/test_dagster_call.py tests/test_dagster_spine.py tests/test_dagster_step_limits.py
+test-dagster-range: setup
+	@for v in $(DAGSTER_RANGE); do \
+	  d=$$(mktemp -d); echo "== dagster $$v"; \
+	  $(BIN)/pip install -q --target $$d --no-deps dagster==$$v dagster-pipes==$$v dagster-shared==$$v || exit 1; \
+	  PYTHONPATH=$$d $(BIN)/python -m pytest -q -p no:cacheprovider $(DAGSTER_TESTS) || exit 1; rm -rf $$d; \
+	done
 
 bench: setup
 	$(BIN)/python bench/stage_times.py

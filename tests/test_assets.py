@@ -91,27 +91,51 @@ def test_bad_workload_fails_its_run_with_a_message_naming_the_file(tmp_path):
     assert str(tmp_path / "broken.py") in message and "RuntimeError: no" in message
 
 
-def test_failed_validation_fails_ir_validation_with_its_table_and_stops_downstream(tmp_path, monkeypatch):
-    import dataclasses
+CALL_COUNTING = '''\
+import pathlib
 
-    import solar_assets.validate as validate
+import torch
+import torch.nn as nn
 
-    real = validate.validate_program
+CALLS = pathlib.Path(__file__).with_name("calls.txt")
 
-    def wrong(program, golden, **kwargs):
-        result = real(program, golden, **kwargs)
-        bad = dataclasses.replace(result.checks[0], ok=False, max_abs_error=3.0, message="max abs error 3 > 1e-4")
-        return dataclasses.replace(result, ok=False, checks=[bad, *result.checks[1:]])
 
-    monkeypatch.setattr(validate, "validate_program", wrong)
-    config = SolarConfig.default(tmp_path, workload_dir=GEMM.parent)
+class Model(nn.Module):
+    """Doubles its scale at every call (counted in a file beside it): no trace reproduces it."""
+
+    def __init__(self, n_in, n_out):
+        super().__init__()
+        self.fc = nn.Linear(n_in, n_out)
+
+    def forward(self, x):
+        calls = int(CALLS.read_text()) if CALLS.exists() else 0
+        CALLS.write_text(str(calls + 1))
+        return self.fc(x) * float(2 ** calls)
+
+
+def get_inputs():
+    return [torch.randn(8, 32)]
+
+
+def get_init_inputs():
+    return [32, 16]
+'''
+
+
+def test_failed_validation_fails_ir_validation_with_its_table_and_stops_downstream(tmp_path):
+    """A real failure (the step runs in a worker: a patched validator in this process would not
+    reach it): the IR bakes in the scale of the traced call, the golden run's call has another."""
+    workloads = tmp_path / "workloads"
+    workloads.mkdir()
+    (workloads / "counting.py").write_text(CALL_COUNTING)
+    config = SolarConfig.default(tmp_path, workload_dir=workloads)
     with solar_instance(tmp_path) as instance:
-        register_partitions(instance, ["gemm"], ["H100_SXM"])
-        run = _materialize(instance, config, WORKLOAD_ASSETS, "gemm")
+        register_partitions(instance, ["counting"], ["H100_SXM"])
+        run = _materialize(instance, config, WORKLOAD_ASSETS, "counting")
     assert not run.success
     (failure,) = run.get_step_failure_events()
     assert failure.step_key == "ir_validation"
     user = failure.step_failure_data.user_failure_data
-    assert "gemm.py" in user.description and "failed validation" in user.description
+    assert "counting.py" in user.description and "failed validation" in user.description
     assert user.metadata["verdict"].value == "FAIL" and user.metadata["checks"].value.records
     assert run.is_node_success("ir_translation") and not run.is_node_success("einsum_graph")
