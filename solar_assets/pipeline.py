@@ -1,7 +1,7 @@
 """Compatibility facade over ``solar_assets.chain``: the names callers imported from here before
 the chain was split into stages (``chain.stages``), typed values (``chain.artifacts``), run
 options (``chain.config.RunConfig``), progress events (``chain.progress``) and the chain
-itself (``chain.run``).
+itself (``asset_compute.plain``: the declared asset graph walked in memory).
 
 The functions keep their old signatures, where options came as keyword arguments (or from the
 environment, ``RunConfig.from_env``) and a golden run chose its own size; each builds the
@@ -27,8 +27,6 @@ from solar_assets.chain.run import (
     measure_in_workers,
     unfinished_result,
 )
-from solar_assets.chain.run import analyze_in_workers as _analyze_in_workers
-from solar_assets.chain.run import analyze_workload as _analyze_workload
 from solar_assets.chain.stages import (
     CACHE_AWARE_PACKAGES,
     GOLDEN_PACKAGES,
@@ -158,9 +156,11 @@ def analyze_workload(
     keep: dict[str, object] | None = None,
     config: RunConfig | None = None,
 ) -> WorkloadResult:
-    """``chain.run.analyze_workload`` with the options as arguments; ``keep``, when given, receives
-    the in-process results (``validated``, ``graph``, ``bounds`` by hardware name, and
+    """``asset_compute.plain.analyze_workload`` with the options as arguments; ``keep``, when given,
+    receives the in-process results (``validated``, ``graph``, ``bounds`` by hardware name, and
     ``failed_validation``) as a dict."""
+    from solar_assets.asset_compute.plain import analyze_workload as _analyze_workload
+
     config = config or _config(translator, fp32_math, validation_budget)
     kept = Kept() if keep is not None else None
     result = _analyze_workload(path, hardware_names, config=config, target_latency_s=target_latency_s,
@@ -178,8 +178,10 @@ def analyze_in_workers(paths: Sequence[str | Path], hardware_names: Sequence[str
                        timeout_s: float | None = DEFAULT_TIMEOUT_S, memory_limit_bytes: int | None = None,
                        cache_dir: str | Path | None = None, on_stage: Callable[[str, str], None] | None = None,
                        jobs: int = 1, **options: object) -> list[WorkloadResult]:
-    """``chain.run.analyze_in_workers``; ``translator``, ``fp32_math`` and ``validation_budget``
-    among ``options`` become the run's ``RunConfig``."""
+    """``asset_compute.plain.analyze_in_workers``; ``translator``, ``fp32_math`` and
+    ``validation_budget`` among ``options`` become the run's ``RunConfig``."""
+    from solar_assets.asset_compute.plain import analyze_in_workers as _analyze_in_workers
+
     given = {k: options.pop(k) for k in _CONFIG_OPTIONS if k in options}
     config = options.pop("config", None) or _config(**given)  # type: ignore[arg-type]
     return _analyze_in_workers(paths, hardware_names, timeout_s=timeout_s, memory_limit_bytes=memory_limit_bytes,

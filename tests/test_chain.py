@@ -14,7 +14,7 @@ from solar_assets.dagster_defs.runner import QUIET_LOGGERS, solar_instance
 from solar_assets.dagster_defs.sources import SOURCE_ASSETS
 from solar_assets.dagster_defs.assets import ASSETS, WORKLOAD_ASSETS
 from solar_assets.chain import RunConfig, stages
-from solar_assets.chain.run import analyze_workload
+from solar_assets.asset_compute.plain import analyze_workload
 from solar_assets.coverage.workload import check_workload
 from solar_assets.sizing import ValidationBudget
 from solar_assets.validate.nodewise import LABEL

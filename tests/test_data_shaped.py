@@ -144,7 +144,7 @@ def test_selections_validate_at_a_scaled_size(tmp_path):
 
 
 def test_the_row_says_the_shapes_came_from_the_values(tmp_path):
-    from solar_assets.chain.run import analyze_workload
+    from solar_assets.asset_compute.plain import analyze_workload
 
     result = analyze_workload(_write(tmp_path, "sparse_gate", SPARSE_GATE), ["H100_SXM"], cache_dir=tmp_path / "c")
     assert result.error is None, result.error

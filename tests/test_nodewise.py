@@ -525,7 +525,7 @@ def test_the_checking_runs_in_the_checker_process_out_of_the_workloads_reach(con
 def test_node_wise_validation_in_a_worker_goes_through_its_checker(conv_stack, tmp_path):
     """As ``solar analyze`` runs it: the worker's checker answers the node-wise pass."""
     from solar_assets.chain.config import RunConfig
-    from solar_assets.chain.run import analyze_in_workers
+    from solar_assets.asset_compute.plain import analyze_in_workers
 
     src, _ = conv_stack
     [result] = analyze_in_workers([src.path], ["H100_SXM"], cache_dir=tmp_path / "cache", jobs=1,

@@ -5,7 +5,7 @@ Everything that composes the stages is generated from these declarations: the Da
 (``dagster_defs.assets.asset_of`` makes a ``@dg.asset`` of each node: its inputs are the function's
 parameters named after assets), the walk of a ``solar analyze`` worker over a file's partitions
 (``asset_compute.worker``) and the plain chain of ``--no-dagster``, ``solar.analyze`` and the
-bench (``chain.run.analyze_workload``, through the same walk in memory). So the paths cannot
+bench (``asset_compute.plain.analyze_workload``, the same walk in memory). So the paths cannot
 compose the stages differently: a node's inputs are what every path hands it.
 """
 from __future__ import annotations

@@ -11,7 +11,6 @@ import contextlib
 import json
 from pathlib import Path
 
-import numpy as np
 
 from solar_assets.asset_compute import metadata as md
 from solar_assets.asset_compute.code_versions import code_version

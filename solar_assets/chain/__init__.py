@@ -1,8 +1,9 @@
 """The stage chain: source → IR → validation → einsum graph → bounds → report row.
 
 ``config`` (``RunConfig``: the run's options), ``artifacts`` (the typed values between stages),
-``stages`` (one function per stage), ``progress`` (stage-start events) and ``run`` (the chain,
-and ``validate_ir``, the part ``solar coverage`` runs). ``solar_assets.pipeline`` is the older
+``stages`` (one function per stage), ``progress`` (stage-start events) and ``run`` (the chain's
+state and ``validate_ir``, the part ``solar coverage`` runs). The whole chain over a file walks the
+declared asset graph: ``asset_compute.plain.analyze_workload``. ``solar_assets.pipeline`` is the older
 facade over the same functions.
 """
 from __future__ import annotations
@@ -12,8 +13,7 @@ from typing import Any
 
 _EXPORTS = {
     "BoundsRow": "artifacts", "SizeChoice": "artifacts", "ValidatedIR": "artifacts", "WorkloadResult": "artifacts",
-    "RunConfig": "config", "STAGES": "run", "ChainState": "run", "Kept": "run", "analyze_workload": "run",
-    "validate_ir": "run",
+    "RunConfig": "config", "STAGES": "run", "ChainState": "run", "Kept": "run", "validate_ir": "run",
 }
 """Loaded on first use, so that reading the run's options (``chain.config``) loads no numba or torch."""
 

@@ -23,12 +23,9 @@ same stages without Dagster, so the rows of that run still land in the report fi
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
-import os
-import sqlite3
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,7 +47,6 @@ from solar_assets.dagster_defs.instance import (  # noqa: F401 - the runner's st
     solar_instance,
     storage_guard,
 )
-from solar_assets.errors import SolarError
 
 if TYPE_CHECKING:  # Dagster and the assets are imported where used: the CLI starts its workers first
     import dagster as dg
