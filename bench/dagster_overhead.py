@@ -22,7 +22,8 @@ ran and how long it took: exactly that part's ``hardware_spec``, its N × (``sol
 call ``solar analyze`` on the folder again (the Dagster path): only that part's bound assets should
 run (``asset_compute.worker.compute_bounds``, no worker). Prints that call's seconds and the line it
 printed, against **bounding alone**: the same ``compute_bounds`` calls in this process, from the
-stored values, without the CLI's start, Dagster's recording or the report.
+stored values, without the CLI's start, Dagster's recording or the report — run first, on a copy
+of the home, so that neither finds the cache entries (the cache-aware solves) the other made.
 """
 from __future__ import annotations
 
@@ -156,15 +157,11 @@ def cli_hardware_change(paths: list[Path], root: Path, hardware: str, env: dict[
 
     home = root / "home-folder-dagster"
     _edit_dram(Path(os.environ["SOLAR_HARDWARE_DIR"]) / f"{hardware}.yaml", 0.8)
-    command = [str(Path(sys.executable).with_name("solar")), "analyze", str(root / "generated"), "--hardware",
-               hardware, "--home", str(home), "--no-progress", "--json"]
-    start = time.perf_counter()
-    done = subprocess.run(command, env={**env, "SOLAR_HOME": str(home)}, capture_output=True, text=True)
-    call = time.perf_counter() - start
-    if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(command)} exited {done.returncode}:\n{done.stderr[-2000:]}")
-    line = next((ln for ln in done.stderr.splitlines() if "ran again" in ln), "(no line: everything ran?)")
-    settings = AssetSettings.default(home, REPO / "data" / "workloads")
+    # bounding alone on a copy of the home, first: neither measurement finds the other's cache entries
+    alone_home = root / "home-folder-bounds-alone"
+    shutil.rmtree(alone_home, ignore_errors=True)
+    shutil.copytree(home, alone_home, symlinks=True)
+    settings = AssetSettings.default(alone_home, REPO / "data" / "workloads")
     options = {"settings": settings.as_dict(), "keys": {str(p): workload_key(p, settings.workload_dir) for p in paths},
                "inverse": False, "call_dir": tempfile.mkdtemp(prefix="solar-bench-bounds-"), "defer_pictures": True}
     start = time.perf_counter()
@@ -173,6 +170,14 @@ def cli_hardware_change(paths: list[Path], root: Path, hardware: str, env: dict[
         if result.error:
             raise RuntimeError(result.error)
     alone = time.perf_counter() - start
+    command = [str(Path(sys.executable).with_name("solar")), "analyze", str(root / "generated"), "--hardware",
+               hardware, "--home", str(home), "--no-progress", "--json"]
+    start = time.perf_counter()
+    done = subprocess.run(command, env={**env, "SOLAR_HOME": str(home)}, capture_output=True, text=True)
+    call = time.perf_counter() - start
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} exited {done.returncode}:\n{done.stderr[-2000:]}")
+    line = next((ln for ln in done.stderr.splitlines() if "ran again" in ln), "(no line: everything ran?)")
     return {"call": call, "alone": alone, "line": line}
 
 

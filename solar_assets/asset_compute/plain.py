@@ -14,6 +14,7 @@ an IR that does not reproduce the golden outputs gets no bounds.
 """
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -82,6 +83,8 @@ class _PlainWalk:
             return (name, None) if NODES[name].partitioning == "workload" else (name, hardware)
 
         kwargs = {name: self.values[partition(name)] for name in node.inputs}
+        if "draw" in inspect.signature(node.fn).parameters:
+            kwargs["draw"] = False  # the plain path draws no graph or roofline of its own under $SOLAR_HOME
         if node.takes_key:
             kwargs["key"] = hardware if node.partitioning == "hardware" else self.key
         stages = NODE_STAGES[node.name]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 import warnings
 from collections.abc import Sequence
@@ -59,22 +60,28 @@ log = logging.getLogger(__name__)
 def prepare_call(instance: dg.DagsterInstance, config: SolarConfig, keys: Sequence[str],
                  hardware_names: Sequence[str]) -> list[PartitionEvent]:
     """Before the workers' events: the partitions registered, an observation of each file whose
-    hash changed, ``hardware_spec`` of each name (value stored). When a file changed, also imports
-    the checks' great-expectations here, while the workers compute (~5 s of CPU; a call whose
-    table is unchanged reads the checks' memoised verdicts and needs none)."""
+    hash changed, ``hardware_spec`` of each name (value stored). When a file changed, also starts
+    importing the checks' great-expectations in a thread, while the step computes (~4 s; a call
+    whose table is unchanged reads the checks' memoised verdicts and needs none)."""
     register_partitions(instance, list(keys), list(hardware_names))
     # the files' hashes first: what is recorded after them is then fresh against them in the UI
     events = source_observations(instance, config, list(keys), list(hardware_names))
     changed = bool(events)
     events += hardware_specs(config, hardware_names)[0]
     if changed:  # a new or edited file: the report's table changes, the checks' suites will run
-        try:  # great-expectations imported, its context made and each suite run once, while the worker computes
-            from solar_assets.expectations import warm_up
-
-            warm_up()
-        except ImportError:
-            pass
+        threading.Thread(target=_warm_up_checks, name="solar-checks-warm-up", daemon=True).start()
     return events
+
+
+def _warm_up_checks() -> None:
+    """great-expectations imported, its context made and each suite run once (~4 s), in a thread
+    while the call's step runs; the report run's checks then find it ready."""
+    try:
+        from solar_assets.expectations import warm_up
+
+        warm_up()
+    except Exception:  # the checks import it again themselves and report what fails there
+        log.debug("warming up the checks failed", exc_info=True)
 
 
 class CallDriver(Protocol):

@@ -236,6 +236,9 @@ class _CallDriver:
         for path in self.keys:
             if path in computed:
                 self.file_events[path] = worker_events(self.options["call_dir"], path, self.keys[path], computed[path])
+        events.prefetch(e for file_events in self.file_events.values() for e in file_events)
+        for path in self.keys:
+            if path in computed:
                 count = events.log(self.file_events[path])
                 result = computed[path]
                 context.log.info(f"{path}: {count} asset partitions" + (f"; {result.error}" if result.error else ""))
