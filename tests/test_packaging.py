@@ -30,14 +30,25 @@ def _constraints() -> dict[str, str]:
     return pins
 
 
-def test_dependencies_are_ranges_except_torch_and_dagster():
-    for text in _project()["dependencies"]:
+def test_dependencies_are_ranges_except_torch():
+    for text in [*_project()["dependencies"], *_project()["optional-dependencies"]["postgres"]]:
         req = Requirement(text)
         exact = [s for s in req.specifier if s.operator == "=="]
-        if req.name == "torch" or req.name.startswith("dagster"):
-            assert exact, text  # torch exact (STACK.md); dagster's pins belong to the Dagster work
-        else:
+        if req.name == "torch":
+            assert exact, text  # torch exact (STACK.md)
+        else:  # Dagster too: solar uses its public API only (tests/test_dagster_public_api.py)
             assert not exact and any(s.operator == "<" for s in req.specifier), f"{text}: want a bounded range"
+
+
+def test_make_test_dagster_range_covers_the_lowest_and_newest_dagster_allowed():
+    from packaging.version import Version
+
+    makefile = (REPO / "Makefile").read_text()
+    versions = next(line for line in makefile.splitlines() if line.startswith("DAGSTER_RANGE")).split("=", 1)[1].split()
+    (spec,) = [Requirement(t).specifier for t in _project()["dependencies"] if Requirement(t).name == "dagster"]
+    lowest = min(s.version for s in spec if s.operator == ">=")
+    assert lowest in versions and all(spec.contains(v) for v in versions)
+    assert max(Version(v) for v in versions) > Version(lowest)
 
 
 def test_constraints_pin_every_direct_dependency_inside_its_range():
