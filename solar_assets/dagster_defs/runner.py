@@ -93,7 +93,7 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
     from solar_assets.asset_compute.workload_paths import remember_paths
     from solar_assets.chain.config import RunConfig
     from solar_assets.dagster_defs import call_records
-    from solar_assets.workers import run_in_workers
+    from solar_assets.workers import prestart, run_in_workers
 
     home_dir = pipeline.solar_home(home)
     check_storage(home_dir)
@@ -107,6 +107,14 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
     specs = call_records.spec_versions(hardware_names, Path(settings.hardware_dir))
     hits = call_records.find_hits(home_dir, keys, freshness, specs) if record else {}
     with tempfile.TemporaryDirectory(prefix="solar-call-") as call_dir, contextlib.ExitStack() as stack:
+        options = {"home": str(home_dir), "settings": settings.as_dict(), "keys": keys,
+                   "hardware": list(hardware_names), "inverse": target_latency_s is not None,
+                   "call_dir": call_dir, "defer_pictures": True}
+        # the workers start before Dagster is imported: their start (torch, numba) hides its import and the instance
+        to_compute = [p for p in keys if p not in hits]
+        started = prestart(_compute_workload, options, jobs=jobs, files=len(to_compute)) if to_compute else None
+        if started is not None:
+            stack.callback(started.close)
         from solar_assets.dagster_defs import call
         from solar_assets.dagster_defs.resources import SolarConfig
 
@@ -120,11 +128,8 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
                 fail_abandoned_runs(instance)  # a call killed before: its run is not running
                 prepared = call.prepare_call(instance, base, list(keys.values()), hardware_names)
                 unverified = call_records.verify(instance, hits) if hits else set()
-        options = {"home": str(home_dir), "settings": settings.as_dict(), "keys": keys,
-                   "hardware": list(hardware_names), "inverse": target_latency_s is not None,
-                   "call_dir": call_dir, "defer_pictures": True}
         driver = _CallDriver(keys, hits, unverified, prepared, options, settings, jobs=jobs, timeout_s=timeout_s,
-                             memory_limit_bytes=memory_limit_bytes, on_stage=on_stage)
+                             memory_limit_bytes=memory_limit_bytes, on_stage=on_stage, started=started)
         with storage_guard(home_dir):
             call.run_analysis(instance, driver, home_dir, call_id)
         if driver.error is not None:
@@ -183,8 +188,9 @@ class _CallDriver:
     def __init__(self, keys: dict[str, str], hits: dict[str, call_records.Hit], unverified: set[str],
                  prepared: list[Any], options: dict[str, Any], settings: Any, *, jobs: int,
                  timeout_s: float | None, memory_limit_bytes: int | None,
-                 on_stage: Callable[[str, str], None] | None) -> None:
+                 on_stage: Callable[[str, str], None] | None, started: Any = None) -> None:
         self.keys, self.hits, self.unverified, self.prepared = keys, hits, unverified, prepared
+        self.started = started  # workers spawned before Dagster was imported (``workers.prestart``)
         self.options, self.settings, self.jobs = options, settings, max(1, jobs)
         self.timeout_s, self.memory_limit_bytes, self.on_stage = timeout_s, memory_limit_bytes, on_stage
         self.computed: dict[str, WorkloadResult] = {}
@@ -210,7 +216,7 @@ class _CallDriver:
         call_dir, on_stage = self.options["call_dir"], self.on_stage
         return dict(zip(files, workers(
             files, _compute_workload, pipeline.unfinished_result, None, jobs=self.jobs, timeout_s=self.timeout_s,
-            memory_limit_bytes=self.memory_limit_bytes, task_arg=self.options,
+            memory_limit_bytes=self.memory_limit_bytes, task_arg=self.options, started=self.started,
             on_result=lambda index, _: pictures.submit(events_file(call_dir, files[index])),
             on_event=(lambda index, workload, stage: on_stage(workload, stage)) if on_stage else None)))
 

@@ -263,17 +263,63 @@ def fresh_workers() -> bool:
     return os.environ.get(FRESH_WORKERS_ENV, "").strip() not in ("", "0")
 
 
+def _spawn(ctx: Any, task: Task, cache: str | None, task_arg: Any, threads: int | None, capture_path: str) -> _Worker:
+    parent, child = ctx.Pipe()
+    process = ctx.Process(target=_serve, name="solar-worker", daemon=True,
+                          args=(child, task, cache, task_arg, threads, solar_level(), capture_path))
+    with _thread_environment(threads):
+        process.start()
+    child.close()
+    return _Worker(process, parent, capture_path)
+
+
+def _threads(jobs: int) -> int | None:
+    return max(1, (os.cpu_count() or 1) // jobs) if jobs > 1 else None
+
+
+class StartedWorkers:
+    """Workers spawned ahead of their files (``prestart``), for the ``run_in_workers`` call with
+    the same task, argument and jobs: their start (torch, numba, the tracer's warm-up: seconds)
+    overlaps what the caller does meanwhile — ``solar analyze`` imports Dagster and prepares the
+    instance. ``close()`` stops those no call took."""
+
+    def __init__(self, task: Task, task_arg: Any, cache_dir: str | Path | None, jobs: int, count: int) -> None:
+        self.key = (task, id(task_arg), str(cache_dir) if cache_dir is not None else None, jobs)
+        self.capture_dir = tempfile.mkdtemp(prefix="solar-workers-")
+        ctx = multiprocessing.get_context("spawn")
+        self.workers = [_spawn(ctx, task, self.key[2], task_arg, _threads(jobs),
+                               os.path.join(self.capture_dir, f"early-{i}.out")) for i in range(count)]
+
+    def take(self, task: Task, task_arg: Any, cache: str | None, jobs: int) -> _Worker | None:
+        if self.workers and self.key == (task, id(task_arg), cache, jobs):
+            return self.workers.pop()
+        return None
+
+    def close(self) -> None:
+        for worker in self.workers:
+            worker.stop()
+        self.workers = []
+        shutil.rmtree(self.capture_dir, ignore_errors=True)
+
+
+def prestart(task: Task, task_arg: Any, cache_dir: str | Path | None = None, *, jobs: int = 1,
+             files: int = 1) -> StartedWorkers:
+    """Spawn the workers a later ``run_in_workers(…, started=…)`` over ``files`` files will use."""
+    return StartedWorkers(task, task_arg, cache_dir, max(1, jobs), min(max(1, jobs), files) if files else 0)
+
+
 def run_in_workers(paths: Sequence[str | Path], task: Task, unfinished: Unfinished,
                    cache_dir: str | Path | None = None, *, jobs: int = 1, timeout_s: float | None = None,
                    memory_limit_bytes: int | None = None, task_arg: Any = None,
                    on_result: Callable[[int, Any], None] | None = None,
-                   on_event: EventCallback | None = None) -> list[Any]:
+                   on_event: EventCallback | None = None, started: StartedWorkers | None = None) -> list[Any]:
     """``task(path, cache_dir, task_arg)`` for each path, results in order. ``task`` must be a
     module-level function (workers are spawned). A file that runs past ``timeout_s`` seconds,
     whose worker's resident memory passes ``memory_limit_bytes``, or that kills its worker, gets
     ``unfinished(path, message, seconds, last stage)`` instead. ``on_result(index, result)`` as
     each file finishes; ``on_event(index, workload, stage)`` as each stage starts. ``jobs=0``:
-    in this process, without limits or isolation (for debugging)."""
+    in this process, without limits or isolation (for debugging). ``started``: workers spawned
+    ahead (``prestart``) with this task and argument, used before any new one."""
     paths = [str(p) for p in paths]
     cache = str(cache_dir) if cache_dir is not None else None
     fresh = fresh_workers()
@@ -288,7 +334,7 @@ def run_in_workers(paths: Sequence[str | Path], task: Task, unfinished: Unfinish
         return []
 
     ctx = multiprocessing.get_context("spawn")
-    threads = max(1, (os.cpu_count() or 1) // jobs) if jobs > 1 else None
+    threads = _threads(jobs)
     pending = deque(enumerate(paths))
     results: list[Any] = [None] * len(paths)
     done = [False] * len(paths)
@@ -297,15 +343,11 @@ def run_in_workers(paths: Sequence[str | Path], task: Task, unfinished: Unfinish
     count = [0]
 
     def start() -> _Worker:
+        early = started.take(task, task_arg, cache, jobs) if started is not None else None
+        if early is not None:
+            return early
         count[0] += 1
-        capture_path = os.path.join(capture_dir, f"worker-{count[0]}.out")
-        parent, child = ctx.Pipe()
-        process = ctx.Process(target=_serve, name="solar-worker", daemon=True,
-                              args=(child, task, cache, task_arg, threads, solar_level(), capture_path))
-        with _thread_environment(threads):
-            process.start()
-        child.close()
-        return _Worker(process, parent, capture_path)
+        return _spawn(ctx, task, cache, task_arg, threads, os.path.join(capture_dir, f"worker-{count[0]}.out"))
 
     def finish(worker: _Worker, result: Any) -> None:
         results[worker.index], done[worker.index] = result, True
