@@ -39,16 +39,25 @@ class _Failed:
 
 
 def in_worker(node: AssetNode, inputs: dict[str, Any], settings: AssetSettings, key: str | None = None) -> Computed:
-    """``node``'s function on ``inputs`` in a worker process with the settings' limits; raises
-    ``ValidationFailed`` / ``SolarError`` (one line naming the file) as the function would, and a
-    ``SolarError`` for a worker that timed out, ran out of memory or died."""
-    from solar_assets.workers import parse_memory_limit, run_in_workers
-
+    """``node``'s function on ``inputs`` in a worker process with the settings' limits, its value
+    in stored form; raises as ``call_in_worker`` does."""
     source = inputs.get("workload_source")
     path = str(getattr(source, "path", None) or settings.workload_path(key or ""))
-    [out] = run_in_workers([path], _task, _unfinished, None, jobs=1, timeout_s=settings.step_timeout_s,
+    return call_in_worker(path, _compute_node, {"name": node.name, "inputs": inputs,
+                                                "settings": settings.as_dict(), "key": key}, settings, node.name)
+
+
+def call_in_worker(path: str, fn: Callable[..., T], kwargs: dict[str, Any], settings: AssetSettings,
+                   name: str | None = None) -> T:
+    """``fn(**kwargs)`` (a module-level function: workers are spawned) for the workload ``path`` in
+    a worker with the settings' limits; ``name`` (else ``fn``'s) names it in an unexpected error. Raises ``ValidationFailed`` / ``SolarError`` (one line
+    naming the file) as ``fn`` would, and a ``SolarError`` for a worker that timed out, ran out of
+    memory or died."""
+    from solar_assets.workers import parse_memory_limit, run_in_workers
+
+    [out] = run_in_workers([path], _call_task, _unfinished, None, jobs=1, timeout_s=settings.step_timeout_s,
                            memory_limit_bytes=parse_memory_limit(settings.step_memory_limit),
-                           task_arg={"node": node.name, "inputs": inputs, "settings": settings.as_dict(), "key": key})
+                           task_arg={"fn": fn, "kwargs": kwargs, "name": name or getattr(fn, "__name__", "step")})
     if isinstance(out, _Failed):
         if out.validation is not None:
             raise ValidationFailed(out.message, out.validation)
@@ -56,22 +65,19 @@ def in_worker(node: AssetNode, inputs: dict[str, Any], settings: AssetSettings, 
     return out
 
 
-def call_in_worker(path: str, fn: Callable[..., T], kwargs: dict[str, Any], settings: AssetSettings) -> T:
-    """``fn(**kwargs)`` (a module-level function: workers are spawned) for the workload ``path`` in
-    a worker with the settings' limits, raising as ``in_worker`` does (``measured_runtime``)."""
-    from solar_assets.workers import parse_memory_limit, run_in_workers
+def _compute_node(name: str, inputs: dict[str, Any], settings: dict[str, Any], key: str | None) -> Computed:
+    from solar_assets.asset_compute.storage import stored_form
 
-    [out] = run_in_workers([path], _call_task, _unfinished, None, jobs=1, timeout_s=settings.step_timeout_s,
-                           memory_limit_bytes=parse_memory_limit(settings.step_memory_limit),
-                           task_arg={"fn": fn, "kwargs": kwargs, "name": getattr(fn, "__name__", "step")})
-    if isinstance(out, _Failed):
-        raise SolarError(out.message)
-    return out
+    node = NODES[name]
+    out = node.fn(**inputs, **({"key": key} if node.takes_key else {}), solar=AssetSettings(**settings))
+    return dataclasses.replace(out, value=stored_form(out.value))
 
 
 def _call_task(path: str, cache_dir: str | None, arg: dict[str, Any]) -> Any:
     try:
         return arg["fn"](**arg["kwargs"])
+    except ValidationFailed as e:
+        return _Failed(one_line(str(e)), e.result)
     except SolarError as e:
         return _Failed(one_line(str(e)))
     except Exception as e:  # one line naming the file, as a stage's error would
@@ -79,25 +85,8 @@ def _call_task(path: str, cache_dir: str | None, arg: dict[str, Any]) -> Any:
         return _Failed(with_path(f"{arg['name']} failed unexpectedly: {type(e).__name__}: {e}", path))
 
 
-def _task(path: str, cache_dir: str | None, arg: dict[str, Any]) -> Computed | _Failed:
-    from solar_assets.asset_compute.storage import stored_form
-
-    node = NODES[arg["node"]]
-    kwargs = dict(arg["inputs"])
-    if node.takes_key:
-        kwargs["key"] = arg["key"]
-    try:
-        out = node.fn(**kwargs, solar=AssetSettings(**arg["settings"]))
-    except ValidationFailed as e:
-        return _Failed(one_line(str(e)), e.result)
-    except SolarError as e:
-        return _Failed(one_line(str(e)))
-    except Exception as e:  # the step fails "unexpectedly": say which and why, on one line
-        log.debug("%s: %s failed", path, node.name, exc_info=True)
-        return _Failed(with_path(f"{node.name} failed unexpectedly: {type(e).__name__}: {e}", path))
-    return dataclasses.replace(out, value=stored_form(out.value))
-
-
 def _unfinished(path: str, message: str, seconds: float, last_event: str | None) -> _Failed:
-    where = f" during {last_event}" if last_event else " before its first stage"
-    return _Failed(with_path(message + where, path))
+    """A killed worker's failure, worded as ``solar analyze`` words it (``unfinished_result``)."""
+    from solar_assets.chain.run import unfinished_result
+
+    return _Failed(unfinished_result(path, message, seconds, last_event).error or message)

@@ -14,7 +14,6 @@ an IR that does not reproduce the golden outputs gets no bounds.
 """
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from solar_assets.asset_compute.graph import BOUND_NODES, HARDWARE_NODE, NODES, WORKLOAD_NODES, AssetNode
 from solar_assets.asset_compute.settings import AssetSettings
+from solar_assets.asset_compute.worker import DRAWN_BY_CLI
 from solar_assets.chain import stages
 from solar_assets.chain.artifacts import WorkloadResult
 from solar_assets.chain.config import RunConfig
@@ -76,21 +76,21 @@ class _PlainWalk:
         self.settings, self.key, self.state = settings, key, state
         self.values: dict[tuple[str, str | None], object] = {}
 
-    def run(self, node: AssetNode, hardware: str | None = None, **options: object) -> object:
+    def run(self, node: AssetNode, hardware: str | None = None) -> object:
         from solar_assets.progress import progress_listener
 
         def partition(name: str) -> tuple[str, str | None]:
             return (name, None) if NODES[name].partitioning == "workload" else (name, hardware)
 
         kwargs = {name: self.values[partition(name)] for name in node.inputs}
-        if "draw" in inspect.signature(node.fn).parameters:
+        if node.name in DRAWN_BY_CLI:
             kwargs["draw"] = False  # the plain path draws no graph or roofline of its own under $SOLAR_HOME
         if node.takes_key:
             kwargs["key"] = hardware if node.partitioning == "hardware" else self.key
         stages = NODE_STAGES[node.name]
         with self.state.timing(stages[0]), progress_listener(self.state.follow(stages)):
-            value = node.fn(**kwargs, solar=self.settings, **options).value
-        self.values[(node.name, None if node.partitioning == "workload" else hardware)] = value
+            value = node.fn(**kwargs, solar=self.settings).value
+        self.values[partition(node.name)] = value
         return value
 
     def give(self, name: str, hardware: str | None, value: object) -> None:

@@ -21,9 +21,8 @@ import threading
 import time
 import warnings
 from collections.abc import Sequence
-from typing import Protocol
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import dagster as dg
 

@@ -17,7 +17,7 @@ child ran (pointer ``NULL``) makes nothing stale.
 # no `from __future__ import annotations`: imported by modules Dagster reads at runtime
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import dagster as dg
 import networkx as nx
@@ -28,36 +28,13 @@ from solar_assets.dagster_defs.step_events import (
     INPUT_DATA_VERSION_PREFIX,
     INPUT_EVENT_POINTER_PREFIX,
     NULL_POINTER,
+    fetch_records,
+    latest_records,
 )
 
 log = logging.getLogger(__name__)
 
 Stale = dict[dg.AssetKey, list[str | None]]
-
-
-def _kind(observation: bool) -> dg.DagsterEventType:
-    return dg.DagsterEventType.ASSET_OBSERVATION if observation else dg.DagsterEventType.ASSET_MATERIALIZATION
-
-
-def _fetch(instance: dg.DagsterInstance, records_filter: dg.AssetRecordsFilter, observation: bool,
-           limit: int) -> list[dg.EventLogRecord]:
-    fetch = instance.fetch_observations if observation else instance.fetch_materializations
-    return list(fetch(records_filter, limit=limit).records)
-
-
-def latest_records(instance: dg.DagsterInstance, key: dg.AssetKey, partitions: Iterable[str] | None,
-                   observation: bool = False) -> dict[str | None, dg.EventLogRecord]:
-    """``partition -> record`` of each partition's latest materialisation (observation); ``None``
-    partitions: the asset's latest event. Two queries, whatever the number of partitions."""
-    if partitions is None:
-        records = _fetch(instance, dg.AssetRecordsFilter(asset_key=key), observation, 1)
-        return {None: records[0]} if records else {}
-    ids = instance.get_latest_storage_id_by_partition(key, _kind(observation), set(partitions))
-    if not ids:
-        return {}
-    by_id = {r.storage_id: r for r in _fetch(instance, dg.AssetRecordsFilter(asset_key=key, storage_ids=list(ids.values())),
-                                             observation, len(ids))}
-    return {p: by_id[i] for p, i in ids.items() if i in by_id}
 
 
 def _version(record: dg.EventLogRecord | None) -> str | None:
@@ -179,7 +156,7 @@ def _updated(graph: _Graph, key: dg.AssetKey, dep: dg.AssetKey, pointers: Mappin
             if now is None or now.storage_id <= pointer:
                 continue
             if (d, pointer) not in before:
-                found = _fetch(graph.instance, dg.AssetRecordsFilter(asset_key=dep, asset_partitions=[d],
+                found = fetch_records(graph.instance, dg.AssetRecordsFilter(asset_key=dep, asset_partitions=[d],
                                                                      before_storage_id=pointer + 1), observation, 1)
                 before[(d, pointer)] = _version(found[0]) if found else None
             if before[(d, pointer)] != _version(now):

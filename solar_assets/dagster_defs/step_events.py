@@ -45,26 +45,39 @@ def dagster_partition(partition: Partition) -> str | dg.MultiPartitionKey | None
     return dg.MultiPartitionKey(dict(partition.dims)) if partition.dims else partition.key
 
 
+def fetch_records(instance: dg.DagsterInstance, records_filter: dg.AssetRecordsFilter, observation: bool,
+           limit: int) -> list[dg.EventLogRecord]:
+    fetch = instance.fetch_observations if observation else instance.fetch_materializations
+    return list(fetch(records_filter, limit=limit).records)
+
+
+def latest_records(instance: dg.DagsterInstance, key: dg.AssetKey, partitions: Iterable[str] | None,
+                   observation: bool = False) -> dict[str | None, dg.EventLogRecord]:
+    """``partition -> record`` of each partition's latest materialisation (observation, for a
+    source asset); ``partitions`` None: the asset's latest event, under ``None``. Two queries,
+    whatever the number of partitions."""
+    if partitions is None:
+        records = fetch_records(instance, dg.AssetRecordsFilter(asset_key=key), observation, 1)
+        return {None: records[0]} if records else {}
+    kind = dg.DagsterEventType.ASSET_OBSERVATION if observation else dg.DagsterEventType.ASSET_MATERIALIZATION
+    ids = instance.get_latest_storage_id_by_partition(key, kind, set(partitions))
+    if not ids:
+        return {}
+    by_id = {r.storage_id: r for r in fetch_records(instance, dg.AssetRecordsFilter(asset_key=key, storage_ids=list(ids.values())),
+                                             observation, len(ids))}
+    return {p: by_id[i] for p, i in ids.items() if i in by_id}
+
+
 def latest_versions(instance: dg.DagsterInstance, key: dg.AssetKey, partitions: Iterable[str | None],
                     observation: bool = False) -> dict[str | None, tuple[str, int]]:
     """``partition -> (data version, storage id)`` of each partition's latest materialisation
-    (observation, for a source asset); two queries per asset, whatever the number of partitions."""
-    kind = dg.DagsterEventType.ASSET_OBSERVATION if observation else dg.DagsterEventType.ASSET_MATERIALIZATION
+    (observation, for a source asset); ``None`` alone: the unpartitioned asset's."""
     wanted = {p for p in partitions if p is not None}
     out: dict[str | None, tuple[str, int]] = {}
-    if wanted:
-        ids = {v: k for k, v in instance.get_latest_storage_id_by_partition(key, kind, wanted).items()}
-    else:
-        record = instance.get_latest_data_version_record(key, is_source=observation)
-        ids = {record.storage_id: None} if record else {}
-    if not ids:
-        return out
-    records_filter = dg.AssetRecordsFilter(asset_key=key, storage_ids=list(ids))
-    fetch = instance.fetch_observations if observation else instance.fetch_materializations
-    for record in fetch(records_filter, limit=len(ids)).records:
+    for partition, record in latest_records(instance, key, wanted or None, observation).items():
         version = (record.event_log_entry.tags or {}).get(DATA_VERSION_TAG)
         if version is not None:
-            out[ids[record.storage_id]] = (version, record.storage_id)
+            out[partition] = (version, record.storage_id)
     return out
 
 
