@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -c constraints.txt torch==2.13.0
-	$(BIN)/pip install -q -c constraints.txt -e '.[test,hf,postgres]'  # ranges in pyproject.toml, tested versions in constraints.txt
+	$(BIN)/pip install -q -c constraints.txt -e '.[test,hf,postgres,dask,k8s]'  # ranges in pyproject.toml, tested versions in constraints.txt
 	touch $(STAMP)
 
 demo: setup

@@ -23,15 +23,20 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from solar_assets import pipeline
 from solar_assets.cache_limit import cache_limit
 from solar_assets.errors import SolarError
 from solar_assets.workloads.source import workload_name
 
+if TYPE_CHECKING:
+    from solar_assets.dagster_defs.runner import ScaleOut
+
 logger = logging.getLogger("solar")
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
 TRANSLATORS = ("tracer", "agent", "auto")  # solar_assets.agent.TRANSLATORS, without importing torch
 
 
@@ -150,7 +155,14 @@ def _parser() -> argparse.ArgumentParser:
                          help="run the stages directly, without Dagster (same output; for debugging)")
     analyze.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
     analyze.add_argument("--jobs", type=int, default=1, metavar="N",
-                         help="worker processes side by side (default 1; each file still alone in its worker)")
+                         help="worker processes side by side (default 1; each file still alone in its worker); "
+                              "with --executor dask and no --dask-scheduler: the local cluster's workers")
+    analyze.add_argument("--executor", choices=("in_process", "dask"), default="in_process",
+                         help="the call's run: one step on this machine (default), or one step per file on "
+                              "Dagster's Dask executor (dagster-dask; docs/scale_out.md)")
+    analyze.add_argument("--dask-scheduler", metavar="ADDRESS",
+                         help="with --executor dask: an existing scheduler (tcp://host:8786) whose workers see "
+                              "this SOLAR_HOME; default: a local cluster of --jobs worker processes")
     analyze.add_argument("--timeout", type=float, default=pipeline.DEFAULT_TIMEOUT_S, metavar="SECONDS",
                          help="time limit per workload, which runs in a worker process (default 600; 0: none)")
     analyze.add_argument("--memory-limit", default=None, metavar="SIZE",
@@ -431,6 +443,7 @@ def analyze(args: argparse.Namespace) -> int:
     report_dir = _report_dir(args, home)  # before the run: the ski-slopes are written into it
     progress = Progress([workload_name(p) for p in paths], enabled=not args.no_progress)
     notes: list[str] = []
+    scale_out = _scale_out(args)
     if args.no_dagster:
         results, rows = _analyze_plain(paths, hardware_names, args, measure, home, limits, progress, report_dir)
     else:
@@ -442,7 +455,8 @@ def analyze(args: argparse.Namespace) -> int:
         try:
             results, rows = analyze_with_dagster(paths, hardware_names, args.target_latency, home,
                                                  failures=input_errors, on_stage=progress, measure=measure,
-                                                 checks=checks, jobs=args.jobs, notices=notices, **limits)
+                                                 checks=checks, jobs=args.jobs, notices=notices,
+                                                 scale_out=scale_out, **limits)
             for line in notices:  # what changed since the last call, and what ran again for it
                 print(f"solar: {line}", file=sys.stderr)
             _print_checks(checks)
@@ -511,6 +525,23 @@ def _worker_limits(args: argparse.Namespace) -> dict[str, float | int | None]:
     if args.timeout < 0:
         raise SolarError(f"--timeout must not be negative, got {args.timeout:g}")
     return {"timeout_s": args.timeout or None, "memory_limit_bytes": parse_memory_limit(args.memory_limit)}
+
+
+def _scale_out(args: argparse.Namespace) -> ScaleOut | None:
+    """``--executor dask``'s cluster, or None for the one-step run."""
+    if args.executor == "dask" and args.no_dagster:
+        raise SolarError("--executor dask runs the call through Dagster: drop --no-dagster")
+    if args.executor != "dask":
+        if args.dask_scheduler:
+            raise SolarError("--dask-scheduler needs --executor dask")
+        return None
+    try:
+        import dagster_dask  # noqa: F401 - checked here: one line, not a failed run
+    except ImportError:
+        raise SolarError("--executor dask needs dagster-dask: pip install -e '.[dask]'") from None
+    from solar_assets.dagster_defs.runner import ScaleOut
+
+    return ScaleOut(scheduler=args.dask_scheduler, workers=max(1, args.jobs))
 
 
 def _analyze_plain(paths, hardware_names, args, measure, home: Path, limits, progress, report_dir: Path):

@@ -8,7 +8,7 @@ import logging
 SOLAR_LOGGERS = ("solar", "solar_assets", "ir_schemas")
 QUIET_LOGGERS = ("matplotlib", "PIL", "numba", "jax", "jaxlib", "absl", "urllib3", "dagster", "httpx",
                  "httpcore", "asyncio", "filelock", "fsspec", "torch", "pyomo", "great_expectations", "langchain",
-                 "alembic", "sqlalchemy", "grpc", "git")
+                 "alembic", "sqlalchemy", "grpc", "git", "distributed", "dask", "tornado", "bokeh")
 
 
 def apply_levels(level: int) -> None:

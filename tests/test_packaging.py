@@ -31,7 +31,8 @@ def _constraints() -> dict[str, str]:
 
 
 def test_dependencies_are_ranges_except_torch():
-    for text in [*_project()["dependencies"], *_project()["optional-dependencies"]["postgres"]]:
+    for text in [*_project()["dependencies"], *_project()["optional-dependencies"]["postgres"],
+                 *_project()["optional-dependencies"]["dask"], *_project()["optional-dependencies"]["k8s"]]:
         req = Requirement(text)
         exact = [s for s in req.specifier if s.operator == "=="]
         if req.name == "torch":
@@ -62,7 +63,7 @@ def test_constraints_pin_every_direct_dependency_inside_its_range():
 
 def test_make_setup_installs_with_the_constraints():
     makefile = (REPO / "Makefile").read_text()
-    assert "pip install -q -c constraints.txt -e '.[test,hf,postgres]'" in makefile  # the tests need both extras
+    assert "pip install -q -c constraints.txt -e '.[test,hf,postgres,dask,k8s]'" in makefile  # the tests need these extras
 
 
 @pytest.fixture(scope="module")

@@ -15,12 +15,13 @@ starts (``prepare_call``), and by the workers of ``--measure`` (``materialize_me
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -114,6 +115,69 @@ def run_analysis(instance: dg.DagsterInstance, driver: CallDriver, home: str | P
     if not run.success:
         raise ReportRunFailed(failure_message(run, Path(home) / "reports"))
     return run.run_id
+
+
+def run_distributed(instance: dg.DagsterInstance, driver: Any, home: str | Path, call_id: str, scale_out: Any,
+                    call_dir: Path) -> dict[str, list[str]]:
+    """The call's run on Dagster's Dask executor (``scale_out.call_job``): a step that records the
+    files' observations and the specs, then one step per file to compute, each on whichever Dask
+    worker is free; every step logs its own partitions. The driver (``runner._CallDriver``) goes
+    to the steps as a pickle in ``call_dir`` and takes back each file's outcome, as Dagster
+    stored it. Returns ``{worker: [file, ...]}``; raises ``ReportRunFailed`` when a step failed."""
+    import pickle
+
+    compute, bounds = driver.work()
+    files = compute + bounds
+    if not files:  # every file answered by its record: nothing for a cluster to do
+        run_analysis(instance, driver, home, call_id)
+        return {}
+    plan = call_dir / "driver.pkl"
+    plan.write_bytes(pickle.dumps(driver))
+    job = dg.build_reconstructable_job("solar_assets.dagster_defs.scale_out", "call_job",
+                                       reconstructable_kwargs={"plan": str(plan), "files": len(files)})
+    used: dict[str, list[str]] = {}
+    with dask_scheduler(scale_out) as address, warnings.catch_warnings():
+        warnings.simplefilter("ignore", dg.BetaWarning)
+        run_config = {**QUIET_LOGGERS, "execution": {"config": {"cluster": {"existing": {"address": address}}}}}
+        with dg.execute_job(job, instance=instance, run_config=run_config, raise_on_error=False,
+                            tags={**process_tags(), CALL_TAG: call_id}) as run:
+            if not run.success:
+                raise ReportRunFailed(failure_message(run, Path(home) / "reports"))
+            for index, path in enumerate(files):
+                outcome = run.output_for_node(file_step(index))
+                driver.absorb(outcome)
+                used.setdefault(outcome.worker, []).append(path)
+    return used
+
+
+def file_step(index: int) -> str:
+    """The name of the step of the call's ``index``-th file (``--executor dask``)."""
+    return f"analyse_file_{index}"
+
+
+@contextlib.contextmanager
+def dask_scheduler(scale_out: Any) -> Iterator[str]:
+    """The address of the scheduler ``scale_out`` names, or of a local cluster of its number of
+    worker processes, started for the call (on 127.0.0.1) and closed after it. The local workers
+    are not daemonic: a file's step starts the limited worker process."""
+    if scale_out.scheduler:
+        yield scale_out.scheduler
+        return
+    import dask
+    from distributed import LocalCluster
+
+    from solar_assets.logconf import apply_levels, solar_level
+
+    apply_levels(solar_level())  # distributed sets its loggers to INFO as it is imported
+    # Dagster's step arguments (run, plan state) have no size Dask can read: a warning per step
+    logging.getLogger("distributed.sizeof").setLevel(logging.ERROR)
+    with dask.config.set({"distributed.worker.daemon": False}):
+        cluster = LocalCluster(n_workers=max(1, scale_out.workers), threads_per_worker=1, processes=True,
+                               host="127.0.0.1", dashboard_address=None)
+    try:
+        yield cluster.scheduler_address
+    finally:
+        cluster.close()
 
 
 def report_call(instance: dg.DagsterInstance, config: SolarConfig, failures: Sequence[str],

@@ -23,6 +23,7 @@ same stages without Dagster, so the rows of that run still land in the report fi
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -64,8 +65,8 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
                          memory_limit_bytes: int | None = None,
                          on_stage: Callable[[str, str], None] | None = None,
                          measure: MeasureOptions | None = None, checks: list[dg.AssetCheckEvaluation] | None = None,
-                         record: bool = True, jobs: int = 1,
-                         notices: list[str] | None = None) -> tuple[list[WorkloadResult], list[ReportRow]]:
+                         record: bool = True, jobs: int = 1, notices: list[str] | None = None,
+                         scale_out: ScaleOut | None = None) -> tuple[list[WorkloadResult], list[ReportRow]]:
     """Materialise every asset for ``paths`` × ``hardware_names`` through Dagster; return
     per-workload results (``error`` set where a stage failed) and the ``headroom_report`` rows, in
     the order asked. ``failures``: errors found before any run (bad paths), listed in the report
@@ -84,7 +85,11 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
     processes side by side (each file still alone in its worker). A file whose record holds but
     for some parts (a spec edited, a part new to it) gets no worker: only those parts' bound assets
     run, from its stored values; ``notices`` gets one line per such part. Raises
-    ``DagsterStorageError`` when the instance's database cannot be used."""
+    ``DagsterStorageError`` when the instance's database cannot be used.
+
+    ``scale_out``: the call's run on Dagster's Dask executor instead, one step per file on the
+    cluster's worker processes (``call.run_distributed``); its files under ``$SOLAR_HOME/calls``,
+    which every worker must see."""
     import tempfile
     import uuid
 
@@ -106,13 +111,18 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
                  for p, k in keys.items()} if record else {}
     specs = call_records.spec_versions(hardware_names, Path(settings.hardware_dir))
     hits = call_records.find_hits(home_dir, keys, freshness, specs) if record else {}
-    with tempfile.TemporaryDirectory(prefix="solar-call-") as call_dir, contextlib.ExitStack() as stack:
+    calls_dir = None
+    if scale_out is not None:  # the steps elsewhere read and write the call's files: on the shared home
+        calls_dir = home_dir / "calls"
+        calls_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="solar-call-", dir=calls_dir) as call_dir, contextlib.ExitStack() as stack:
         options = {"home": str(home_dir), "settings": settings.as_dict(), "keys": keys,
                    "hardware": list(hardware_names), "inverse": target_latency_s is not None,
                    "call_dir": call_dir, "defer_pictures": True}
         # the workers start before Dagster is imported: their start (torch, numba) hides its import and the instance
         to_compute = [p for p in keys if p not in hits]
-        started = prestart(_compute_workload, options, jobs=jobs, files=len(to_compute)) if to_compute else None
+        started = prestart(_compute_workload, options, jobs=jobs, files=len(to_compute)) \
+            if to_compute and scale_out is None else None
         if started is not None:
             stack.callback(started.close)
         from solar_assets.dagster_defs import call
@@ -131,7 +141,12 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
         driver = _CallDriver(keys, hits, unverified, prepared, options, settings, jobs=jobs, timeout_s=timeout_s,
                              memory_limit_bytes=memory_limit_bytes, on_stage=on_stage, started=started)
         with storage_guard(home_dir):
-            call.run_analysis(instance, driver, home_dir, call_id)
+            if scale_out is None:
+                call.run_analysis(instance, driver, home_dir, call_id)
+            else:
+                used = call.run_distributed(instance, driver, home_dir, call_id, scale_out, Path(call_dir))
+                if notices is not None and used:
+                    notices.append(_workers_notice(used))
         if driver.error is not None:
             raise driver.error
         computed, partial, bounded, file_events = driver.computed, driver.partial, driver.bounded, driver.file_events
@@ -179,6 +194,24 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
     return results, [r for result in results for r in result.rows if r.hardware in wanted]
 
 
+@dataclasses.dataclass(frozen=True)
+class ScaleOut:
+    """``solar analyze --executor dask``: the call's run on Dagster's Dask executor (dagster-dask),
+    one step per file. ``scheduler``: an existing Dask scheduler's address (its workers started
+    with ``DASK_DISTRIBUTED__WORKER__DAEMON=False`` or ``--no-nanny``: a file's step starts the
+    limited worker process); None: a local cluster of ``workers`` processes for this call."""
+
+    scheduler: str | None = None
+    workers: int = 2
+
+
+def _workers_notice(used: dict[str, list[str]]) -> str:
+    """One line: how many files each Dask worker ran."""
+    files = sum(len(v) for v in used.values())
+    each = ", ".join(f"{w}: {len(v)}" for w, v in sorted(used.items()))
+    return f"dask: {files} file{'s' if files != 1 else ''} on {len(used)} worker{'s' if len(used) != 1 else ''} ({each})"
+
+
 class _CallDriver:
     """What the call's Dagster step runs (``call.analyse_workloads``): the workers over the files
     without a matching record, the bound assets alone of the partly fresh ones, the pictures; then
@@ -199,13 +232,33 @@ class _CallDriver:
         self.file_events: dict[str, list[Any]] = {}
         self.error: BaseException | None = None
 
+    def __getstate__(self) -> dict[str, Any]:
+        """What a step elsewhere needs (``call.run_distributed`` ships the driver to each file's
+        step): not the workers spawned here, nor the progress callback of this terminal."""
+        return {**self.__dict__, "started": None, "on_stage": None}
+
+    def work(self) -> tuple[list[str], list[str]]:
+        """``(files to compute, files whose stale parts' bounds alone run)``, in the call's order:
+        a file without a record, or whose record the instance contradicts, is computed."""
+        compute = [p for p in self.keys if p not in self.hits or p in self.unverified]
+        bounds = [p for p in self.keys if p in self.hits and self.hits[p].stale and p not in self.unverified]
+        return compute, bounds
+
     def run(self, context: Any, events: Any) -> None:
         from solar_assets.dagster_defs.instance import DagsterStorageError as StorageError
 
         try:
-            self._run(context, events)
+            self.log_prepared(events)
+            self.run_files(context, events, *self.work())
+            for path in self.keys:
+                if path not in self.computed and self.on_stage:
+                    self.on_stage(self.hits[path].record.workload, "unchanged since the last call")
         except StorageError as e:
             self.error = e
+
+    def log_prepared(self, events: Any) -> None:
+        """The files' observations and the parts' specs, before what reads them."""
+        events.log(self.prepared)
 
     def _compute(self, files: list[str], pictures: Any) -> dict[str, WorkloadResult]:
         from solar_assets.asset_compute.worker import events_file
@@ -220,36 +273,57 @@ class _CallDriver:
             on_result=lambda index, _: pictures.submit(events_file(call_dir, files[index])),
             on_event=(lambda index, workload, stage: on_stage(workload, stage)) if on_stage else None)))
 
-    def _run(self, context: Any, events: Any) -> None:
+    def run_files(self, context: Any, events: Any, compute: list[str], bounds: list[str]) -> None:
+        """``compute`` in the workers, the stale parts' bounds of ``bounds`` here, their pictures
+        drawn meanwhile; then each file's partition events logged through ``events``."""
         from solar_assets.asset_compute.pictures import PictureThread
         from solar_assets.asset_compute.worker import DRAWN_BY_CLI
         from solar_assets.dagster_defs.call import worker_events
 
-        events.log(self.prepared)  # the files' observations and the parts' specs, before what reads them
         pictures = PictureThread(self.settings, DRAWN_BY_CLI)  # drawn while the worker goes on
-        computed = self._compute([p for p in self.keys if p not in self.hits], pictures)
-        again = [p for p in self.keys if p in self.unverified]  # the instance contradicts the record
-        if again:
-            log.debug("%d recorded file(s) failed verification against the instance: computed", len(again))
-            computed.update(self._compute(again, pictures))
-        self.partial = {p: h for p, h in self.hits.items() if h.stale and p not in computed}
-        self.bounded = _bounds_only(self.partial, self.options, pictures, self.on_stage)
-        computed.update(self.bounded)
+        computed = self._compute(compute, pictures)
+        partial = {p: self.hits[p] for p in bounds}
+        bounded = _bounds_only(partial, self.options, pictures, self.on_stage)
+        computed.update(bounded)
         waited = time.perf_counter()
         pictures.join()
         log.debug("the pictures finished %.2f s after the workers", time.perf_counter() - waited)
-        self.computed = computed
-        for path in self.keys:
-            if path in computed:
-                self.file_events[path] = worker_events(self.options["call_dir"], path, self.keys[path], computed[path])
-        events.prefetch(e for file_events in self.file_events.values() for e in file_events)
-        for path in self.keys:
-            if path in computed:
-                count = events.log(self.file_events[path])
-                result = computed[path]
-                context.log.info(f"{path}: {count} asset partitions" + (f"; {result.error}" if result.error else ""))
-            elif self.on_stage:
-                self.on_stage(self.hits[path].record.workload, "unchanged since the last call")
+        self.partial.update(partial)
+        self.bounded.update(bounded)
+        self.computed.update(computed)
+        for path in computed:
+            self.file_events[path] = worker_events(self.options["call_dir"], path, self.keys[path], computed[path])
+        events.prefetch(e for path in computed for e in self.file_events[path])
+        for path in [p for p in self.keys if p in computed]:
+            count = events.log(self.file_events[path])
+            result = computed[path]
+            context.log.info(f"{path}: {count} asset partitions" + (f"; {result.error}" if result.error else ""))
+
+    def outcome(self, path: str) -> FileOutcome:
+        """What this driver did for ``path`` (a step elsewhere returns it to the call's driver)."""
+        return FileOutcome(path, self.computed[path], self.file_events[path], self.partial.get(path),
+                           path in self.bounded)
+
+    def absorb(self, outcome: FileOutcome) -> None:
+        """A file done by a step elsewhere (``outcome``), as if done here."""
+        self.computed[outcome.path] = outcome.result
+        self.file_events[outcome.path] = outcome.events
+        if outcome.partial is not None:
+            self.partial[outcome.path] = outcome.partial
+        if outcome.bounded:
+            self.bounded[outcome.path] = outcome.result
+
+
+@dataclasses.dataclass
+class FileOutcome:
+    """One file's share of a call, done by its own step (``--executor dask``)."""
+
+    path: str
+    result: WorkloadResult
+    events: list[Any]
+    partial: call_records.Hit | None
+    bounded: bool
+    worker: str = ""  # the Dask worker whose step did it
 
 
 def _bounds_only(partial: dict[str, call_records.Hit], options: dict[str, Any], pictures: Any,

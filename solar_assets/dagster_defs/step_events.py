@@ -100,8 +100,9 @@ class StepEvents:
     """Logs partition events from a Dagster step, in dependency order; each input points at its
     parent's latest event (one written earlier by this step, or an earlier run's)."""
 
-    def __init__(self, context: dg.OpExecutionContext):
+    def __init__(self, context: dg.OpExecutionContext, metadata: dict | None = None):
         self.context = context
+        self.metadata = dict(metadata or {})  # added to every materialisation (``--executor dask``: the worker)
         self.known: dict[Partition, tuple[str, int] | None] = {}
         self.logged = 0
 
@@ -137,7 +138,8 @@ class StepEvents:
                 self.context.log_event(dg.AssetObservation(asset_key(p), partition=dagster_partition(p), tags=tags))
             else:
                 self.context.log_event(dg.AssetMaterialization(asset_key(p), partition=dagster_partition(p),
-                                                               metadata=to_dagster(event.metadata), tags=tags))
+                                                               metadata={**to_dagster(event.metadata), **self.metadata},
+                                                               tags=tags))
             self.known[p] = self._stored(p, event)
             count += 1
         self.logged += count
