@@ -126,8 +126,7 @@ def run_distributed(instance: dg.DagsterInstance, driver: Any, home: str | Path,
     stored it. Returns ``{worker: [file, ...]}``; raises ``ReportRunFailed`` when a step failed."""
     import pickle
 
-    compute, bounds = driver.work()
-    files = compute + bounds
+    files = driver.step_files()
     if not files:  # every file answered by its record: nothing for a cluster to do
         run_analysis(instance, driver, home, call_id)
         return {}
@@ -147,6 +146,7 @@ def run_distributed(instance: dg.DagsterInstance, driver: Any, home: str | Path,
                 outcome = run.output_for_node(file_step(index))
                 driver.absorb(outcome)
                 used.setdefault(outcome.worker, []).append(path)
+    driver.note_unchanged()
     return used
 
 
@@ -160,9 +160,6 @@ def dask_scheduler(scale_out: Any) -> Iterator[str]:
     """The address of the scheduler ``scale_out`` names, or of a local cluster of its number of
     worker processes, started for the call (on 127.0.0.1) and closed after it. The local workers
     are not daemonic: a file's step starts the limited worker process."""
-    if scale_out.scheduler:
-        yield scale_out.scheduler
-        return
     import dask
     from distributed import LocalCluster
 
@@ -171,6 +168,9 @@ def dask_scheduler(scale_out: Any) -> Iterator[str]:
     apply_levels(solar_level())  # distributed sets its loggers to INFO as it is imported
     # Dagster's step arguments (run, plan state) have no size Dask can read: a warning per step
     logging.getLogger("distributed.sizeof").setLevel(logging.ERROR)
+    if scale_out.scheduler:
+        yield scale_out.scheduler
+        return
     with dask.config.set({"distributed.worker.daemon": False}):
         cluster = LocalCluster(n_workers=max(1, scale_out.workers), threads_per_worker=1, processes=True,
                                host="127.0.0.1", dashboard_address=None)

@@ -244,15 +244,25 @@ class _CallDriver:
         bounds = [p for p in self.keys if p in self.hits and self.hits[p].stale and p not in self.unverified]
         return compute, bounds
 
+    def step_files(self) -> list[str]:
+        """The files of ``work``, computed ones first: the ``i``-th is the ``i``-th file step's
+        (``--executor dask``)."""
+        compute, bounds = self.work()
+        return compute + bounds
+
+    def note_unchanged(self) -> None:
+        """Progress for each file answered by its record (no step ran for it)."""
+        for path in self.keys:
+            if path not in self.computed and self.on_stage:
+                self.on_stage(self.hits[path].record.workload, "unchanged since the last call")
+
     def run(self, context: Any, events: Any) -> None:
         from solar_assets.dagster_defs.instance import DagsterStorageError as StorageError
 
         try:
             self.log_prepared(events)
             self.run_files(context, events, *self.work())
-            for path in self.keys:
-                if path not in self.computed and self.on_stage:
-                    self.on_stage(self.hits[path].record.workload, "unchanged since the last call")
+            self.note_unchanged()
         except StorageError as e:
             self.error = e
 

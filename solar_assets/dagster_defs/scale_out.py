@@ -90,11 +90,11 @@ def call_job(plan: str, files: int) -> dg.JobDefinition:
                                              "start the file's limited worker: start Dask workers with --no-nanny or "
                                              "DASK_DISTRIBUTED__WORKER__DAEMON=False")
             driver = _driver(plan)
-            compute, bounds = driver.work()
-            path = (compute + bounds)[index]
+            path = driver.step_files()[index]
+            computed = path not in driver.work()[1]
             worker = worker_name()
             events = StepEvents(context, metadata={"worker": worker, "worker_pid": os.getpid()})
-            driver.run_files(context, events, [path] if path in compute else [], [path] if path in bounds else [])
+            driver.run_files(context, events, [path] if computed else [], [] if computed else [path])
             context.log.info(f"{path}: analysed on {worker}")
             outcome = driver.outcome(path)
             outcome.worker = worker
