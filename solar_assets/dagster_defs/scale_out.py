@@ -75,6 +75,7 @@ def call_job(plan: str, files: int) -> dg.JobDefinition:
     def record_sources(context):  # noqa: ANN001, ANN202 - Dagster reads the hints at runtime
         from solar_assets.dagster_defs.step_events import StepEvents
 
+        _quiet_dask()
         _driver(plan).log_prepared(StepEvents(context))
 
     def file_op(index: int) -> dg.OpDefinition:
@@ -89,6 +90,7 @@ def call_job(plan: str, files: int) -> dg.JobDefinition:
                 raise dg.Failure(description=f"the Dask worker {worker_name()} is a daemonic process, which may not "
                                              "start the file's limited worker: start Dask workers with --no-nanny or "
                                              "DASK_DISTRIBUTED__WORKER__DAEMON=False")
+            _quiet_dask()
             driver = _driver(plan)
             path = driver.step_files()[index]
             computed = path not in driver.work()[1]
@@ -112,6 +114,14 @@ def call_job(plan: str, files: int) -> dg.JobDefinition:
 
     return analyse.to_job(executor_def=dask_executor, resource_defs={
         "io_manager": dg.FilesystemIOManager(base_dir=str(Path(plan).parent / "outputs"))})
+
+
+def _quiet_dask() -> None:
+    """In a Dask worker: its size estimate of a step's result (Dagster's events) fails and warns
+    once per step; held to errors, as the call's own process does (``call.dask_scheduler``)."""
+    import logging
+
+    logging.getLogger("distributed.sizeof").setLevel(logging.ERROR)
 
 
 def _driver(plan: str) -> Any:
