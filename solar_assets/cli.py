@@ -41,11 +41,17 @@ TRANSLATORS = ("tracer", "agent", "auto")  # solar_assets.agent.TRANSLATORS, wit
 
 
 class Progress:
-    """Progress on stderr: per workload its stage and elapsed time, overall the count, elapsed time
-    and ETA. On a terminal a tqdm bar redrawn in place (a line per finished workload above it);
-    elsewhere (a log, a pipe) one line per stage: ``[3/6] multihead_attention: validate… (0.4 s;
-    overall 12 s, ETA 14 s)``. A trace at a smaller size says why it runs: ``trace at validation
-    size BATCH_SIZE=3``."""
+    """Progress on stderr: per workload its stage and the seconds since its first, overall the
+    count of finished files, the elapsed time and the ETA. On a terminal a tqdm bar redrawn in
+    place (a line per finished workload above it); elsewhere (a log, a pipe) one line per stage:
+    ``[3/6] multihead_attention: validate… (0.4 s; overall 12 s, ETA 14 s)``. A trace at a smaller
+    size says why it runs: ``trace at validation size BATCH_SIZE=3``.
+
+    A file counts as finished when its result lands (the stage ``progress.FINISHED``), not when
+    another file's stage is announced: with two workers their stages interleave, and counting
+    the switches once made ``[70/270] … ETA -00:14`` of a 25-minute run. The ETA is the files
+    left at the rate files finished so far; until one has, the line says so. A stage announced
+    again for the same file (a cached step that re-enters it) is not printed again."""
 
     def __init__(self, names: Sequence[str], stream=None, enabled: bool = True):
         self.index = {name: i + 1 for i, name in enumerate(names)}
@@ -54,9 +60,9 @@ class Progress:
         self.enabled = enabled
         self.tty = enabled and self.stream.isatty()
         self.start = time.perf_counter()
-        self.current: str | None = None
-        self.current_start = self.start
-        self.finished = 0
+        self.began: dict[str, float] = {}  # each file's first stage
+        self.seen: dict[str, set[str]] = {}
+        self.done_files: set[str] = set()
         self.bar = None
         if self.tty:
             from tqdm import tqdm
@@ -65,39 +71,50 @@ class Progress:
                             bar_format="{n_fmt}/{total_fmt} workloads |{bar:20}| {elapsed} elapsed, ETA {remaining}"
                                        " · {desc}")
 
+    @property
+    def finished(self) -> int:
+        return len(self.done_files)
+
     def __call__(self, workload: str, stage: str) -> None:
         if not self.enabled:
             return
-        if workload != self.current:
-            self._finish_current()
-            self.current, self.current_start = workload, time.perf_counter()
-        stage = describe_stage(stage)
+        from solar_assets.progress import FINISHED
+
         now = time.perf_counter()
-        if self.bar is not None:
-            self.bar.set_description_str(f"{workload}: {stage}… ({now - self.current_start:.1f} s)")
+        if stage == FINISHED:
+            self._finish(workload, now)
             return
-        overall = now - self.start
-        eta = f", ETA {_interval(overall / self.finished * (self.total - self.finished))}" if self.finished else ""
+        began = self.began.setdefault(workload, now)
+        stage = describe_stage(stage)
+        if stage in self.seen.setdefault(workload, set()):
+            return
+        self.seen[workload].add(stage)
+        if self.bar is not None:
+            self.bar.set_description_str(f"{workload}: {stage}… ({now - began:.1f} s)")
+            return
         self.stream.write(f"[{self.index.get(workload, '?')}/{self.total}] {workload}: {stage}… "
-                          f"({now - self.current_start:.1f} s; overall {_interval(overall)}{eta})\n")
+                          f"({now - began:.1f} s; overall {_interval(now - self.start)}{self.eta(now)})\n")
         self.stream.flush()
 
-    def _finish_current(self) -> None:
-        if self.current is None:
+    def eta(self, now: float) -> str:
+        """``, ETA 03:27`` from the rate files finished at so far, or why there is none yet."""
+        if not self.finished:
+            return ", ETA after the first file"
+        left = max(0, self.total - self.finished)
+        return f", ETA {_interval((now - self.start) / self.finished * left)}"
+
+    def _finish(self, workload: str, now: float) -> None:
+        if workload in self.done_files:
             return
-        self.finished += 1
-        seconds = time.perf_counter() - self.current_start
+        self.done_files.add(workload)
         if self.bar is not None:
-            self.bar.write(f"[{self.index.get(self.current, '?')}/{self.total}] {self.current}: {seconds:.1f} s",
+            seconds = now - self.began.get(workload, now)
+            self.bar.write(f"[{self.index.get(workload, '?')}/{self.total}] {workload}: {seconds:.1f} s",
                            file=self.stream)
             self.bar.update(1)
-        self.current = None
 
     def done(self) -> None:
-        if not self.enabled:
-            return
-        self._finish_current()
-        if self.bar is not None:
+        if self.enabled and self.bar is not None:
             self.bar.close()
 
 
@@ -498,7 +515,7 @@ def analyze(args: argparse.Namespace) -> int:
         bounded = sum(1 for r in results if r.ok)
         print(_format_rows(args, rows) if rows else "no workload produced bounds")
         _print_per_op(args, per_op)
-        _print_measured(rows, hardware_names)
+        _print_measured(rows, project=args.project)
         print(f"\n{bounded}/{bounded + len(errors) - len(notes)} workloads bounded on {', '.join(hardware_names)}; "
               f"report: {report_dir}/{{report.csv, report.json, report.md, failures.csv, per_op.csv, "
               "report_roofline.png, skislope/<workload>.{csv,png}}")
@@ -600,9 +617,9 @@ def _print_checks(evaluations) -> None:
             print(f"  {line}", file=sys.stderr)
 
 
-def _print_measured(rows, hardware_names: Sequence[str]) -> None:
-    """The headroom table and the audit (after the bounds table), and the projection when several
-    hardware were asked for."""
+def _print_measured(rows, project: bool) -> None:
+    """The headroom table and the audit (after the bounds table) when measured, and the
+    projection when asked for (``--project``): a section appears only when asked for."""
     from solar_assets.report import audit_lines, format_headroom_table
     from solar_assets.report.headroom_table import measured_rows
 
@@ -613,7 +630,7 @@ def _print_measured(rows, hardware_names: Sequence[str]) -> None:
         print(f"\n{sum(r.violation for r in rows)} violation(s) of a true lower bound" + (":" if lines else "."))
         for line in lines:
             print(f"  {line}")
-    if len(hardware_names) > 1 and rows:  # the table above has every row once: only what it lacks
+    if project and rows:  # the table above has every row once: only what it lacks
         print("\nCross-platform projection (the bounds are in the table above; fusion × = unfused / fused)")
         print(format_projection_extra(rows))
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 logger = logging.getLogger(__name__)
 
 Listener = Callable[[str, str], None]
+FINISHED = "finished"  # the stage a caller announces when a file's result landed (the progress count)
 _listeners: list[Listener] = []
 
 

@@ -283,6 +283,68 @@ def test_the_nightly_schedule_sweeps_exactly_what_is_stale(spine):
     assert stale_partitions(spine.instance, graph) == {}
 
 
+def test_the_nightly_sweep_runs_as_asset_runs_wave_by_wave_through_the_schedule_and_its_sensor(spine):
+    """What the daemon does with the sweep: the schedule's tick requests a run that lists what is
+    stale (wave 0); the ``solar_sweep_waves`` sensor then requests ordinary asset runs, one wave
+    at a time, each once the last one finished, until nothing is stale. Each request is run here
+    as the daemon would launch it: the named job, its asset selection and partition."""
+    from solar_assets.dagster_defs.automation import SWEEP_TAG, WAVE_TAG, stale_partitions
+    from solar_assets.dagster_defs.automation import reanalyse_stale as schedule
+    from solar_assets.dagster_defs.automation import reanalyse_stale_waves as waves_sensor
+
+    assert spine.settle() == []
+    repository = spine.defs.get_repository_def()
+
+    def tick_sensor(cursor):
+        context = dg.build_sensor_context(instance=spine.instance, cursor=cursor, repository_def=repository)
+        return waves_sensor(context), context.cursor
+
+    def launch(request):
+        job = spine.defs.resolve_job_def(request.job_name or "reanalyse_stale_job")  # a schedule's: its job
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = job.execute_in_process(instance=spine.instance, run_config=QUIET_LOGGERS, tags=request.tags,
+                                            partition_key=request.partition_key,
+                                            asset_selection=list(request.asset_selection or ()) or None)
+        assert result.success
+        return result
+
+    path = spine.hardware_dir / "A6000.yaml"
+    path.write_text(path.read_text().replace("onchip_buffer_bytes: 6291456", "onchip_buffer_bytes: 5242880"))
+    _, runs = spine.sensor()
+    spine.observe(runs)
+    assert stale_partitions(spine.instance, spine.defs) == {dg.AssetKey("hardware_spec"): ["A6000"]}
+
+    start = schedule(dg.build_schedule_context(instance=spine.instance, repository_def=repository))
+    assert isinstance(start, dg.RunRequest) and start.tags[WAVE_TAG] == "0"
+    marker = launch(start)
+    stale_list = [e for e in marker.all_events if e.event_type == dg.DagsterEventType.STEP_OUTPUT]
+    assert "hardware_spec[A6000]" in str(stale_list[0].event_specific_data.metadata["stale"].value)
+
+    cursor, waves = None, []
+    for _ in range(12):
+        result, cursor = tick_sensor(cursor)
+        if isinstance(result, dg.SkipReason):
+            break
+        wave = set()
+        for request in result:
+            assert request.tags[SWEEP_TAG] == start.tags[SWEEP_TAG]
+            assert request.tags[WAVE_TAG] == str(len(waves) + 1)
+            launch(request)
+            label = None if request.partition_key is None else _label(request.partition_key)
+            wave |= {(k.to_user_string(), label) for k in request.asset_selection}
+        waves.append(wave)
+    assert "done" in result.skip_message and cursor.endswith(":done")
+    pairs = lambda asset: {(asset, f"{w}@A6000") for w in WORKLOADS}  # noqa: E731
+    assert waves == [{("hardware_spec", "A6000")}, pairs("cache_aware_bound"), pairs("sol_bounds"),
+                     pairs("inverse_roofline"), {("headroom_report", None)}]
+    assert stale_partitions(spine.instance, spine.defs) == {}
+    again, _ = tick_sensor(cursor)
+    assert isinstance(again, dg.SkipReason) and "is done" in again.skip_message
+    swept = spine.instance.get_runs(filters=dg.RunsFilter(tags={SWEEP_TAG: start.tags[SWEEP_TAG]}))
+    assert len(swept) == 1 + sum(len(w) for w in waves)  # the list, then one run per partition
+
+
 def test_a_bad_bounds_table_fails_the_asset_check_with_a_readable_description(spine):
     from solar_assets.dagster_defs.asset_checks import REPORT_CHECKS
 

@@ -104,13 +104,88 @@ def test_progress_on_a_terminal_is_a_tqdm_bar_with_elapsed_time_and_eta():
         def isatty(self) -> bool:
             return True
 
+    from solar_assets.progress import FINISHED
+
     stream = Terminal()
     progress = Progress(["a", "b"], stream=stream)
     progress("a", "trace")
     progress("a", "trace at BATCH=3")
+    progress("a", FINISHED)
     progress("b", "golden at BATCH=3")
+    progress("b", FINISHED)
     progress.done()
     text = stream.getvalue()
     assert "1/2 workloads" in text and "elapsed" in text and "ETA" in text
     assert "a: trace at validation size BATCH=3…" in text and "b: golden at validation size BATCH=3…" in text
     assert "[1/2] a: " in text and "[2/2] b: " in text  # a line per finished workload
+
+
+class _Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _eta_seconds(line: str) -> float:
+    import re
+
+    m = re.search(r"ETA (?:(\d+):)?(\d+):(\d+)", line)
+    assert m, line
+    return int(m[1] or 0) * 3600 + int(m[2]) * 60 + int(m[3])
+
+
+def test_the_eta_after_two_of_ten_equal_files_is_within_a_factor_two_of_the_truth(monkeypatch):
+    """One worker, ten files of 10 s each (the clock is the test's): after two have finished the
+    line's ETA is the 80 s left, not a figure from the count of stage switches."""
+    import io
+
+    from solar_assets import cli
+    from solar_assets.progress import FINISHED
+
+    clock = _Clock()
+    monkeypatch.setattr(cli.time, "perf_counter", clock)
+    stream = io.StringIO()
+    names = [f"w{i}" for i in range(10)]
+    progress = cli.Progress(names, stream=stream)
+    lines = []
+    for i, name in enumerate(names):
+        for stage in ("trace", "size", "golden", "size", "validate", "graph", "bounds H100_SXM"):
+            progress(name, stage)
+            clock.now += 10 / 7
+        progress(name, FINISHED)
+        if i == 1:
+            progress(names[2], "trace")
+            lines.append(stream.getvalue().splitlines()[-1])
+    truth = 80.0
+    assert truth / 2 <= _eta_seconds(lines[0]) <= truth * 2
+    first = stream.getvalue().splitlines()[0]
+    assert "ETA after the first file" in first  # none before a file finished
+    assert sum(": size…" in line for line in stream.getvalue().splitlines() if line.startswith("[1/10] w0")) == 1
+
+
+def test_two_workers_interleaving_stages_do_not_count_as_finished_files(monkeypatch):
+    """Two workers, their stages alternating: the count and the ETA follow the results (the
+    counting of switches made ``[70/270] … ETA -00:14``)."""
+    import io
+
+    from solar_assets import cli
+    from solar_assets.progress import FINISHED
+
+    clock = _Clock()
+    monkeypatch.setattr(cli.time, "perf_counter", clock)
+    stream = io.StringIO()
+    names = [f"w{i}" for i in range(6)]
+    progress = cli.Progress(names, stream=stream)
+    for pair in ((0, 1), (2, 3)):  # each pair runs side by side for 20 s
+        for stage in ("trace", "golden", "validate", "bounds H100_SXM"):
+            for i in pair:
+                progress(names[i], stage)
+            clock.now += 5
+        for i in pair:
+            progress(names[i], FINISHED)
+    assert progress.finished == 4
+    progress(names[4], "trace")
+    last = stream.getvalue().splitlines()[-1]
+    assert 20 / 2 <= _eta_seconds(last) <= 20 * 2  # two files left at two files per 20 s

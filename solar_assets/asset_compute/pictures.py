@@ -1,4 +1,4 @@
-"""The UI pictures of a worker's partitions, drawn in a thread of the CLI while the worker goes on.
+"""The UI pictures of a worker's partitions, drawn beside the CLI's main thread while the work goes on.
 
 A per-pair roofline and an einsum graph cost ~0.3–0.5 s of a small workload's ~0.5 s of bounds
 (bench/dagster_overhead.py), in a worker that computes one file after another; drawn here, from
@@ -8,10 +8,10 @@ picture is the same whichever path made it.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import logging
-import queue
-import threading
+import multiprocessing
 from pathlib import Path
 
 from solar_assets.asset_compute.keys import Partition, PartitionEvent
@@ -58,27 +58,44 @@ def with_pictures(events: list[PartitionEvent], settings: AssetSettings, assets:
     return out
 
 
-class PictureThread:
-    """Draws the deferred pictures of each events file handed to ``submit`` (rewritten in place),
-    one file after another, in one daemon thread; ``join`` waits for all of them."""
+def draw_file(path: Path, settings: AssetSettings, assets: tuple[str, ...]) -> None:
+    """Rewrite the events file at ``path`` with the pictures of its partitions of ``assets``."""
+    try:
+        if path.is_file():
+            write_events(path, with_pictures(read_events(path), settings, assets))
+    except Exception:  # the events stand without their pictures
+        log.warning("%s: the pictures could not be drawn", path, exc_info=True)
 
-    def __init__(self, settings: AssetSettings, assets: tuple[str, ...]):
+
+class Pictures:
+    """Draws the deferred pictures of each events file handed to ``submit`` (rewritten in place),
+    one file after another; ``wait`` for one file, ``join`` for all.
+
+    ``own_process``: in a spawned process of their own, for a call whose main thread is busy
+    meanwhile (bounds alone, then logging the events): in a thread they took its GIL, and 100
+    pictures (~6 s of CPU) then logging were drawn one after the other (bench/dagster_overhead.py,
+    spec edit). Else in a thread: the main thread waits on the workers, which draw nothing."""
+
+    def __init__(self, settings: AssetSettings, assets: tuple[str, ...], own_process: bool = False):
         self.settings, self.assets = settings, assets
-        self._files: queue.Queue[Path | None] = queue.Queue()
-        self._thread = threading.Thread(target=self._run, name="solar-pictures", daemon=True)
-        self._thread.start()
+        self._executor: concurrent.futures.Executor = (
+            concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+            if own_process else concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="solar-pictures"))
+        self._drawn: dict[Path, concurrent.futures.Future] = {}
 
     def submit(self, events_file: Path) -> None:
-        self._files.put(events_file)
+        self._drawn[Path(events_file)] = self._executor.submit(draw_file, Path(events_file), self.settings, self.assets)
+
+    def wait(self, events_file: Path) -> None:
+        """Until the pictures of ``events_file`` are drawn (at once if it was never submitted)."""
+        future = self._drawn.get(Path(events_file))
+        if future is not None:
+            try:
+                future.result()
+            except Exception:  # the process died: the events stand without their pictures
+                log.warning("%s: the pictures could not be drawn", events_file, exc_info=True)
 
     def join(self) -> None:
-        self._files.put(None)
-        self._thread.join()
-
-    def _run(self) -> None:
-        while (path := self._files.get()) is not None:
-            try:
-                if path.is_file():
-                    write_events(path, with_pictures(read_events(path), self.settings, self.assets))
-            except Exception:  # the events stand without their pictures
-                log.warning("%s: the pictures could not be drawn", path, exc_info=True)
+        for path in list(self._drawn):
+            self.wait(path)
+        self._executor.shutdown(wait=True)

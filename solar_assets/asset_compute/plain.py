@@ -206,10 +206,13 @@ def analyze_in_workers(paths: Sequence[str | Path], hardware_names: Sequence[str
     still alone in its worker); ``options`` as for ``analyze_workload``."""
     from solar_assets.workers import run_in_workers
 
+    from solar_assets.progress import FINISHED
+
     task_options = {"hardware_names": list(hardware_names), **options}
     results = run_in_workers(paths, _analyze_task, unfinished_result, cache_dir, jobs=max(1, jobs),
                              timeout_s=timeout_s, memory_limit_bytes=memory_limit_bytes, task_arg=task_options,
-                             on_event=(lambda index, workload, stage: on_stage(workload, stage)) if on_stage else None)
+                             on_event=(lambda index, workload, stage: on_stage(workload, stage)) if on_stage else None,
+                             on_result=(lambda index, result: on_stage(result.workload, FINISHED)) if on_stage else None)
     for result in results:
         result.mark_rows()
     return results

@@ -147,7 +147,7 @@ def choose_size(src: WorkloadSource, translation: Translation, config: RunConfig
     from solar_assets.sizing import ValidationSize, ValidationSizeError, choose_validation_size
 
     budget = config.validation_budget
-    starting(src.name, "size")
+
     def entry() -> Path | None:  # made again to store: the search's traces may record the first reads
         return cache_store.source_entry(cache_dir, "size", src, SIZE_PACKAGES, ".json",
                                         {"bytes": budget.tensor_bytes, "iterations": budget.iterations,
@@ -157,8 +157,9 @@ def choose_size(src: WorkloadSource, translation: Translation, config: RunConfig
                                 else ValidationSize.from_json(json.dumps(data)))
     if isinstance(hit, str):  # no size worked, with this source and code: the search is not repeated
         raise ValidationSizeError(hit)
-    if hit is not None:
+    if hit is not None:  # announced only when searched: the golden stage asks again, from this entry
         return hit
+    starting(src.name, "size")
     retrace_config = dataclasses.replace(config, translator=translation.mode)
     try:
         size = choose_validation_size(src.path, translation.program,

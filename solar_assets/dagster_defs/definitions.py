@@ -12,7 +12,8 @@ import dagster as dg
 
 from solar_assets import pipeline
 from solar_assets.dagster_defs.instance import resources_for  # noqa: F401 - re-exported
-from solar_assets.dagster_defs.automation import reanalyse_stale, reanalyse_stale_job, reanalysis_sensor
+from solar_assets.dagster_defs.automation import (
+    SWEEP_JOBS, reanalyse_stale, reanalyse_stale_job, reanalyse_stale_waves, reanalysis_sensor)
 from solar_assets.dagster_defs.asset_checks import REPORT_CHECKS
 from solar_assets.dagster_defs.resources import SolarConfig
 from solar_assets.dagster_defs.sensors import source_files
@@ -25,9 +26,9 @@ def build_definitions(config: SolarConfig) -> dg.Definitions:
     return dg.Definitions(
         assets=[*SOURCE_ASSETS, *ASSETS],
         asset_checks=list(REPORT_CHECKS),
-        jobs=[*OBSERVE_JOBS.values(), reanalyse_stale_job],
+        jobs=[*OBSERVE_JOBS.values(), reanalyse_stale_job, *SWEEP_JOBS],
         resources=resources_for(config),
-        sensors=[source_files, reanalysis_sensor],
+        sensors=[source_files, reanalysis_sensor, reanalyse_stale_waves],
         schedules=[reanalyse_stale],
     )
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from solar_assets import pipeline
+from solar_assets.progress import FINISHED
 from solar_assets.dagster_defs.instance import (  # noqa: F401 - the runner's storage, as callers import it
     DAGSTER_YAML,
     DAGSTER_YAML_MARK,
@@ -255,6 +256,7 @@ class _CallDriver:
         for path in self.keys:
             if path not in self.computed and self.on_stage:
                 self.on_stage(self.hits[path].record.workload, "unchanged since the last call")
+                self.on_stage(self.hits[path].record.workload, FINISHED)
 
     def run(self, context: Any, events: Any) -> None:
         from solar_assets.dagster_defs.instance import DagsterStorageError as StorageError
@@ -277,37 +279,52 @@ class _CallDriver:
         if not files:  # every file recorded: no worker at all
             return {}
         call_dir, on_stage = self.options["call_dir"], self.on_stage
+
+        def landed(index: int, result: WorkloadResult) -> None:
+            pictures.submit(events_file(call_dir, files[index]))
+            if on_stage:
+                on_stage(result.workload, FINISHED)
+
         return dict(zip(files, workers(
             files, _compute_workload, pipeline.unfinished_result, None, jobs=self.jobs, timeout_s=self.timeout_s,
             memory_limit_bytes=self.memory_limit_bytes, task_arg=self.options, started=self.started,
-            on_result=lambda index, _: pictures.submit(events_file(call_dir, files[index])),
+            on_result=landed,
             on_event=(lambda index, workload, stage: on_stage(workload, stage)) if on_stage else None)))
 
     def run_files(self, context: Any, events: Any, compute: list[str], bounds: list[str]) -> None:
         """``compute`` in the workers, the stale parts' bounds of ``bounds`` here, their pictures
-        drawn meanwhile; then each file's partition events logged through ``events``."""
-        from solar_assets.asset_compute.pictures import PictureThread
-        from solar_assets.asset_compute.worker import DRAWN_BY_CLI
+        drawn meanwhile (in a process of their own when bounds run here: ``Pictures``); then each
+        file's partition events logged through ``events``, each picture's asset when drawn."""
+        from solar_assets.asset_compute.pictures import Pictures
+        from solar_assets.asset_compute.worker import DRAWN_BY_CLI, events_file
         from solar_assets.dagster_defs.call import worker_events
 
-        pictures = PictureThread(self.settings, DRAWN_BY_CLI)  # drawn while the worker goes on
-        computed = self._compute(compute, pictures)
-        partial = {p: self.hits[p] for p in bounds}
-        bounded = _bounds_only(partial, self.options, pictures, self.on_stage)
-        computed.update(bounded)
-        waited = time.perf_counter()
-        pictures.join()
-        log.debug("the pictures finished %.2f s after the workers", time.perf_counter() - waited)
-        self.partial.update(partial)
-        self.bounded.update(bounded)
-        self.computed.update(computed)
-        for path in computed:
-            self.file_events[path] = worker_events(self.options["call_dir"], path, self.keys[path], computed[path])
-        events.prefetch(e for path in computed for e in self.file_events[path])
-        for path in [p for p in self.keys if p in computed]:
-            count = events.log(self.file_events[path])
+        call_dir = self.options["call_dir"]
+        pictures = Pictures(self.settings, DRAWN_BY_CLI, own_process=bool(bounds))
+        try:
+            computed = self._compute(compute, pictures)
+            partial = {p: self.hits[p] for p in bounds}
+            bounded = _bounds_only(partial, self.options, pictures, self.on_stage)
+            computed.update(bounded)
+            self.partial.update(partial)
+            self.bounded.update(bounded)
+            self.computed.update(computed)
+            for path in computed:  # as the workers wrote them: the pictures come with ``settle``
+                self.file_events[path] = worker_events(call_dir, path, self.keys[path], computed[path])
+            events.prefetch(e for path in computed for e in self.file_events[path])
+
+            def settle(path: str) -> list[Any]:
+                pictures.wait(events_file(call_dir, path))
+                self.file_events[path] = worker_events(call_dir, path, self.keys[path], computed[path])
+                return self.file_events[path]
+
+            ordered = [p for p in self.keys if p in computed]
+            counts = events.log_files({p: self.file_events[p] for p in ordered}, settle, DRAWN_BY_CLI)
+        finally:
+            pictures.join()
+        for path in ordered:
             result = computed[path]
-            context.log.info(f"{path}: {count} asset partitions" + (f"; {result.error}" if result.error else ""))
+            context.log.info(f"{path}: {counts[path]} asset partitions" + (f"; {result.error}" if result.error else ""))
 
     def outcome(self, path: str) -> FileOutcome:
         """What this driver did for ``path`` (a step elsewhere returns it to the call's driver)."""
@@ -318,6 +335,8 @@ class _CallDriver:
         """A file done by a step elsewhere (``outcome``), as if done here."""
         self.computed[outcome.path] = outcome.result
         self.file_events[outcome.path] = outcome.events
+        if self.on_stage:
+            self.on_stage(outcome.result.workload, FINISHED)
         if outcome.partial is not None:
             self.partial[outcome.path] = outcome.partial
         if outcome.bounded:
@@ -352,6 +371,8 @@ def _bounds_only(partial: dict[str, call_records.Hit], options: dict[str, Any], 
         result.per_op = [*(r for r in hit.record.per_op if r.hardware not in hit.stale), *result.per_op]
         result.activity = list(hit.record.activity)
         out[path] = result
+        if on_stage:
+            on_stage(hit.record.workload, FINISHED)
     return out
 
 

@@ -18,7 +18,7 @@ The tag names are Dagster's documented data-version tags (``DataVersion`` in Dag
 # no `from __future__ import annotations`: imported by the asset modules, which Dagster reads at runtime
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import dagster as dg
 
@@ -104,23 +104,54 @@ class StepEvents:
         self.context = context
         self.metadata = dict(metadata or {})  # added to every materialisation (``--executor dask``: the worker)
         self.known: dict[Partition, tuple[str, int] | None] = {}
+        self.pending: dict[Partition, str] = {}  # logged here, storage id not yet looked up
         self.logged = 0
 
     def _look_up(self, parents: Iterable[Partition]) -> None:
+        """``known`` for each of ``parents``: an earlier run's event, or (a parent logged by this
+        step, not yet looked up) this step's, with the other partitions of its asset logged here
+        since: one query per asset, not one per event logged (0.8 of 2 s for 100 files' bounds)."""
         missing: dict[tuple[str, bool], set[Partition]] = {}
         for parent in parents:
-            if parent not in self.known:
+            if parent not in self.known or parent in self.pending:
                 missing.setdefault((parent.asset, parent.asset.endswith("_file")), set()).add(parent)
+        for (asset, observation), wanted in list(missing.items()):
+            wanted.update(p for p in self.pending if p.asset == asset)
         for (asset, observation), wanted in missing.items():
             found = latest_versions(self.context.instance, dg.AssetKey(asset), {p.key for p in wanted},
                                     observation=observation)
             for parent in wanted:
                 self.known[parent] = found.get(parent.key)
+                self.pending.pop(parent, None)
 
     def prefetch(self, events: Iterable[PartitionEvent]) -> None:
         """Look up the latest events of every parent of ``events`` at once (two queries per asset,
         not per file: 100 files bounded again on one part read their parents in 0.1 s, not 3 s)."""
         self._look_up({parent for event in events if event.error is None for parent in event.parents})
+
+    def log_files(self, files: dict[str, list[PartitionEvent]], settle: Callable[[str], list[PartitionEvent]],
+                  settled_assets: tuple[str, ...] = ()) -> dict[str, int]:
+        """Log the events of many files, shallowest first across files (every file's first stage,
+        then every file's next, ...: a stage's parents logged here are then looked up for all
+        files at once); an event of ``settled_assets`` is taken from ``settle(path)``, its file's
+        final events, asked for when the first of them is due (its pictures: drawn meanwhile).
+        Returns the number logged per file."""
+        depth: dict[Partition, int] = {}
+        order = []
+        for path, events in files.items():
+            for event in events:
+                depth[event.partition] = 1 + max((depth.get(q, -1) for q in event.parents), default=-1)
+                order.append((depth[event.partition], path, event))
+        order.sort(key=lambda t: t[0])  # stable: the files' order, and each file's own, within a depth
+        counts = dict.fromkeys(files, 0)
+        final: dict[str, dict[Partition, PartitionEvent]] = {}
+        for _, path, event in order:
+            if event.partition.asset in settled_assets:
+                if path not in final:
+                    final[path] = {e.partition: e for e in settle(path)}
+                event = final[path].get(event.partition, event)
+            counts[path] += self.log([event])
+        return counts
 
     def log(self, events: Sequence[PartitionEvent]) -> int:
         """Log each materialised (observed) partition of ``events``; a failure's error goes to the
@@ -140,17 +171,7 @@ class StepEvents:
                 self.context.log_event(dg.AssetMaterialization(asset_key(p), partition=dagster_partition(p),
                                                                metadata={**to_dagster(event.metadata), **self.metadata},
                                                                tags=tags))
-            self.known[p] = self._stored(p, event)
+            self.pending[p] = event.data_version or ""
             count += 1
         self.logged += count
         return count
-
-    def _stored(self, p: Partition, event: PartitionEvent) -> tuple[str, int] | None:
-        """The (data version, storage id) of the event just logged for ``p``."""
-        kind = dg.DagsterEventType.ASSET_OBSERVATION if event.observation else \
-            dg.DagsterEventType.ASSET_MATERIALIZATION
-        if p.key is None:
-            found = latest_versions(self.context.instance, asset_key(p), [None], observation=event.observation)
-            return found.get(None)
-        ids = self.context.instance.get_latest_storage_id_by_partition(asset_key(p), kind, {p.key})
-        return (event.data_version or "", ids[p.key]) if p.key in ids else None
