@@ -83,6 +83,11 @@ class Origin(_Strict):
     op: str = Field(description="The op: 'aten.convolution.default', 'dot_general', ...")
     module: str = Field(default="", description="Where in the model: the innermost nn_module_stack "
                         "path ('encoder.layers.3.norm1'), or the JAX name stack; '' when unknown.")
+    scope: tuple[tuple[str, str], ...] = Field(
+        default=(), description="The modules the call ran inside, outermost first, as (path, class name): "
+        "torch's nn_module_stack ((\"\", \"Model\"), (\"features.1\", \"ReLU\")); for JAX the name stack's "
+        "prefixes with class ''. Empty when unknown.")
+    source: str = Field(default="", description="The user's line that made the call ('model.py:42'); '' when unknown.")
 
 
 class Loop(_Strict):

@@ -40,6 +40,14 @@ class PerOpRow(BaseModel):
     node: str = Field(description="origin.node ('convolution_1', 'eqn12'); the IR node's name without an origin.")
     op: str = Field(description="'aten.convolution.default', 'dot_general'; '' without an origin.")
     module: str = Field(description="nn_module_stack path ('encoder.layers.3.norm1') or JAX name stack; '' when none.")
+    module_class: str = Field(default="", description="The innermost module's class ('LayerNorm'); '' when unknown "
+                              "(JAX, an agent-written IR).")
+    label: str = Field(default="", description="Unique within the workload: the op and its occurrence in program "
+                       "order ('relu#3').")
+    source: str = Field(default="", description="The user's line that made the call ('model.py:42'); '' when unknown.")
+    scope: str = Field(default="", description="The modules the call ran inside, outermost first, as path=Class "
+                       "joined by ';' ('=Model;features=Sequential;features.1=ReLU': the model's path is empty); "
+                       "'' when unknown.")
     macs: int
     flops: int
     bytes: int = Field(description="One eager kernel's DRAM traffic: tensors crossing the op's boundary, once each.")
@@ -50,6 +58,31 @@ class PerOpRow(BaseModel):
     limiter: str = Field(description="'compute' when compute_s > memory_s, else 'memory'.")
     ir_nodes: int = Field(description="Einsum nodes lowered from the op.")
     exact: bool = Field(description="False when some boundary byte count is a lower bound (see graph/op_groups.py).")
+    params: int = Field(default=0, description="Parameter elements the op reads, each parameter counted at the "
+                        "first op (in program order) that reads it: summed over a module's ops, its parameters.")
+
+    def to_dict(self) -> dict:
+        return self.model_dump()
+
+
+class ModuleRow(BaseModel):
+    """One module of one workload on one hardware: the sums over the framework ops that ran inside
+    it (its submodules' included), as FlopCounterMode's per-module tree counts them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    workload: str
+    hardware: str
+    module: str = Field(description="The module path ('features.1'; JAX: 'Model/Dense_0'); '' for the whole model.")
+    module_class: str = Field(description="Its class ('ReLU'), where some op's scope named it; '' when unknown.")
+    depth: int = Field(description="Components in the path: 0 for the whole model.")
+    ops: int = Field(description="Framework op calls inside it.")
+    macs: int
+    flops: int
+    bytes: int = Field(description="The sum of its ops' one-kernel DRAM traffic (unfused).")
+    params: int = Field(description="Parameter elements its ops read (PerOpRow.params summed).")
+    time_s: float = Field(description="The sum of its ops' unfused roofline times, seconds.")
+    share: float = Field(description="time_s / the whole model's.")
 
     def to_dict(self) -> dict:
         return self.model_dump()
@@ -66,3 +99,5 @@ class ReportDocument(BaseModel):
     rows: list[ReportRow] = Field(description="One row per workload × hardware that produced bounds.")
     failures: list[Failure] = Field(default_factory=list, description="Workloads that produced no row.")
     per_op: list[PerOpRow] = Field(default_factory=list, description="The per-op breakdown of every row.")
+    per_module: list[ModuleRow] = Field(default_factory=list, description="The per-op breakdown rolled up by "
+                                        "module, every depth (report.per_module).")

@@ -664,6 +664,12 @@ def _add_output_options(analyze: argparse.ArgumentParser) -> None:
                          help="print the per-op breakdown: the N ops with the largest share of the unfused time "
                               "(default 10), or all, and place them on the report's roofline; per_op.csv always "
                               "has every op")
+    analyze.add_argument("--by", choices=("op", "module"), default="op",
+                         help="--per-op rows per framework op call (default), or rolled up by module path as "
+                              "FlopCounterMode's tree (MACs, FLOPs, bytes, parameters, time, share)")
+    analyze.add_argument("--depth", type=int, default=2, metavar="N",
+                         help="with --by module: modules down to N levels below the model (default 2); "
+                              "per_module.csv and report.json have every level")
     analyze.add_argument("--output", metavar="DIR",
                          help="write the report into DIR (default: a new $SOLAR_HOME/reports/<timestamp>/, "
                               "with reports/latest pointing at it)")
@@ -675,6 +681,8 @@ def _report_dir(args: argparse.Namespace, home: Path) -> Path:
 
     if args.per_op is not None:
         _per_op_top(args.per_op)  # a bad N is a usage error, before any work
+    if getattr(args, "depth", 0) < 0:
+        raise SolarError(f"--depth takes a number of levels from 0, got {args.depth}")
     if args.columns:
         from solar_assets.report.table import select_columns
 
@@ -786,7 +794,16 @@ def _format_rows(args: argparse.Namespace, rows) -> str:
 
 
 def _print_per_op(args: argparse.Namespace, per_op: Sequence) -> None:
-    if args.per_op is None or args.json:
+    """The per-op table (``--per-op``), or its module tree (``--by module``, ``--depth``)."""
+    by_module = getattr(args, "by", "op") == "module"
+    if (args.per_op is None and not by_module) or args.json:
+        return
+    if by_module:
+        from solar_assets.report.per_module import format_per_module, module_rollup
+
+        print(f"\nBy module, {args.depth} level{'s' if args.depth != 1 else ''} below the model (each framework op "
+              "as one eager kernel, counted in every module on its path; share of the unfused time)")
+        print(format_per_module(module_rollup(per_op, depth=args.depth)) if per_op else "no per-op rows")
         return
     from solar_assets.report.per_op import format_per_op
 

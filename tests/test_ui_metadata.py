@@ -51,14 +51,20 @@ def _op(rank: int, module: str, op: str, macs: int, nbytes: int, time_s: float, 
 
 
 def test_the_per_op_table_has_a_record_per_op_with_units():
-    rows = [_op(2, "", "relu", 0, 4096, 1.2e-9, 0.25), _op(1, "encoder.fc1", "addmm", 16384, 11520, 3.6e-9, 0.75)]
+    rows = [_op(2, "", "relu", 0, 4096, 1.2e-9, 0.25),
+            _op(1, "encoder.fc1", "addmm", 16384, 11520, 3.6e-9, 0.75).model_copy(
+                update={"module_class": "Linear", "label": "addmm#1", "source": "model.py:42"})]
     table = md.per_op_table(rows)
-    assert [c.name for c in table.schema.columns] == ["rank", "module", "op", "MACs", "FLOPs", "bytes",
+    assert [c.name for c in table.schema.columns] == ["rank", "module", "op", "line", "MACs", "FLOPs", "bytes",
                                                       "time unfused", "share", "limiter"]
     first, second = (r.data for r in table.records)  # largest share first
-    assert first == {"rank": 1, "module": "encoder.fc1", "op": "addmm", "MACs": "16.4 k", "FLOPs": "32.8 k",
-                     "bytes": "11.2 KiB", "time unfused": "3.6 ns", "share": "75.0 %", "limiter": "memory"}
-    assert second["module"] == "-" and second["op"] == "relu" and second["bytes"] == "4 KiB"
+    assert first == {"rank": 1, "module": "encoder.fc1 (Linear)", "op": "addmm#1", "line": "model.py:42",
+                     "MACs": "16.4 k", "FLOPs": "32.8 k", "bytes": "11.2 KiB", "time unfused": "3.6 ns",
+                     "share": "75.0 %", "limiter": "memory"}
+    assert second["module"] == "-" and second["op"] == "relu" and second["bytes"] == "4 KiB" and second["line"] == "-"
+    modules = md.per_module_table(rows)
+    assert [r.data["module"] for r in modules.records] == ["(model)", "\u2003encoder", "\u2003\u2003encoder.fc1 (Linear)"]
+    assert modules.records[0].data["share"] == "100.0 %" and modules.records[2].data["MACs"] == "16.4 k"
     assert len(md.per_op_table(rows, top=1).records) == 1
 
 

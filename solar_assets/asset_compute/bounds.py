@@ -124,7 +124,7 @@ def _per_op_metadata(rows: "list[PerOpRow] | str") -> Metadata:
     if isinstance(rows, str):
         return {"per-op": Text(rows)}
     shown = min(len(rows), md.PER_OP_UI_MAX_ROWS)
-    return {"per-op": md.per_op_table(rows),
+    return {"per-op": md.per_op_table(rows), "by module": md.per_module_table(rows),
             "ops": Text(f"{len(rows)} framework ops" + (
                 f", the {shown} largest shares shown (every op: solar analyze --per-op all)" if shown < len(rows)
                 else ""))}

@@ -222,8 +222,9 @@ def picture(path: Path, title: str) -> Markdown:
 
 PER_OP_COLUMNS = (
     ("rank", "int", "1 = the largest share of the unfused time"),
-    ("module", "string", "nn_module_stack path or JAX name stack"),
-    ("op", "string", "framework op (aten.convolution -> convolution)"),
+    ("module", "string", "module path and class (features.1 (ReLU)), or JAX name stack"),
+    ("op", "string", "framework op and its occurrence in program order (relu#3)"),
+    ("line", "string", "the user's line that made the call"),
     ("MACs", "string", "multiply-accumulates"),
     ("FLOPs", "string", "floating-point operations"),
     ("bytes", "string", "one eager kernel's DRAM traffic"),
@@ -238,12 +239,42 @@ PER_OP_UI_MAX_ROWS = 50
 def per_op_table(rows: Sequence[PerOpRow], top: int = PER_OP_UI_MAX_ROWS) -> Table:
     """The per-op breakdown (``solar_assets.report.per_op``) as a Dagster table: one record per
     framework op, its figures with units, largest share first."""
-    from solar_assets.report.per_op import short_op
+    from solar_assets.report.per_op import module_label, short_op
 
     records = [Record({
-        "rank": r.rank, "module": r.module or "-", "op": short_op(r.op) or r.node,
+        "rank": r.rank, "module": module_label(r.module, r.module_class), "op": r.label or short_op(r.op) or r.node,
+        "line": r.source or "-",
         "MACs": format_count(r.macs), "FLOPs": format_count(r.flops), "bytes": format_bytes(r.bytes),
         "time unfused": format_seconds(r.time_s), "share": f"{100 * r.share:.1f} %", "limiter": r.limiter})
         for r in sorted(rows, key=lambda r: r.rank)[:top]]
     schema = Schema(tuple(Column(name, kind, why) for name, kind, why in PER_OP_COLUMNS))
+    return Table(tuple(records), schema)
+
+
+PER_MODULE_COLUMNS = (
+    ("module", "string", "module path and class, indented under its parent; (model) the whole model"),
+    ("ops", "int", "framework op calls inside it"),
+    ("MACs", "string", "multiply-accumulates"),
+    ("FLOPs", "string", "floating-point operations"),
+    ("bytes unfused", "string", "its ops' one-kernel DRAM traffic, summed"),
+    ("params", "string", "parameter elements its ops read"),
+    ("time unfused", "string", "its ops' unfused roofline times, summed"),
+    ("share", "string", "of the whole model's"),
+)
+PER_MODULE_UI_DEPTH = 3
+"""Levels below the model on the bounds asset; per_module.csv has every level."""
+
+
+def per_module_table(rows: Sequence[PerOpRow], depth: int = PER_MODULE_UI_DEPTH) -> Table:
+    """The per-op rows rolled up by module (``report.per_module``) as a Dagster table."""
+    from solar_assets.report.per_module import module_rollup
+    from solar_assets.report.per_op import module_label
+
+    records = [Record({
+        "module": "\u2003" * m.depth + (module_label(m.module, m.module_class) if m.depth else
+                                        f"(model{': ' + m.module_class if m.module_class else ''})"),
+        "ops": m.ops, "MACs": format_count(m.macs), "FLOPs": format_count(m.flops), "bytes unfused": format_bytes(m.bytes),
+        "params": format_count(m.params), "time unfused": format_seconds(m.time_s), "share": f"{100 * m.share:.1f} %"})
+        for m in module_rollup(rows, depth)]
+    schema = Schema(tuple(Column(name, kind, why) for name, kind, why in PER_MODULE_COLUMNS))
     return Table(tuple(records), schema)

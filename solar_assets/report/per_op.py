@@ -63,6 +63,13 @@ class PerOpTable:
         """The ``n`` largest shares of each workload × hardware (None: all)."""
         return PerOpTable(r for r in self.rows if n is None or r.rank <= n)
 
+    def by_module(self, depth: int | None = None) -> list:
+        """The rows rolled up by module (``report.per_module.module_rollup``): ``ModuleRow`` per
+        module of each workload × hardware, down to ``depth`` (None: every depth)."""
+        from solar_assets.report.per_module import module_rollup
+
+        return module_rollup(self.rows, depth)
+
     def where(self, workload: str | None = None, hardware: str | None = None) -> PerOpTable:
         return PerOpTable(r for r in self.rows if (workload is None or r.workload == workload)
                           and (hardware is None or r.hardware == hardware))
@@ -77,7 +84,10 @@ def per_op_rows(workload: str, graph: EinsumGraph, bounds: SolBounds, hardware: 
     beta = float(bounds.dram_bytes_per_s)
     compute_of = _group_compute_s(bounds)
     entries = []
-    for g in op_groups(graph):
+    groups = op_groups(graph)
+    labels = op_labels(groups)
+    params = first_read_params(graph, groups)
+    for g in groups:
         nbytes = int(g.bytes)
         if g.flops == 0 and nbytes == 0:
             continue  # a view: no kernel runs
@@ -91,11 +101,47 @@ def per_op_rows(workload: str, graph: EinsumGraph, bounds: SolBounds, hardware: 
         origin = g.origin
         rows.append(PerOpRow(
             workload=workload, hardware=hardware, rank=rank, node=origin.node if origin else g.key,
-            op=origin.op if origin else "", module=origin.module if origin else "", macs=int(g.macs),
+            op=origin.op if origin else "", module=origin.module if origin else "",
+            module_class=origin.scope[-1][1] if origin and origin.scope else "", label=labels[g.key],
+            source=origin.source if origin else "", scope=";".join(f"{m}={c}" for m, c in origin.scope) if origin else "",
+            macs=int(g.macs),
             flops=int(g.flops), bytes=nbytes, compute_s=compute_s, memory_s=memory_s, time_s=time_s,
             share=time_s / total if total > 0 else 0.0, limiter="compute" if compute_s > memory_s else "memory",
-            ir_nodes=len(g.nodes), exact=bool(g.exact)))
+            ir_nodes=len(g.nodes), exact=bool(g.exact), params=params.get(g.key, 0)))
     return rows
+
+
+def first_read_params(graph: EinsumGraph, groups: Sequence) -> dict[str, int]:
+    """``group key -> parameter elements`` of the parameters (``param:`` bindings) the group is
+    the first to read, in program order: a tied weight counts once, at its first use."""
+    import math
+
+    decls = graph.program.tensor_map()
+    seen: set[str] = set()
+    out: dict[str, int] = {}
+    for g in groups:
+        for storage in g.reads:
+            decl = decls.get(storage)
+            if decl is not None and (decl.binding or "").startswith("param:") and storage not in seen:
+                seen.add(storage)
+                out[g.key] = out.get(g.key, 0) + math.prod(decl.shape)
+    return out
+
+
+def op_labels(groups: Sequence) -> dict[str, str]:
+    """``group key -> 'relu#3'``: each op's short name and its occurrence in program order, so
+    rows of the same op tell apart (views count too: the numbers follow the program, not the
+    table); a group without an origin keeps its node's name."""
+    seen: dict[str, int] = {}
+    out = {}
+    for g in groups:
+        if g.origin is None:
+            out[g.key] = g.key
+            continue
+        name = short_op(g.origin.op) or g.origin.node
+        seen[name] = seen.get(name, 0) + 1
+        out[g.key] = f"{name}#{seen[name]}"
+    return out
 
 
 def _group_compute_s(bounds: SolBounds):
@@ -123,6 +169,21 @@ def short_op(op: str) -> str:
     return op
 
 
+def module_label(path: str, cls: str) -> str:
+    """``features.1 (ReLU)``; the model itself ``(Model)``; ``-`` when neither is known."""
+    if path and cls:
+        return f"{path} ({cls})"
+    return path or (f"({cls})" if cls else "-")
+
+
+def _clip_middle(text: str, width: int) -> str:
+    """``transf…_block.py:67``: the line number and the file's ends kept."""
+    if len(text) <= width:
+        return text
+    keep = width - 1
+    return text[: keep // 2] + "…" + text[-(keep - keep // 2):]
+
+
 def _clip_left(text: str, width: int) -> str:
     return text if len(text) <= width else "…" + text[-(width - 1):]
 
@@ -137,8 +198,9 @@ def format_per_op(rows: Sequence[PerOpRow], top: int | None = 10, markdown: bool
         blocks.setdefault((r.workload, r.hardware), []).append(r)
     columns = (
         ("#", lambda r: str(r.rank), ">"),
-        ("module", lambda r: _clip_left(r.module or "-", 32), "<"),
-        ("op", lambda r: _clip_left(short_op(r.op) or r.node, 24), "<"),
+        ("module", lambda r: _clip_left(module_label(r.module, r.module_class), 32), "<"),
+        ("op", lambda r: _clip_left(r.label or short_op(r.op) or r.node, 28), "<"),
+        ("line", lambda r: _clip_middle(r.source or "-", 24), "<"),
         ("MACs", lambda r: format_count(r.macs), ">"),
         ("FLOPs", lambda r: format_count(r.flops), ">"),
         ("bytes", lambda r: format_bytes(r.bytes), ">"),

@@ -224,8 +224,10 @@ def report_pngs(directory: str | Path | None = None, stem: str = REPORT_STEM) ->
 # ---------------------------------------------------------------------------- the report document
 def report_document(rows: Sequence[ReportRow], failures: Sequence[Failure] = (),
                     per_op: Sequence[PerOpRow] = ()) -> dict:
-    """``report.json`` as a dict: ``{"schema", "solar_version", "created", "rows", "failures", "per_op"}``.
-    The rows are serialised as ``rows_as_json`` writes them (what ``--json`` prints)."""
+    """``report.json`` as a dict: ``{"schema", "solar_version", "created", "rows", "failures", "per_op",
+    "per_module"}`` (the per-op rows rolled up by module, every depth). The rows are serialised as
+    ``rows_as_json`` writes them (what ``--json`` prints)."""
+    from solar_assets.report.per_module import module_rollup
     from solar_assets.version import __version__
 
     return {
@@ -235,6 +237,7 @@ def report_document(rows: Sequence[ReportRow], failures: Sequence[Failure] = (),
         "rows": json.loads(rows_as_json(rows)),
         "failures": [f.model_dump(mode="json") for f in failures],
         "per_op": [r.model_dump(mode="json") for r in per_op],
+        "per_module": [r.model_dump(mode="json") for r in module_rollup(per_op)],
     }
 
 
@@ -280,7 +283,10 @@ def _write_tables(out: Path, failures: Sequence[Failure] | None, per_op: Sequenc
         pd.DataFrame([f.model_dump() for f in failures], columns=list(FAILURE_COLUMNS)).to_csv(
             written["failures"], index=False)
     if per_op is not None:
+        from solar_assets.report.per_module import PER_MODULE_STEM, module_rollup, write_per_module_csv
+
         written["per_op"] = write_per_op_csv(per_op, out / f"{PER_OP_STEM}.csv")
+        written["per_module"] = write_per_module_csv(module_rollup(per_op), out / f"{PER_MODULE_STEM}.csv")
     return written
 
 

@@ -5,7 +5,10 @@ stops the translation (an op that is not lowered is never counted as zero).
 """
 from __future__ import annotations
 
+import functools
 import logging
+import os
+import re
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -118,13 +121,36 @@ def op_name(target: Any) -> str:
 
 def node_origin(node: Any) -> Origin:
     """The origin of the steps lowered from one exported-graph node: its fx name (unique in the
-    graph), its op, and the innermost ``nn_module_stack`` entry (the qualified module path)."""
-    stack = node.meta.get("nn_module_stack") or {}
-    module = ""
-    if stack:
-        innermost = list(stack.values())[-1]
-        module = str(innermost[0]) if isinstance(innermost, (tuple, list)) and innermost else ""
-    return Origin(node=node.name, op=op_name(node.target), module=module)
+    graph), its op, the ``nn_module_stack`` (each module's qualified path and class; the
+    innermost path is ``module``) and the user's line of the call (``user_line``)."""
+    scope = []
+    for entry in (node.meta.get("nn_module_stack") or {}).values():
+        if isinstance(entry, (tuple, list)) and len(entry) >= 2:
+            cls = entry[1] if isinstance(entry[1], str) else getattr(entry[1], "__qualname__", str(entry[1]))
+            scope.append((str(entry[0]), cls.rsplit(".", 1)[-1]))
+    module = scope[-1][0] if scope else ""
+    return Origin(node=node.name, op=op_name(node.target), module=module, scope=tuple(scope),
+                  source=user_line(node.meta.get("stack_trace") or ""))
+
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def user_line(stack_trace: str) -> str:
+    """``model.py:42``: the innermost frame of an fx node's ``stack_trace`` outside torch and solar
+    (an ``nn.Linear`` call is the user's ``self.fc(x)``, not ``linear.py``'s ``F.linear``); '' when none."""
+    skip = _library_dirs()
+    frames = [(f, int(n)) for f, n in _FRAME.findall(stack_trace) if not f.startswith(skip)]
+    return f"{os.path.basename(frames[-1][0])}:{frames[-1][1]}" if frames else ""
+
+
+@functools.cache
+def _library_dirs() -> tuple[str, ...]:
+    import torch
+
+    import solar_assets
+
+    return tuple(os.path.dirname(m.__file__) + os.sep for m in (torch, solar_assets))
 
 
 def value_map(env: dict[str, Any], b: ProgramBuilder) -> dict[str, str]:

@@ -15,9 +15,11 @@ full size never materialises a tensor.
 """
 from __future__ import annotations
 
+import contextlib
+import functools
 import inspect
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -127,10 +129,59 @@ def _nnx(module: types.ModuleType, path: str, abstract: bool):
     def fn(params: dict[str, Any], *args: Any) -> Any:
         p = nnx.State(jax.tree_util.tree_unflatten(ptree, [params[n] for n in pnames]))
         r = nnx.State(jax.tree_util.tree_unflatten(rtree, [params[n] for n in rnames]))
-        return nnx.merge(graphdef, p, r)(*args)
+        model = nnx.merge(graphdef, p, r)
+        with named_submodules(model):
+            return model(*args)
 
     values = {**dict(zip(pnames, (v for _, v in pflat))), **dict(zip(rnames, (v for _, v in rflat)))}
     return fn, values
+
+
+@contextlib.contextmanager
+def named_submodules(model: Any) -> Iterator[None]:
+    """While it runs, each call of an nnx submodule in a ``jax.named_scope`` of its attribute name
+    (the root's: its class name), so the equations carry the module path in their name stack
+    (``Model/fc1``) as linen's do: nnx pushes none. The classes' ``__call__`` are wrapped for
+    the call and put back after; a module already in its scope (``super().__call__``) is not
+    scoped again."""
+    import jax
+
+    names = {id(m): (str(path[-1]) if path else type(model).__name__) for path, m in _nnx_modules(model)}
+    active: set[int] = set()
+    originals: dict[type, Any] = {}
+    for _, m in _nnx_modules(model):
+        for cls in type(m).__mro__:
+            if "__call__" in vars(cls) and cls not in originals and cls.__module__ != "builtins":
+                originals[cls] = vars(cls)["__call__"]
+
+    def wrap(original: Any) -> Any:
+        @functools.wraps(original)
+        def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+            key = id(self)
+            if key not in names or key in active:
+                return original(self, *args, **kwargs)
+            active.add(key)
+            try:
+                with jax.named_scope(names[key]):
+                    return original(self, *args, **kwargs)
+            finally:
+                active.discard(key)
+        return call
+
+    for cls, original in originals.items():
+        cls.__call__ = wrap(original)
+    try:
+        yield
+    finally:
+        for cls, original in originals.items():
+            cls.__call__ = original
+
+
+def _nnx_modules(model: Any) -> list[tuple[tuple, Any]]:
+    from flax import nnx
+
+    iterate = getattr(nnx, "iter_modules", None)
+    return list(iterate(model) if iterate is not None else model.iter_modules())
 
 
 def load_jax_workload(src: WorkloadSource, constants: dict[str, int] | None = None,

@@ -21,9 +21,8 @@ from solar_assets.translate.jax_lowering.context import Counter, JCtx, Lin, Lowe
 from solar_assets.translate.core.complex import complex_aware
 from solar_assets.translate.jax_lowering.random import UNIFORM_CALL, uniform_draw
 from solar_assets.translate.jax_lowering.registry import lowers
-from ir_schemas import Origin
 from solar_assets.translate.jax_lowering.walk import (
-    current_eqn_path, eqn_origin, run_closed, run_jaxpr, whole_program_call,
+    current_eqn_module, current_eqn_path, eqn_origin, run_closed, run_jaxpr, whole_program_call,
 )
 from solar_assets.translate.core.affine import view_dim
 from solar_assets.translate.core.builder import with_origin
@@ -54,14 +53,14 @@ def jit_lowering(c: JCtx, *args, **params):
     a fused PyTorch op is. A call that is the whole program (the user's model under ``jax.jit``)
     keeps its equations' own origins: the per-op table is about the ops inside it."""
     start = len(c.b.steps)
+    path = current_eqn_path()
+    base = eqn_origin(c.eqn, path, current_eqn_module()) if path is not None else None  # before inlining
     if params.get("name") == UNIFORM_CALL and len(args) == 3:  # a jax.random draw: the fixed pattern
         outs = [uniform_draw(c, *args)]
     else:
         outs = _inline(c, params["jaxpr"], args)
-    path = current_eqn_path()
-    if path is not None and not whole_program_call(path):
-        base = eqn_origin(c.eqn, path)
-        origin = Origin(node=path, op=f"jit:{params.get('name', c.eqn.primitive.name)}", module=base.module)
+    if base is not None and not whole_program_call(path):
+        origin = base.model_copy(update={"op": f"jit:{params.get('name', c.eqn.primitive.name)}"})
         c.b.steps[start:] = [with_origin(st, origin, replace=True) for st in c.b.steps[start:]]
     return outs
 

@@ -9,8 +9,10 @@ integer operations on it are applied here (``counter_eqn``), any other use is a 
 """
 from __future__ import annotations
 
+import functools
 import keyword
 import logging
+import os
 from typing import Any, Sequence
 
 import numpy as np
@@ -50,6 +52,35 @@ def source_line(eqn: Any) -> str:
         return source_info_util.summarize(eqn.source_info)
     except Exception:  # noqa: BLE001 - an internal API: no line is better than no message
         return ""
+
+
+def user_line(eqn: Any) -> str:
+    """``model.py:12``: the innermost frame that made the equation outside JAX, Flax and solar
+    (a ``nn.Dense`` call is the user's ``nn.Dense(...)(x)``, not Flax's ``linear.py``), or ''."""
+    try:
+        from jax._src import source_info_util
+
+        skip = _library_dirs()
+        for frame in source_info_util.user_frames(eqn.source_info.traceback):
+            if not frame.file_name.startswith(skip):
+                return f"{os.path.basename(frame.file_name)}:{frame.start_line}"
+        return ""
+    except Exception:  # noqa: BLE001 - an internal API: no line is better than no origin
+        return ""
+
+
+@functools.cache
+def _library_dirs() -> tuple[str, ...]:
+    import importlib.util
+
+    import solar_assets
+
+    dirs = [os.path.dirname(solar_assets.__file__)]
+    for name in ("flax", "optax", "jax"):
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.origin:
+            dirs.append(os.path.dirname(spec.origin))
+    return tuple(d + os.sep for d in dirs)
 
 
 # id(literal) -> its value in the float64 trace of the same function (see jax_tracer.literal_overrides):
@@ -105,10 +136,11 @@ def _fold(eqn: Any, values: Sequence[Value]) -> list[Value] | None:
 
 
 class _EqnFrame:
-    """An equation being lowered: its origin path and how many sub-programs it has lowered so far."""
+    """An equation being lowered: its origin path, its module path (its name stack under the
+    enclosing equations') and how many sub-programs it has lowered so far."""
 
-    def __init__(self, path: str):
-        self.path, self.calls = path, 0
+    def __init__(self, path: str, module: str = ""):
+        self.path, self.module, self.calls = path, module, 0
 
 
 # the equations being lowered, outermost first: nested jaxprs (pjit, scan bodies, cond branches) are
@@ -132,6 +164,23 @@ def current_eqn_path() -> str | None:
     return _EQN_STACK[-1].path if _EQN_STACK else None
 
 
+def current_eqn_module() -> str:
+    """The module path of the equation being lowered ('' outside any)."""
+    return _EQN_STACK[-1].module if _EQN_STACK else ""
+
+
+def eqn_module(eqn: Any, enclosing: str) -> str:
+    """The equation's name stack under ``enclosing`` (a sub-program's equations carry theirs
+    relative to the call: ``relu``'s inside ``Model/Block_0``), '' when neither has one."""
+    try:
+        own = str(eqn.source_info.name_stack)
+    except AttributeError:
+        own = ""
+    if not enclosing or own.startswith(enclosing):
+        return own
+    return f"{enclosing}/{own}" if own else enclosing
+
+
 # the number of equations of the top-level jaxpr being lowered (set by ``run_jaxpr`` at the top)
 _TOP_EQNS: list[int] = []
 
@@ -141,14 +190,15 @@ def whole_program_call(path: str) -> bool:
     return path == "eqn0" and bool(_TOP_EQNS) and _TOP_EQNS[-1] == 1
 
 
-def eqn_origin(eqn: Any, path: str) -> Origin:
-    """The origin of the steps lowered from one equation: its path, its primitive and the name
-    stack JAX recorded (a Flax module path such as ``Model/Dense_0``; '' when none)."""
-    try:
-        module = str(eqn.source_info.name_stack)
-    except AttributeError:
-        module = ""
-    return Origin(node=path, op=eqn.primitive.name, module=module)
+def eqn_origin(eqn: Any, path: str, module: str | None = None) -> Origin:
+    """The origin of the steps lowered from one equation: its path, its primitive, its module
+    path (``eqn_module``: a Flax module path such as ``Model/Dense_0``; '' when none) and the
+    user's line."""
+    if module is None:
+        module = eqn_module(eqn, "")
+    parts = [p for p in module.split("/") if p]
+    scope = tuple(("/".join(parts[:i + 1]), "") for i in range(len(parts)))
+    return Origin(node=path, op=eqn.primitive.name, module=module, scope=scope, source=user_line(eqn))
 
 
 # node-wise validation: when a dict, the top-level jaxpr's values by key (``const<i>``, ``in<i>``,
@@ -185,12 +235,13 @@ def _run_jaxpr(b: ProgramBuilder, jaxpr: Any, consts: Sequence[Value], args: Seq
             outs = counter_eqn(eqn, values) if any(isinstance(v, Counter) for v in values) else _fold(eqn, values)
         if outs is None:
             path, start = f"{prefix}{i}", len(b.steps)
-            _EQN_STACK.append(_EqnFrame(path))
+            module = eqn_module(eqn, current_eqn_module())
+            _EQN_STACK.append(_EqnFrame(path, module))
             try:
                 outs = lower_eqn(b, eqn, values)
             finally:
                 _EQN_STACK.pop()
-            b.tag_origin(start, eqn_origin(eqn, path))
+            b.tag_origin(start, eqn_origin(eqn, path, module))
         for v, x in zip(eqn.outvars, outs):
             if type(v).__name__ != "DropVar":
                 env[v] = x

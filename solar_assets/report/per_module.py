@@ -1,0 +1,132 @@
+"""The per-op breakdown rolled up by module: FlopCounterMode's per-module tree, with bytes, time
+and parameters beside the MACs.
+
+Each framework op counts in every module on its path (``features`` and ``features.1`` for an op
+of ``features.1``), the whole model at depth 0; a module's figures are the sums over those ops:
+MACs and FLOPs exact, bytes the ops' one-kernel traffic (unfused, as the per-op table), time the
+ops' unfused roofline times, parameters those its ops read (``PerOpRow.params``: each counted at
+its first reading op). A path splits at ``.`` (torch's module paths) or ``/`` (JAX name stacks);
+a module's class is the one the ops' scopes name (an ``nn.ModuleList`` that never runs itself
+has none, nor has a JAX module). Plain functions of the per-op rows: the CLI, the report files and the UI share them.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from ir_schemas import ModuleRow, PerOpRow
+
+PER_MODULE_STEM = "per_module"
+COLUMNS = tuple(ModuleRow.model_fields)
+_SPLIT = re.compile(r"[./]")
+
+
+def path_prefixes(module: str) -> list[str]:
+    """``'features.1'`` -> ``['', 'features', 'features.1']`` ('' the model, then each enclosing module)."""
+    if not module:
+        return [""]
+    cuts = [m.start() for m in _SPLIT.finditer(module)]
+    return ["", *(module[:c] for c in cuts), module]
+
+
+def module_rollup(rows: Sequence[PerOpRow], depth: int | None = None) -> list[ModuleRow]:
+    """The module tree of each workload × hardware in ``rows`` down to ``depth`` (None: every
+    depth), each module after its parent, siblings by time (largest first)."""
+    blocks: dict[tuple[str, str], list[PerOpRow]] = {}
+    for r in rows:
+        blocks.setdefault((r.workload, r.hardware), []).append(r)
+    out: list[ModuleRow] = []
+    for (workload, hardware), block in blocks.items():
+        classes = {path: cls for r in block for path, cls in scope_classes(r.scope) if cls}
+        classes.update({r.module: r.module_class for r in block if r.module_class})
+        root = _root(block)
+        if root:
+            classes.setdefault(root, root)
+
+        def chain(module: str) -> list[str]:
+            return path_prefixes(module)[1:] if root else path_prefixes(module)
+
+        sums: dict[str, list] = {}
+        for r in block:
+            for path in chain(r.module):
+                s = sums.setdefault(path, [0, 0, 0, 0, 0, 0.0])
+                s[0] += 1
+                s[1] += r.macs
+                s[2] += r.flops
+                s[3] += r.bytes
+                s[4] += r.params
+                s[5] += r.time_s
+        total = sums.get(root, [0, 0, 0, 0, 0, 0.0])[5]
+        made = {path: ModuleRow(workload=workload, hardware=hardware, module=path, module_class=classes.get(path, ""),
+                                depth=len(chain(path)) - 1, ops=s[0], macs=s[1], flops=s[2], bytes=s[3],
+                                params=s[4], time_s=s[5], share=s[5] / total if total > 0 else 0.0)
+                for path, s in sums.items()}
+        children: dict[str, list[str]] = {}
+        for path in made:
+            if path != root:
+                children.setdefault(chain(path)[-2], []).append(path)
+
+        def walk(path: str) -> None:
+            if depth is not None and made[path].depth > depth:
+                return
+            out.append(made[path])
+            for child in sorted(children.get(path, ()), key=lambda c: (-made[c].time_s, c)):
+                walk(child)
+
+        walk(root)
+    return out
+
+
+def scope_classes(scope: str) -> list[tuple[str, str]]:
+    """``PerOpRow.scope`` as (path, class) pairs, outermost first."""
+    return [tuple(entry.split("=", 1)) for entry in scope.split(";") if "=" in entry]  # type: ignore[misc]
+
+
+def _root(block: Sequence[PerOpRow]) -> str:
+    """The model's own path: '' (torch's module paths are relative to it), or the first name all
+    of a JAX name stack's paths share (linen and nnx start each with the model: ``Model/Dense_0``)."""
+    firsts = {_SPLIT.split(r.module, 1)[0] for r in block}
+    if len(firsts) == 1 and all(r.module for r in block) and all("/" in r.module or r.module in firsts for r in block):
+        return firsts.pop()
+    return ""
+
+
+def format_per_module(rows: Sequence[ModuleRow], markdown: bool = False) -> str:
+    """The tree as text, one block per workload × hardware, each module indented under its parent."""
+    from solar_assets.report.per_op import module_label
+    from solar_assets.report.table import format_bytes, format_count, format_seconds, render_columns
+
+    def name(r: ModuleRow) -> str:
+        label = module_label(r.module, r.module_class) if r.depth else f"(model{': ' + r.module_class if r.module_class else ''})"
+        return "  " * r.depth + (label if len(label) <= 48 else "…" + label[-47:])
+
+    columns = (
+        ("module", name, "<"),
+        ("ops", lambda r: str(r.ops), ">"),
+        ("MACs", lambda r: format_count(r.macs), ">"),
+        ("FLOPs", lambda r: format_count(r.flops), ">"),
+        ("bytes unfused", lambda r: format_bytes(r.bytes), ">"),
+        ("params", lambda r: format_count(r.params), ">"),
+        ("time unfused", lambda r: format_seconds(r.time_s), ">"),
+        ("share", lambda r: f"{100 * r.share:.1f} %", ">"),
+    )
+    blocks: dict[tuple[str, str], list[ModuleRow]] = {}
+    for r in rows:
+        blocks.setdefault((r.workload, r.hardware), []).append(r)
+    out = []
+    for (workload, hardware), block in blocks.items():
+        out.append(("### " if markdown else "") + f"{workload} on {hardware}: by module")
+        if markdown:
+            out.append("")
+        out.append(render_columns(block, columns, markdown))
+        out.append("")
+    return "\n".join(out).rstrip("\n")
+
+
+def write_per_module_csv(rows: Sequence[ModuleRow], path: str | Path) -> str | Path:
+    """``per_module.csv``: one line per module of each workload × hardware, every depth."""
+    import pandas as pd
+
+    pd.DataFrame([r.to_dict() for r in rows], columns=list(COLUMNS)).to_csv(path, index=False)
+    return path
