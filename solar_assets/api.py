@@ -126,6 +126,16 @@ class Analysis:
 
         return format_table(self.rows, wide=wide) if self.rows else "no workload produced bounds"
 
+    @property
+    def failures(self) -> list:
+        """Each workload that produced no row: ``Failure`` (workload, source, status, stage, reason),
+        as report.json and failures.csv list them."""
+        from ir_schemas import Failure
+
+        return [Failure(workload=r.workload, source=str(r.path), reason=r.error, stage=r.failed_stage or "",
+                        status="unfinished" if "unfinished" in (r.seconds or {}) else "failed")
+                for r in self.results if r.error]
+
     def raise_for_errors(self) -> Analysis:
         """``self``, or a ``SolarError`` with every failure's line."""
         if self.errors:
@@ -189,9 +199,21 @@ _SHIM_BODY = {
 }
 
 
-def _live_kind(target: Any) -> tuple[str, str]:
-    """(framework, kind) of a live target: torch/torch, jax/linen or jax/function. An nn.Module can
-    only exist once torch is loaded, so a JAX session's target is told apart without loading it."""
+class AnalysisError(SolarError):
+    """No workload of a ``solar.analyze`` call produced bounds: one line per workload, each naming
+    the file (or live object) and the stage it stopped in. ``analysis`` keeps what was made (the
+    validation table of a failed check, the errors)."""
+
+    def __init__(self, analysis: Analysis):
+        self.analysis = analysis
+        self.failures = analysis.failures
+        super().__init__("\n".join(f"{f.reason} (stage: {f.stage})" if f.stage else f.reason for f in self.failures))
+
+
+def _live_kind(target: Any, inputs: Sequence[Any] = ()) -> tuple[str, str]:
+    """(framework, kind) of a live target: torch/torch, torch/function, jax/linen or jax/function.
+    An nn.Module or a tensor can only exist once torch is loaded, so a JAX session's target is told
+    apart without loading it; a plain callable goes where its inputs are from."""
     import sys
 
     torch = sys.modules.get("torch")
@@ -206,10 +228,34 @@ def _live_kind(target: Any) -> tuple[str, str]:
             return "jax", "function"  # called as a function: its state is closed over (weights as consts)
     except ImportError:  # pragma: no cover - flax is a dependency
         pass
-    if callable(target):
+    if callable(target) and not isinstance(target, type):
+        if torch is not None and any(isinstance(x, torch.Tensor) for x in inputs):
+            return "torch", "function"
+        if inputs and not all(_is_array(x) for x in inputs):
+            kinds = ", ".join(sorted({type(x).__name__ for x in inputs if not _is_array(x)}))
+            raise SolarError(f"solar.analyze: a function's inputs are torch tensors or JAX / NumPy arrays, "
+                             f"got {kinds}")
         return "jax", "function"
     raise SolarError(f"solar.analyze: cannot analyse a {type(target).__name__}; give an nn.Module instance, a JAX "
                      "function, a Flax module or the path of a workload file")
+
+
+def _is_array(x: Any) -> bool:
+    """A JAX or NumPy array, or a Python number: what a JAX function takes."""
+    import numpy as np
+
+    return isinstance(x, (np.ndarray, np.generic, int, float, bool)) or type(x).__module__.startswith(("jax", "jaxlib"))
+
+
+def _torch_function_module(fn: Callable[..., Any]) -> Any:
+    """A function over torch tensors as the ``nn.Module`` whose forward it is (no parameters)."""
+    import torch
+
+    class Function(torch.nn.Module):
+        def forward(self, *args: Any) -> Any:
+            return fn(*args)
+
+    return Function()
 
 
 def _default_name(target: Any) -> str:
@@ -221,9 +267,10 @@ def _default_name(target: Any) -> str:
 @contextmanager
 def _live_file(target: Any, inputs: Sequence[Any], name: str) -> Iterator[Path]:
     """A generated workload file for ``target`` in a temporary directory, registered while it runs."""
-    framework, kind = _live_kind(target)
+    framework, kind = _live_kind(target, inputs)
     if framework == "torch":
-        live = LiveTarget("torch", list(inputs), model=target)
+        live = LiveTarget("torch", list(inputs), model=target if kind == "torch" else _torch_function_module(target))
+        kind = "torch"
     elif kind == "linen":
         live = LiveTarget("jax", list(inputs), model=target)
     else:
@@ -266,9 +313,13 @@ def analyze(target: Any, inputs: Sequence[Any] | None = None, *, hardware: str |
     (each with ``inputs``, the forward arguments), or a workload file or directory path (``inputs``
     must then be None: the file's ``get_inputs()`` gives them). ``name`` names a live object's
     workload (default: its class or function name). ``target_latency_s`` / ``target_hz`` add the
-    inverse roofline. A workload that fails a stage does not raise: its line is in
-    ``Analysis.errors`` (``.raise_for_errors()`` raises them); a usage error (a bad target, an
-    unknown hardware name) raises ``SolarError``.
+    inverse roofline. A function goes to the framework of its inputs (over torch tensors: the
+    forward of a module; over JAX arrays: a JAX function). Errors behave one way: a usage error (a
+    bad target or inputs, an unknown hardware name) raises ``SolarError``, and so does a call none
+    of whose workloads produced bounds (``AnalysisError``: one line per workload, naming the file
+    or object and the stage: a wrong input shape, a file that does not run). When some workloads
+    produced bounds the others are in ``Analysis.failures`` (status, stage, reason) and
+    ``.errors``; ``.raise_for_errors()`` raises them.
     """
     hardware_names = [hardware] if isinstance(hardware, str) else list(hardware)
     specs = [pipeline.load_spec(h) for h in hardware_names]  # a bad name is a usage error, before any work
@@ -297,11 +348,14 @@ def analyze(target: Any, inputs: Sequence[Any] | None = None, *, hardware: str |
         label = name or _default_name(target)
         with _torch_rng_kept(), _live_file(target, inputs, label) as path:
             runs = [_run(path, hardware_names, specs, None, options, live=f"<live {type(target).__name__} {label}>")]
-    return Analysis(rows=[row for run in runs for row in run.result.rows],
-                    per_op=PerOpTable(r for run in runs for r in run.per_op),
-                    validation=ValidationTable(v for run in runs for v in run.validation),
-                    irs={run.result.workload: run.ir for run in runs if run.ir},
-                    results=[run.result for run in runs])
+    analysis = Analysis(rows=[row for run in runs for row in run.result.rows],
+                        per_op=PerOpTable(r for run in runs for r in run.per_op),
+                        validation=ValidationTable(v for run in runs for v in run.validation),
+                        irs={run.result.workload: run.ir for run in runs if run.ir},
+                        results=[run.result for run in runs])
+    if not any(r.ok for r in analysis.results):  # nothing to return: a bad input, a file that cannot run
+        raise AnalysisError(analysis)
+    return analysis
 
 
 @dataclass

@@ -2,6 +2,7 @@
 module and a workload file, reading the rows, the per-op table, the IR and the validation table."""
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -131,12 +132,13 @@ def test_a_live_module_that_does_not_lower_names_the_object_not_a_temporary_file
         def forward(self, x):
             return torch.special.airy_ai(x)
 
-    result = solar.analyze(Spectrum(), [torch.randn(4, 16)])
-    assert not result.ok and result.rows == [] and len(result.per_op) == 0
-    (error,) = result.errors
-    assert error.startswith("<live Spectrum Spectrum>") and "airy" in error and "solar_live_" not in error
-    with pytest.raises(SolarError, match="airy"):
-        result.raise_for_errors()
+    with pytest.raises(SolarError, match="airy") as raised:
+        solar.analyze(Spectrum(), [torch.randn(4, 16)])
+    (error,) = str(raised.value).splitlines()
+    assert error.startswith("<live Spectrum Spectrum>") and "solar_live_" not in error and "(stage: " in error
+    (failure,) = raised.value.failures
+    assert failure.status == "failed" and failure.stage and "airy" in failure.reason
+    assert raised.value.analysis.rows == [] and len(raised.value.analysis.per_op) == 0
 
 
 def test_a_live_module_over_the_validation_budget_is_validated_node_wise():
@@ -159,8 +161,51 @@ def test_a_live_module_over_every_validation_budget_says_what_to_do(monkeypatch)
     from solar_assets.sizing import ValidationBudget
 
     monkeypatch.setenv("SOLAR_NODEWISE_BYTES", "64")  # one forward pass does not fit either
-    result = solar.analyze(nn.Linear(32, 16), [torch.randn(8, 32)], validation_budget=ValidationBudget(tensor_bytes=64))
-    (error,) = result.errors
-    assert result.results[0].failed_stage == "validate"  # node-wise validation is the last resort
+    with pytest.raises(SolarError) as raised:
+        solar.analyze(nn.Linear(32, 16), [torch.randn(8, 32)], validation_budget=ValidationBudget(tensor_bytes=64))
+    (failure,) = raised.value.failures
+    error = failure.reason
+    assert failure.stage == "validate"  # node-wise validation is the last resort
     assert error.startswith("<live Linear Linear>") and "SOLAR_VALIDATION_SIZES" in error
     assert "node-wise capture budget" in error and "$SOLAR_NODEWISE_BYTES" in error
+
+
+def test_errors_behave_one_way(tmp_path, capfd):
+    """A wrong input shape, a missing file, a non-target and non-tensor inputs all raise
+    ``SolarError`` with one line naming the object or file (and the stage); no framework
+    traceback reaches stderr; a directory with one good and one broken file returns, the broken
+    one among the failures with its status and reason (issue 26, item 4)."""
+    import torch
+
+    from solar_assets.api import AnalysisError
+
+    with pytest.raises(AnalysisError) as raised:
+        solar.analyze(torch.nn.Linear(4, 3), [torch.randn(2, 5)], home=tmp_path / "home")
+    message = str(raised.value)
+    assert message.startswith("<live Linear Linear>: torch.export failed") and "(stage: trace)" in message
+    assert len(message.splitlines()) == 1
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "failed while attempting to run meta" not in err
+    with pytest.raises(SolarError, match="no_such_file"):
+        solar.analyze(tmp_path / "no_such_file.py")
+    with pytest.raises(SolarError, match="cannot analyse a int"):
+        solar.analyze(42, [torch.randn(2)])
+    with pytest.raises(SolarError, match="inputs are torch tensors or JAX / NumPy arrays, got str"):
+        solar.analyze(lambda x: x, ["text"])
+    (tmp_path / "work").mkdir()
+    shutil.copy(REPO / "data" / "workloads" / "gemm.py", tmp_path / "work" / "gemm.py")
+    (tmp_path / "work" / "broken.py").write_text("import torch\nraise RuntimeError('no model here')\n")
+    result = solar.analyze(tmp_path / "work", home=tmp_path / "home")
+    assert [r.workload for r in result.rows] == ["gemm"]
+    (failure,) = result.failures
+    assert (failure.workload, failure.status) == ("broken", "failed") and "no model here" in failure.reason
+
+
+def test_a_function_over_torch_tensors_takes_the_torch_path():
+    import torch
+
+    result = solar.analyze(lambda x: x * 2, [torch.randn(4, 8)], hardware="H100_SXM")
+    assert result.ok and result.rows[0].validated
+    assert result.rows[0].source == "<live function lambda>"
+    (op,) = [r for r in result.per_op if r.op.startswith("aten.mul")]
+    assert op.flops == 32 and op.bytes == 2 * 32 * 4

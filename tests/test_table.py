@@ -26,7 +26,9 @@ def row(workload: str, hardware: str, **extra) -> ReportRow:
                   peak_flop_per_s=1e15, dram_bytes_per_s=3e12, einsums=12, sol_cache_aware_s=99.9e-6,
                   bound_cache_aware="memory", bytes_cache_aware=int(99.9 * 2**20), cache_aware_proven_optimal=True,
                   sol_cache_aware_lb_s=99.9e-6, bound_cache_aware_lb="memory",
-                  cache_aware_note="fused: 12 einsums in 1 segment")
+                  cache_aware_note="fused: 12 einsums in 1 segment",
+                  peaks_fused="matrix 1e-07 s (fp8 1.979e+15 FLOP/s); vector.bf16 7e-09 s (bf16 1.34e+14 FLOP/s); "
+                              "vector.fp32 6e-09 s (fp32 6.7e+13 FLOP/s)")  # the widest dtype label
     return ReportRow(**{**fields, **extra})
 
 
@@ -97,3 +99,37 @@ def test_markdown_table_keeps_a_pipe_in_a_name_in_one_cell():
     header, _, body = text.splitlines()
     assert "pipe\\|name" in body
     assert body.replace("\\|", "").count("|") == header.count("|")  # as many cells as headers
+
+
+def test_a_sixty_character_file_name_keeps_the_compact_table_in_120_columns():
+    name = "level2_12_Gemm_Multiply_LeakyReLU_with_a_long_descriptive_tail"[:60]
+    assert len(name) == 60
+    lines = format_table([row(name, "Jetson_AGX_Thor"), row("gemm", "H100_SXM")], wide=False).splitlines()
+    assert max(len(line) for line in lines) <= 120, max(lines, key=len)
+    shown = lines[3].split("  ")[0]
+    assert "…" in shown and shown.startswith(name[:6]) and shown.endswith(name[-4:])  # both ends kept
+    assert lines[4].startswith("gemm ")  # a short name stays whole
+
+
+def test_columns_give_every_field_with_its_unit():
+    text = format_table([row("gemm", "H100_SXM")], columns=["sol_fused_s", "bytes_fused", "peak_flop_per_s",
+                                                           "dram_bytes_per_s", "macs", "intensity_fused_flop_per_byte",
+                                                           "max_abs_error", "einsums", "bound_fused"])
+    header, _, line = text.splitlines()
+    assert [c.strip() for c in line.split("  ") if c.strip()] == [
+        "99.9 µs", "99.9 MiB", "1 PFLOP/s", "3 TB/s", "99.9 G", "9 FLOP/B", "1.0e-06", "12", "compute"]
+    assert header.split() == ["sol_fused_s", "bytes_fused", "peak_flop_per_s", "dram_bytes_per_s", "macs",
+                              "intensity_fused_flop_per_byte", "max_abs_error", "einsums", "bound_fused"]
+
+
+def test_the_dtype_column_names_the_precisions_that_carry_the_work():
+    from solar_assets.report.table import work_dtypes
+
+    bf16_block = row("block", "H100_SXM", dtype="bfloat16", peaks_fused=(
+        "matrix 1.526e-07 s (bf16 9.895e+14 FLOP/s); vector.bf16 6.939e-09 s (bf16 1.34e+14 FLOP/s); "
+        "vector.fp32 5.877e-09 s (fp32 6.7e+13 FLOP/s)"))
+    fp8_gemm = row("fp8", "H100_SXM", dtype="float32", peaks_fused=(
+        "matrix 6.782e-08 s (fp8 1.979e+15 FLOP/s); vector.bf16 1.956e-09 s (bf16 1.34e+14 FLOP/s)"))
+    ieee = row("gemm", "H100_SXM", dtype="float32", peaks_fused="vector.fp32 3.205e-05 s (fp32 6.7e+13 FLOP/s)")
+    assert [work_dtypes(r) for r in (bf16_block, fp8_gemm, ieee)] == ["bf16+fp32", "fp8+bf16", "fp32"]
+    assert work_dtypes(row("old", "H100_SXM", dtype="bfloat16", peaks_fused="")) == "bf16"  # no peaks: the dtype

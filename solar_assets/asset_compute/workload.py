@@ -181,7 +181,7 @@ def einsum_graph(workload_source: WorkloadSource, ir_validation: ValidatedIR, so
         "MACs": int(graph.macs),  # exact counts as numbers: Dagster plots them
         "FLOPs": int(graph.flops),
         "MACs / FLOPs": Text(f"{md.count(graph.macs).text} / {md.count(graph.flops).text}"),
-        "bytes unfused": md.data_size(int(graph.bytes_unfused)),
+        "bytes unfused per IR kernel": md.data_size(int(graph.bytes_unfused)),  # report: bytes_unfused_kernel
         "bytes fused (graph I/O)": md.data_size(int(graph.io_bytes)),
         "dtype": str(graph.dtype),
         "einsums": sum(1 for n in graph.nodes if n.kind != "reshape"),

@@ -44,7 +44,9 @@ def bounds_table(headroom_report: list[ReportRow]) -> dg.AssetCheckResult:
 
     frame = rows_to_frame(headroom_report)
     failures = suite_failures("bounds_table", frame)
-    return check_result(failures, f"all expectations met on {len(frame)} rows", len(frame))
+    workloads = len(set(frame["workload"])) if len(frame) else 0
+    return check_result(failures, f"all expectations met on the report's {len(frame)} rows ({workloads} workloads "
+                        f"analysed in this home, this call's and earlier ones)", len(frame))
 
 
 def suite_failures(name: str, frame: "pd.DataFrame", cache_dir: str | Path | None = None) -> list[str]:

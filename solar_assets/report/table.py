@@ -1,6 +1,7 @@
 """The report as a fixed-width text table (the CLI's output) with engineering units."""
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -40,7 +41,7 @@ Column = tuple[str, Callable[[ReportRow], str], str]  # header, cell, alignment 
 COLUMNS: tuple[Column, ...] = (
     ("workload", lambda r: r.workload, "<"),
     ("hardware", lambda r: r.hardware, "<"),
-    ("dtype", lambda r: r.dtype, "<"),
+    ("dtype", lambda r: work_dtypes(r), "<"),
     ("IR", lambda r: r.translator + (" ✓" if r.validated else " ✗"), "<"),
     ("max abs err", lambda r: f"{r.max_abs_error:.1e}", ">"),
     ("validated at", lambda r: r.validated_size, "<"),  # "full" or the rebound constants: what the error is of
@@ -112,6 +113,20 @@ def short_dtype(dtype: str) -> str:
     return _SHORT_DTYPES.get(dtype, dtype)
 
 
+_PEAK = re.compile(r"\b([a-z]+\d*[a-z0-9]*) [0-9.]+(?:e[+-]?\d+)? FLOP/s")
+
+
+def work_dtypes(r: ReportRow) -> str:
+    """The precisions that carry the work, from the units' peaks, busiest first: ``bf16+fp32``
+    for a bf16 block whose GELU runs in fp32, ``fp8+bf16`` for a scaled fp8 GEMM, ``tf32+fp32``
+    for fp32 convolutions on the tensor cores, ``tf32+fp32+…`` past two; the row's dominant dtype
+    when the bounds name no peak."""
+    found = list(dict.fromkeys(_PEAK.findall(r.peaks_fused or "")))
+    if not found:
+        return short_dtype(r.dtype)
+    return "+".join(found[:2]) + ("+…" if len(found) > 2 else "")  # the two busiest: ``--wide`` has peaks_fused
+
+
 def _validated(r: ReportRow) -> str:
     """``✓ full`` (the file's own size), ``✓ scaled`` (the constants rebound: ``--wide`` names them),
     ``✓ node-wise`` (each op group at the file's own size), ``✗``."""
@@ -146,7 +161,7 @@ SOL_GROUP = "SOL time, limited by FLOP or DRAM"
 COMPACT: tuple[Column, ...] = (
     ("workload", lambda r: r.workload, "<"),
     ("hardware", lambda r: r.hardware, "<"),
-    ("dtype", lambda r: short_dtype(r.dtype), "<"),
+    ("dtype", lambda r: work_dtypes(r), "<"),
     ("validated", _validated, "<"),
     ("MACs", lambda r: format_count(r.macs), ">"),
     ("fused bytes", lambda r: format_bytes(r.bytes_fused), ">"),
@@ -158,6 +173,16 @@ COMPACT: tuple[Column, ...] = (
 SOL columns sit under one group line (``SOL_GROUP``); at most 120 characters on the shipped
 workloads and hardware (``*`` / ``?`` on a tiling-bound or unproven cache-aware time add two)."""
 N_SOL = 3
+COMPACT_WIDTH = 120  # the compact table's width, whatever the file names (report.csv has them whole)
+MIN_WORKLOAD_WIDTH = 12
+
+
+def elide_middle(text: str, width: int) -> str:
+    """``12_Gemm_Mult…LeakyReLU``: both ends kept (a KernelBench name's number and its last op)."""
+    if len(text) <= width:
+        return text
+    keep = width - 1
+    return text[: (keep + 1) // 2] + "…" + text[len(text) - keep // 2:]
 
 
 def _target_column(rows: Sequence[ReportRow]) -> Column:
@@ -183,6 +208,12 @@ def format_compact(rows: Sequence[ReportRow], markdown: bool = False) -> str:
     under a group line naming the SOL columns (Markdown: ``SOL unfused`` … as headers instead)."""
     columns = list(COMPACT) + ([_target_column(rows)] if any(r.target_latency_s for r in rows) else [])
     first_sol = len(COMPACT) - N_SOL
+    if not markdown:  # long file names are elided in the middle to keep the table in COMPACT_WIDTH
+        widest = max((len(r.workload) for r in rows), default=0)
+        others = len(render_columns(rows, columns[1:]).splitlines()[0]) if rows else 0
+        room = max(MIN_WORKLOAD_WIDTH, COMPACT_WIDTH - others - 2)
+        if widest > room:
+            columns[0] = ("workload", lambda r: elide_middle(r.workload, room), "<")
     if markdown:
         columns = [(f"SOL {h}", c, a) if first_sol <= i < len(COMPACT) else (h, c, a)
                    for i, (h, c, a) in enumerate(columns)]
@@ -203,18 +234,37 @@ def column_names() -> dict[str, Column]:
 
     named: dict[str, Column] = {}
     for field in _Row.model_fields:
-        named[field] = (field, (lambda f: lambda r: _raw(getattr(r, f)))(field), "<")
+        named[field] = (field, (lambda f: lambda r: with_unit(f, getattr(r, f)))(field),
+                        ">" if _Row.model_fields[field].annotation in (int, float, int | None, float | None) else "<")
     for header, cell, align in (*COMPACT, *COLUMNS, *TARGET_COLUMNS):
         named.setdefault(header.lower().replace(" ", "_").replace("(", "").replace(")", ""), (header, cell, align))
     return named
 
 
-def _raw(value: Any) -> str:
+def with_unit(field: str, value: Any) -> str:
+    """A report field as the tables print it, with its unit (``sol_fused_s`` 8.09e-06 -> ``8.09 µs``);
+    report.csv and report.json keep the raw numbers."""
     if value is None:
         return ""
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if "flop_per_s" in field:
+        return format_count(value, "FLOP/s")
+    if "bytes_per_s" in field:  # decimal, as datasheets quote bandwidth (3.35 TB/s)
+        return format_count(value, "B/s")
+    if field.endswith("_s"):
+        return format_seconds(value)
+    if field.startswith("bytes") or field.endswith("_bytes"):
+        return format_bytes(value)
+    if "intensity" in field:
+        return f"{value:.3g} FLOP/B"
+    if field in ("macs", "flops") or field.endswith(("_macs", "_flops")):
+        return format_count(value)
+    if "error" in field:
+        return f"{value:.1e}"
+    if field.startswith("headroom") or field.endswith("_factor_fused"):
+        return f"{value:.3g}×"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
 def select_columns(names: Sequence[str]) -> list[Column]:
