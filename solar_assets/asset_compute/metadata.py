@@ -239,7 +239,8 @@ PER_OP_UI_MAX_ROWS = 50
 def per_op_table(rows: Sequence[PerOpRow], top: int = PER_OP_UI_MAX_ROWS) -> Table:
     """The per-op breakdown (``solar_assets.report.per_op``) as a Dagster table: one record per
     framework op, its figures with units, largest share first."""
-    from solar_assets.report.per_op import module_label, short_op
+    from solar_assets.report.per_module import module_label
+    from solar_assets.report.per_op import short_op
 
     records = [Record({
         "rank": r.rank, "module": module_label(r.module, r.module_class), "op": r.label or short_op(r.op) or r.node,
@@ -267,8 +268,7 @@ PER_MODULE_UI_DEPTH = 3
 
 def per_module_table(rows: Sequence[PerOpRow], depth: int = PER_MODULE_UI_DEPTH) -> Table:
     """The per-op rows rolled up by module (``report.per_module``) as a Dagster table."""
-    from solar_assets.report.per_module import module_rollup
-    from solar_assets.report.per_op import module_label
+    from solar_assets.report.per_module import module_label, module_rollup
 
     records = [Record({
         "module": "\u2003" * m.depth + (module_label(m.module, m.module_class) if m.depth else

@@ -22,6 +22,13 @@ COLUMNS = tuple(ModuleRow.model_fields)
 _SPLIT = re.compile(r"[./]")
 
 
+def module_label(path: str, cls: str) -> str:
+    """``features.1 (ReLU)``; the model itself ``(Model)``; ``-`` when neither is known."""
+    if path and cls:
+        return f"{path} ({cls})"
+    return path or (f"({cls})" if cls else "-")
+
+
 def path_prefixes(module: str) -> list[str]:
     """``'features.1'`` -> ``['', 'features', 'features.1']`` ('' the model, then each enclosing module)."""
     if not module:
@@ -94,7 +101,6 @@ def _root(block: Sequence[PerOpRow]) -> str:
 
 def format_per_module(rows: Sequence[ModuleRow], markdown: bool = False) -> str:
     """The tree as text, one block per workload × hardware, each module indented under its parent."""
-    from solar_assets.report.per_op import module_label
     from solar_assets.report.table import format_bytes, format_count, format_seconds, render_columns
 
     def name(r: ModuleRow) -> str:

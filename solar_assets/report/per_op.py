@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ir_schemas import PerOpRow
+from solar_assets.report.per_module import module_label, module_rollup
 
 if TYPE_CHECKING:
     from solar_assets.bounds import SolBounds
@@ -66,8 +67,6 @@ class PerOpTable:
     def by_module(self, depth: int | None = None) -> list:
         """The rows rolled up by module (``report.per_module.module_rollup``): ``ModuleRow`` per
         module of each workload × hardware, down to ``depth`` (None: every depth)."""
-        from solar_assets.report.per_module import module_rollup
-
         return module_rollup(self.rows, depth)
 
     def where(self, workload: str | None = None, hardware: str | None = None) -> PerOpTable:
@@ -167,13 +166,6 @@ def short_op(op: str) -> str:
         op = op[len("aten."):]
         return op[: -len(".default")] if op.endswith(".default") else op
     return op
-
-
-def module_label(path: str, cls: str) -> str:
-    """``features.1 (ReLU)``; the model itself ``(Model)``; ``-`` when neither is known."""
-    if path and cls:
-        return f"{path} ({cls})"
-    return path or (f"({cls})" if cls else "-")
 
 
 def _clip_middle(text: str, width: int) -> str:

@@ -167,9 +167,8 @@ def user_line(stack_trace: str) -> str:
 def _library_dirs() -> tuple[str, ...]:
     import torch
 
-    import solar_assets
-
-    return tuple(os.path.dirname(m.__file__) + os.sep for m in (torch, solar_assets))
+    solar_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # solar_assets/, not imported
+    return tuple(d + os.sep for d in (os.path.dirname(torch.__file__), solar_dir))
 
 
 def value_map(env: dict[str, Any], b: ProgramBuilder) -> dict[str, str]:

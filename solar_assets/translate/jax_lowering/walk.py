@@ -73,9 +73,7 @@ def user_line(eqn: Any) -> str:
 def _library_dirs() -> tuple[str, ...]:
     import importlib.util
 
-    import solar_assets
-
-    dirs = [os.path.dirname(solar_assets.__file__)]
+    dirs = [os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))]  # solar_assets/
     for name in ("flax", "optax", "jax"):
         spec = importlib.util.find_spec(name)
         if spec is not None and spec.origin:
