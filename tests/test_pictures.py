@@ -75,3 +75,20 @@ def test_graph_edges_end_at_the_squares_and_the_picture_fits_its_content(tmp_pat
     assert sorted(y0 - y1 for (_, y0), (_, y1) in shafts) == pytest.approx(expected)
     width, _, colour = _png_header(tmp_path / "g.png")
     assert colour == 3 and width < 400  # one column: as wide as its labels and title, not a 6.5 in page
+
+
+def test_the_roofline_draws_one_roof_per_unit_and_dtype_with_the_specs_own_peak(tmp_path, saved_figures):
+    """A bf16 block whose matmuls run on the tensor cores and whose GELU runs in fp32: a roof for
+    each unit and dtype the work ran at, each labelled with the spec's figure (H100 SXM: bf16
+    matrix 989.5 TFLOP/s, fp32 vector 67 TFLOP/s), not one blended effective peak."""
+    from test_ui_metadata import _row
+
+    row = _row().model_copy(update={"peaks_fused": (
+        "matrix 1.526e-07 s (bf16 9.895e+14 FLOP/s); vector.bf16 6.939e-09 s (bf16 1.34e+14 FLOP/s); "
+        "vector.fp32 5.877e-09 s (fp32 6.7e+13 FLOP/s)"), "peak_flop_per_s": 4.29e14})
+    plot_roofline([row], tmp_path / "r.png")
+    (fig,) = saved_figures
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert "roof matrix bf16: 989.5 TFLOP/s, 3.35 TB/s" in texts
+    assert "roof vector bf16: 134 TFLOP/s, 3.35 TB/s" in texts and "roof vector fp32: 67 TFLOP/s, 3.35 TB/s" in texts
+    assert not any("429" in t for t in texts)  # the effective peak is no roof

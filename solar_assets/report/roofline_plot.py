@@ -23,6 +23,7 @@ its three corners; for the one-panel picture fixed margins (no layout solve); a 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -59,6 +60,19 @@ def op_point(op: PerOpRow) -> tuple[float, float] | None:
     return op.flops / op.bytes, _attained(op.flops, op.time_s)
 
 
+_UNIT = re.compile(r"([a-z]+)(?:\.[a-z0-9]+)? [0-9.]+(?:e[+-]?\d+)? s \(([^)]*)\)")
+_PEAK = re.compile(r"([a-z]+\d*[a-z0-9]*) ([0-9.]+(?:e[+-]?\d+)?) FLOP/s")
+
+
+def unit_peaks(row: ReportRow) -> list[tuple[str, float]]:
+    """``[("matrix bf16", 9.895e14), ("vector fp32", 6.7e13)]``: each unit and dtype the row's
+    work ran at, with the spec's own peak (``peaks_fused``), busiest first; a row without them has
+    its effective peak under its dtype."""
+    out = [(f"{unit} {dtype}", float(peak)) for unit, inner in _UNIT.findall(row.peaks_fused or "")
+           for dtype, peak in _PEAK.findall(inner)]
+    return list(dict.fromkeys(out)) or [(row.dtype, row.peak_flop_per_s)]
+
+
 def plot_roofline(rows: Sequence[ReportRow], path: str | Path, per_op: Sequence[PerOpRow] = ()) -> Path:
     """Draw the plot to ``path`` (PNG, Agg backend: no display needed) and return the path;
     ``per_op``: the framework ops to place as points as well (those of the rows' workloads)."""
@@ -90,7 +104,7 @@ def _panel(ax, hardware: str, rows: Sequence[ReportRow], per_op: Sequence[PerOpR
         return
     ax.set_xscale("log")
     ax.set_yscale("log")
-    roofs = {(r.peak_flop_per_s, r.dram_bytes_per_s): r.dtype for r in rows}  # one per dtype's peak
+    roofs = {(peak, r.dram_bytes_per_s): label for r in rows for label, peak in unit_peaks(r)}  # one per unit and dtype
     ridges = [peak / bandwidth for peak, bandwidth in roofs]
     points = {id(o): op_point(o) for o in per_op}
     intensities = [x for r in rows for x in (r.intensity_fused_flop_per_byte, r.intensity_unfused_flop_per_byte)
@@ -101,7 +115,7 @@ def _panel(ax, hardware: str, rows: Sequence[ReportRow], per_op: Sequence[PerOpR
     for (peak, bandwidth), dtype in roofs.items():
         xs = [lo, peak / bandwidth, hi]  # straight on log-log axes either side of the ridge
         ax.plot(xs, [min(peak, bandwidth * x) / TERA for x in xs], color="black", lw=1.5)
-        key.append(({"color": "black", "lw": 1.5}, f"roof {dtype}: {peak / 1e12:.3g} TFLOP/s, {bandwidth / 1e12:.3g} TB/s"))
+        key.append(({"color": "black", "lw": 1.5}, f"roof {dtype}: {peak / 1e12:.4g} TFLOP/s, {bandwidth / 1e12:.3g} TB/s"))
         ax.axvline(peak / bandwidth, color="grey", ls=":", lw=1)
     colors = [f"C{k % 10}" for k in range(len(rows))]
     for row, color in zip(rows, colors):
