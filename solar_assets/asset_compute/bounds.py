@@ -62,6 +62,7 @@ def sol_bounds(workload_source: WorkloadSource, ir_validation: ValidatedIR, eins
     leaves it to the CLI: ``roofline_picture``). ``cache_aware_bound`` None (the plain chain
     without the bracket): the row's cache-aware columns stay empty."""
     from solar_assets.report import assemble_row
+    from solar_assets.report.table import work_dtypes
 
     bounds = stages.bound_graph(workload_source, einsum_graph, hardware_spec, solar.run_config)
     row = assemble_row(workload_source, ir_validation, einsum_graph, bounds, hardware_spec,
@@ -80,6 +81,7 @@ def sol_bounds(workload_source: WorkloadSource, ir_validation: ValidatedIR, eins
         "bound_unfused": row.bound_unfused,
         "bound_fused": row.bound_fused,
         "dtype": row.dtype,
+        "precision": Text(work_dtypes(row)),
         "effective peak (FLOPs / busiest unit's time)": md.flop_rate(row.peak_flop_per_s),
         "unit peaks (busiest first)": Text(row.peaks_fused or "-"),
         "DRAM bytes/s": md.byte_rate(row.dram_bytes_per_s),

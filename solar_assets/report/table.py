@@ -41,7 +41,7 @@ Column = tuple[str, Callable[[ReportRow], str], str]  # header, cell, alignment 
 COLUMNS: tuple[Column, ...] = (
     ("workload", lambda r: r.workload, "<"),
     ("hardware", lambda r: r.hardware, "<"),
-    ("dtype", lambda r: work_dtypes(r), "<"),
+    ("precision", lambda r: work_dtypes(r), "<"),  # not the row's dtype (the dominant one): another name
     ("IR", lambda r: r.translator + (" ✓" if r.validated else " ✗"), "<"),
     ("max abs err", lambda r: f"{r.max_abs_error:.1e}", ">"),
     ("validated at", lambda r: r.validated_size, "<"),  # "full" or the rebound constants: what the error is of
@@ -162,7 +162,7 @@ SOL_GROUP = "SOL time, limited by FLOP or DRAM"
 COMPACT: tuple[Column, ...] = (
     ("workload", lambda r: r.workload, "<"),
     ("hardware", lambda r: r.hardware, "<"),
-    ("dtype", lambda r: work_dtypes(r), "<"),
+    ("precision", lambda r: work_dtypes(r), "<"),  # not the row's dtype (the dominant one): another name
     ("validated", _validated, "<"),
     ("MACs", lambda r: format_count(r.macs), ">"),
     ("fused bytes", lambda r: format_bytes(r.bytes_fused), ">"),
