@@ -49,7 +49,7 @@ def test_default_table_fits_120_columns_on_the_shipped_workloads(shipped_rows):
 
 def test_default_columns_are_the_compact_ones_with_unique_headers(shipped_rows):
     header = format_table(shipped_rows[:1], wide=False).splitlines()[1]
-    assert header.split() == ["workload", "hardware", "dtype", "validated", "MACs", "fused", "bytes",
+    assert header.split() == ["workload", "hardware", "precision", "validated", "MACs", "fused", "bytes",
                               "unfused", "fused", "cache-aware"]
     assert [h for h, _, _ in COMPACT][-3:] == ["unfused", "fused", "cache-aware"]  # under "SOL time, ..."
     every = [h for h, _, _ in (*COLUMNS, *TARGET_COLUMNS)]
