@@ -315,16 +315,23 @@ def test_units_the_per_op_table_the_ir_and_the_roofline_in_the_ui(ui_server, tmp
         tables = browser.js("[...document.querySelectorAll('table')].map(t => t.innerText)")
         (per_op,) = [t for t in tables if t.startswith("rank\tmodule\top")]
         lines = [line.split("\t") for line in per_op.splitlines()]
-        assert lines[0] == ["rank", "module", "op", "MACs", "FLOPs", "bytes", "time unfused", "share", "limiter"]
-        by_module = {cells[1]: cells for cells in lines[1:]}
-        assert by_module["fc1"][2:7] == ["addmm", format_count(BATCH * IN_FEATURES * HIDDEN),
-                                         format_count(2 * BATCH * IN_FEATURES * HIDDEN),  # as FlopCounterMode counts addmm
-                                         format_bytes(fc1_bytes), format_seconds(fc1_s)]
-        assert by_module["fc2"][2] == "addmm" and by_module["fc2"][5] == format_bytes(fc2_bytes)
-        (relu,) = [cells for cells in lines[1:] if cells[2] == "relu"]
-        assert relu[3] == "0" and relu[5] == format_bytes(relu_bytes) and relu[8] == "memory"
+        assert lines[0] == ["rank", "module", "op", "line", "MACs", "FLOPs", "bytes", "time unfused", "share", "limiter"]
+        by_module = {cells[1]: cells for cells in lines[1:]}  # module path and class, op label, the user's line
+        assert by_module["fc1 (Linear)"][2] == "addmm#1" and by_module["fc1 (Linear)"][3].startswith("tiny_mlp.py:")
+        assert by_module["fc1 (Linear)"][4:8] == [format_count(BATCH * IN_FEATURES * HIDDEN),
+                                                  format_count(2 * BATCH * IN_FEATURES * HIDDEN),  # as FlopCounterMode counts addmm
+                                                  format_bytes(fc1_bytes), format_seconds(fc1_s)]
+        assert by_module["fc2 (Linear)"][2] == "addmm#2" and by_module["fc2 (Linear)"][6] == format_bytes(fc2_bytes)
+        (relu,) = [cells for cells in lines[1:] if cells[2].startswith("relu#")]
+        assert relu[4] == "0" and relu[6] == format_bytes(relu_bytes) and relu[9] == "memory"
         total = fc1_bytes + fc2_bytes + relu_bytes
-        assert by_module["fc1"][7] == f"{100 * fc1_bytes / total:.1f} %"
+        assert by_module["fc1 (Linear)"][8] == f"{100 * fc1_bytes / total:.1f} %"
+        (tree,) = [t for t in tables if t.startswith("module\tops\tMACs")]  # the same ops by module
+        rows = [line.split("\t") for line in tree.splitlines()]
+        assert rows[1][0].startswith("(model") and rows[1][7] == "100.0 %"
+        assert any(r[0].strip() == "fc1 (Linear)" and r[2] == format_count(BATCH * IN_FEATURES * HIDDEN) for r in rows)
+        # the roofs are the units' own peaks, named by unit and dtype (the spec's fp32 vector figure)
+        assert "unit peaks (busiest first)" in text and "fp32 6.7e+13 FLOP/s" in text
 
         roofline = browser.js(f"({OPEN_DIALOG})('roofline')")
         assert roofline is not None, "no [Show Markdown] dialog for the roofline"
