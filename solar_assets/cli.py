@@ -455,7 +455,7 @@ def analyze(args: argparse.Namespace) -> int:
     measure = _measure_options(args)
     limits = _worker_limits(args)
     _use_translator(args.translator)
-    os.environ["SOLAR_FP32_MATH"] = args.fp32_math  # the Dagster assets read it (pipeline.bound_graph)
+    os.environ["SOLAR_FP32_MATH"] = args.fp32_math  # every path reads it (chain.config.RunConfig.from_env: FP32_MATH_ENV)
     paths, input_errors = _workload_paths(args.paths)
     report_dir = _report_dir(args, home)  # before the run: the ski-slopes are written into it
     progress = Progress([workload_name(p) for p in paths], enabled=not args.no_progress)

@@ -1,6 +1,6 @@
 """Compatibility facade over ``solar_assets.chain``: the names callers imported from here before
 the chain was split into stages (``chain.stages``), typed values (``chain.artifacts``), run
-options (``chain.config.RunConfig``), progress events (``chain.progress``) and the chain
+options (``chain.config.RunConfig``), progress events (``solar_assets.progress``) and the chain
 itself (``asset_compute.plain``: the declared asset graph walked in memory).
 
 The functions keep their old signatures, where options came as keyword arguments (or from the
