@@ -195,6 +195,7 @@ def test_jax_rows_carry_the_module_path_and_the_users_line_and_roll_up(tmp_path,
     for r in dots.values():
         name, number = r.source.split(":")
         assert name == "mlp.py" and ("Dense" in lines[int(number) - 1] or "self.fc" in lines[int(number) - 1]), r
+    assert all(r.source.startswith("mlp.py:") for r in rows), [(r.label, r.source) for r in rows]  # jitted relu too
     tree = {m.module: m for m in result.per_op.by_module()}
     root = next(m for m in tree.values() if m.depth == 0)
     assert (root.module, root.module_class) == ("Model", "Model")  # the name stack's first name is the model

@@ -22,7 +22,7 @@ from solar_assets.translate.core.complex import complex_aware
 from solar_assets.translate.jax_lowering.random import UNIFORM_CALL, uniform_draw
 from solar_assets.translate.jax_lowering.registry import lowers
 from solar_assets.translate.jax_lowering.walk import (
-    current_eqn_module, current_eqn_path, eqn_origin, run_closed, run_jaxpr, whole_program_call,
+    current_eqn_module, current_eqn_path, current_eqn_source, eqn_origin, run_closed, run_jaxpr, whole_program_call,
 )
 from solar_assets.translate.core.affine import view_dim
 from solar_assets.translate.core.builder import with_origin
@@ -54,7 +54,7 @@ def jit_lowering(c: JCtx, *args, **params):
     keeps its equations' own origins: the per-op table is about the ops inside it."""
     start = len(c.b.steps)
     path = current_eqn_path()
-    base = eqn_origin(c.eqn, path, current_eqn_module()) if path is not None else None  # before inlining
+    base = eqn_origin(c.eqn, path, current_eqn_module(), current_eqn_source()) if path is not None else None
     if params.get("name") == UNIFORM_CALL and len(args) == 3:  # a jax.random draw: the fixed pattern
         outs = [uniform_draw(c, *args)]
     else:

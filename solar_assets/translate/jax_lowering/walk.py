@@ -137,8 +137,8 @@ class _EqnFrame:
     """An equation being lowered: its origin path, its module path (its name stack under the
     enclosing equations') and how many sub-programs it has lowered so far."""
 
-    def __init__(self, path: str, module: str = ""):
-        self.path, self.module, self.calls = path, module, 0
+    def __init__(self, path: str, module: str = "", source: str = ""):
+        self.path, self.module, self.source, self.calls = path, module, source, 0
 
 
 # the equations being lowered, outermost first: nested jaxprs (pjit, scan bodies, cond branches) are
@@ -167,6 +167,11 @@ def current_eqn_module() -> str:
     return _EQN_STACK[-1].module if _EQN_STACK else ""
 
 
+def current_eqn_source() -> str:
+    """The user's line of the equation being lowered ('' outside any)."""
+    return _EQN_STACK[-1].source if _EQN_STACK else ""
+
+
 def eqn_module(eqn: Any, enclosing: str) -> str:
     """The equation's name stack under ``enclosing`` (a sub-program's equations carry theirs
     relative to the call: ``relu``'s inside ``Model/Block_0``), '' when neither has one."""
@@ -188,7 +193,7 @@ def whole_program_call(path: str) -> bool:
     return path == "eqn0" and bool(_TOP_EQNS) and _TOP_EQNS[-1] == 1
 
 
-def eqn_origin(eqn: Any, path: str, module: str | None = None) -> Origin:
+def eqn_origin(eqn: Any, path: str, module: str | None = None, source: str | None = None) -> Origin:
     """The origin of the steps lowered from one equation: its path, its primitive, its module
     path (``eqn_module``: a Flax module path such as ``Model/Dense_0``; '' when none) and the
     user's line."""
@@ -196,7 +201,8 @@ def eqn_origin(eqn: Any, path: str, module: str | None = None) -> Origin:
         module = eqn_module(eqn, "")
     parts = [p for p in module.split("/") if p]
     scope = tuple(("/".join(parts[:i + 1]), "") for i in range(len(parts)))
-    return Origin(node=path, op=eqn.primitive.name, module=module, scope=scope, source=user_line(eqn))
+    return Origin(node=path, op=eqn.primitive.name, module=module, scope=scope,
+                  source=user_line(eqn) if source is None else source)
 
 
 # node-wise validation: when a dict, the top-level jaxpr's values by key (``const<i>``, ``in<i>``,
@@ -234,12 +240,13 @@ def _run_jaxpr(b: ProgramBuilder, jaxpr: Any, consts: Sequence[Value], args: Seq
         if outs is None:
             path, start = f"{prefix}{i}", len(b.steps)
             module = eqn_module(eqn, current_eqn_module())
-            _EQN_STACK.append(_EqnFrame(path, module))
+            source = user_line(eqn) or current_eqn_source()  # a sub-program's line: its call's
+            _EQN_STACK.append(_EqnFrame(path, module, source))
             try:
                 outs = lower_eqn(b, eqn, values)
             finally:
                 _EQN_STACK.pop()
-            b.tag_origin(start, eqn_origin(eqn, path, module))
+            b.tag_origin(start, eqn_origin(eqn, path, module, source))
         for v, x in zip(eqn.outvars, outs):
             if type(v).__name__ != "DropVar":
                 env[v] = x
