@@ -3,7 +3,9 @@ manager, numba's compiler passes or urllib3's connections (those stay at WARNING
 and the worker processes, which are spawned and so start with fresh logger levels."""
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Iterator
 
 SOLAR_LOGGERS = ("solar", "solar_assets", "ir_schemas")
 QUIET_LOGGERS = ("matplotlib", "PIL", "numba", "jax", "jaxlib", "absl", "urllib3", "dagster", "httpx",
@@ -35,3 +37,22 @@ def quiet_library_children() -> None:
 def solar_level() -> int:
     """The level solar's loggers log at now (what a worker process should use)."""
     return logging.getLogger("solar_assets").getEffectiveLevel()
+
+
+@contextlib.contextmanager
+def fake_tensor_failures_quiet(shown_when_verbose: bool) -> Iterator[None]:
+    """torch's fake-tensor mode logs every failing meta kernel with its traceback at ERROR
+    (``failed while attempting to run meta for aten.mm.default`` and 20 lines), also where the
+    failure is expected (a candidate validation size too small) or comes back as one line (an
+    export error). Held to CRITICAL for the block; ``shown_when_verbose``: not while solar's
+    loggers are at INFO or below (``-v``)."""
+    fake = logging.getLogger("torch._subclasses.fake_tensor")
+    if shown_when_verbose and logging.getLogger("solar_assets").isEnabledFor(logging.INFO):
+        yield
+        return
+    before = fake.level
+    fake.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        fake.setLevel(before)

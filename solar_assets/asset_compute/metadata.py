@@ -268,11 +268,10 @@ PER_MODULE_UI_DEPTH = 3
 
 def per_module_table(rows: Sequence[PerOpRow], depth: int = PER_MODULE_UI_DEPTH) -> Table:
     """The per-op rows rolled up by module (``report.per_module``) as a Dagster table."""
-    from solar_assets.report.per_module import module_label, module_rollup
+    from solar_assets.report.per_module import module_rollup, tree_label
 
     records = [Record({
-        "module": "\u2003" * m.depth + (module_label(m.module, m.module_class) if m.depth else
-                                        f"(model{': ' + m.module_class if m.module_class else ''})"),
+        "module": "\u2003" * m.depth + tree_label(m),
         "ops": m.ops, "MACs": format_count(m.macs), "FLOPs": format_count(m.flops), "bytes unfused": format_bytes(m.bytes),
         "params": format_count(m.params), "time unfused": format_seconds(m.time_s), "share": f"{100 * m.share:.1f} %"})
         for m in module_rollup(rows, depth)]

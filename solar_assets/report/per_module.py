@@ -14,12 +14,22 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from ir_schemas import ModuleRow, PerOpRow
 
 PER_MODULE_STEM = "per_module"
 COLUMNS = tuple(ModuleRow.model_fields)
 _SPLIT = re.compile(r"[./]")
+Row = TypeVar("Row", PerOpRow, ModuleRow)
+
+
+def by_pair(rows: Sequence[Row]) -> dict[tuple[str, str], list[Row]]:
+    """``rows`` (per-op or per-module) grouped by (workload, hardware), in first-seen order."""
+    blocks: dict[tuple[str, str], list[Row]] = {}
+    for r in rows:
+        blocks.setdefault((r.workload, r.hardware), []).append(r)
+    return blocks
 
 
 def module_label(path: str, cls: str) -> str:
@@ -27,6 +37,13 @@ def module_label(path: str, cls: str) -> str:
     if path and cls:
         return f"{path} ({cls})"
     return path or (f"({cls})" if cls else "-")
+
+
+def tree_label(m: ModuleRow) -> str:
+    """A module of the tree as printed: ``features.1 (ReLU)``, the model ``(model: Model)``."""
+    if m.depth:
+        return module_label(m.module, m.module_class)
+    return f"(model{': ' + m.module_class if m.module_class else ''})"
 
 
 def path_prefixes(module: str) -> list[str]:
@@ -40,11 +57,8 @@ def path_prefixes(module: str) -> list[str]:
 def module_rollup(rows: Sequence[PerOpRow], depth: int | None = None) -> list[ModuleRow]:
     """The module tree of each workload × hardware in ``rows`` down to ``depth`` (None: every
     depth), each module after its parent, siblings by time (largest first)."""
-    blocks: dict[tuple[str, str], list[PerOpRow]] = {}
-    for r in rows:
-        blocks.setdefault((r.workload, r.hardware), []).append(r)
     out: list[ModuleRow] = []
-    for (workload, hardware), block in blocks.items():
+    for (workload, hardware), block in by_pair(rows).items():
         classes = {path: cls for r in block for path, cls in scope_classes(r.scope) if cls}
         classes.update({r.module: r.module_class for r in block if r.module_class})
         root = _root(block)
@@ -101,11 +115,10 @@ def _root(block: Sequence[PerOpRow]) -> str:
 
 def format_per_module(rows: Sequence[ModuleRow], markdown: bool = False) -> str:
     """The tree as text, one block per workload × hardware, each module indented under its parent."""
-    from solar_assets.report.table import format_bytes, format_count, format_seconds, render_columns
+    from solar_assets.report.table import clip_left, format_bytes, format_count, format_seconds, render_columns
 
     def name(r: ModuleRow) -> str:
-        label = module_label(r.module, r.module_class) if r.depth else f"(model{': ' + r.module_class if r.module_class else ''})"
-        return "  " * r.depth + (label if len(label) <= 48 else "…" + label[-47:])
+        return "  " * r.depth + clip_left(tree_label(r), 48)
 
     columns = (
         ("module", name, "<"),
@@ -117,11 +130,8 @@ def format_per_module(rows: Sequence[ModuleRow], markdown: bool = False) -> str:
         ("time unfused", lambda r: format_seconds(r.time_s), ">"),
         ("share", lambda r: f"{100 * r.share:.1f} %", ">"),
     )
-    blocks: dict[tuple[str, str], list[ModuleRow]] = {}
-    for r in rows:
-        blocks.setdefault((r.workload, r.hardware), []).append(r)
     out = []
-    for (workload, hardware), block in blocks.items():
+    for (workload, hardware), block in by_pair(rows).items():
         out.append(("### " if markdown else "") + f"{workload} on {hardware}: by module")
         if markdown:
             out.append("")

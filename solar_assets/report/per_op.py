@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ir_schemas import PerOpRow
-from solar_assets.report.per_module import module_label, module_rollup
+from solar_assets.report.per_module import by_pair, module_label, module_rollup
 
 if TYPE_CHECKING:
     from solar_assets.bounds import SolBounds
@@ -168,31 +168,17 @@ def short_op(op: str) -> str:
     return op
 
 
-def _clip_middle(text: str, width: int) -> str:
-    """``transf…_block.py:67``: the line number and the file's ends kept."""
-    if len(text) <= width:
-        return text
-    keep = width - 1
-    return text[: keep // 2] + "…" + text[-(keep - keep // 2):]
-
-
-def _clip_left(text: str, width: int) -> str:
-    return text if len(text) <= width else "…" + text[-(width - 1):]
-
-
 def format_per_op(rows: Sequence[PerOpRow], top: int | None = 10, markdown: bool = False) -> str:
     """The breakdown as text, one block per workload × hardware with its ``top`` largest shares
     (None: every op); each block says how many ops it leaves out."""
-    from solar_assets.report.table import format_bytes, format_count, format_seconds, render_columns
+    from solar_assets.report.table import clip_left, elide_middle, format_bytes, format_count, format_seconds, \
+        render_columns
 
-    blocks: dict[tuple[str, str], list[PerOpRow]] = {}
-    for r in rows:
-        blocks.setdefault((r.workload, r.hardware), []).append(r)
     columns = (
         ("#", lambda r: str(r.rank), ">"),
-        ("module", lambda r: _clip_left(module_label(r.module, r.module_class), 32), "<"),
-        ("op", lambda r: _clip_left(r.label or short_op(r.op) or r.node, 28), "<"),
-        ("line", lambda r: _clip_middle(r.source or "-", 24), "<"),
+        ("module", lambda r: clip_left(module_label(r.module, r.module_class), 32), "<"),
+        ("op", lambda r: clip_left(r.label or short_op(r.op) or r.node, 28), "<"),
+        ("line", lambda r: elide_middle(r.source or "-", 24), "<"),  # the file's ends and the line number
         ("MACs", lambda r: format_count(r.macs), ">"),
         ("FLOPs", lambda r: format_count(r.flops), ">"),
         ("bytes", lambda r: format_bytes(r.bytes), ">"),
@@ -201,7 +187,7 @@ def format_per_op(rows: Sequence[PerOpRow], top: int | None = 10, markdown: bool
         ("limited by", lambda r: r.limiter, "<"),
     )
     out = []
-    for (workload, hardware), block in blocks.items():
+    for (workload, hardware), block in by_pair(rows).items():
         block = sorted(block, key=lambda r: r.rank)
         shown = [r for r in block if top is None or r.rank <= top]
         title = f"{workload} on {hardware}: {len(block)} op{'s' if len(block) != 1 else ''}"

@@ -23,7 +23,6 @@ its three corners; for the one-panel picture fixed margins (no layout solve); a 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -38,6 +37,7 @@ from matplotlib.transforms import Affine2D, ScaledTranslation, offset_copy
 
 from ir_schemas import PerOpRow, ReportRow
 from solar_assets.png import write_png
+from solar_assets.report.table import unit_peaks
 
 
 TERA = 1e12  # the y axis reads in TFLOP/s, as datasheets quote peaks (not 6×10¹³ FLOP/s)
@@ -60,17 +60,11 @@ def op_point(op: PerOpRow) -> tuple[float, float] | None:
     return op.flops / op.bytes, _attained(op.flops, op.time_s)
 
 
-_UNIT = re.compile(r"([a-z]+)(?:\.[a-z0-9]+)? [0-9.]+(?:e[+-]?\d+)? s \(([^)]*)\)")
-_PEAK = re.compile(r"([a-z]+\d*[a-z0-9]*) ([0-9.]+(?:e[+-]?\d+)?) FLOP/s")
-
-
-def unit_peaks(row: ReportRow) -> list[tuple[str, float]]:
-    """``[("matrix bf16", 9.895e14), ("vector fp32", 6.7e13)]``: each unit and dtype the row's
-    work ran at, with the spec's own peak (``peaks_fused``), busiest first; a row without them has
-    its effective peak under its dtype."""
-    out = [(f"{unit} {dtype}", float(peak)) for unit, inner in _UNIT.findall(row.peaks_fused or "")
-           for dtype, peak in _PEAK.findall(inner)]
-    return list(dict.fromkeys(out)) or [(row.dtype, row.peak_flop_per_s)]
+def unit_roofs(row: ReportRow) -> list[tuple[str, float]]:
+    """``[("matrix bf16", 9.895e14), ("vector fp32", 6.7e13)]``: a roof per unit and dtype the
+    row's work ran at, at the spec's own peak (``table.unit_peaks``); a row without them has its
+    effective peak under its dtype."""
+    return [(f"{unit} {dtype}", peak) for unit, dtype, peak in unit_peaks(row)] or [(row.dtype, row.peak_flop_per_s)]
 
 
 def plot_roofline(rows: Sequence[ReportRow], path: str | Path, per_op: Sequence[PerOpRow] = ()) -> Path:
@@ -104,7 +98,7 @@ def _panel(ax, hardware: str, rows: Sequence[ReportRow], per_op: Sequence[PerOpR
         return
     ax.set_xscale("log")
     ax.set_yscale("log")
-    roofs = {(peak, r.dram_bytes_per_s): label for r in rows for label, peak in unit_peaks(r)}  # one per unit and dtype
+    roofs = {(peak, r.dram_bytes_per_s): label for r in rows for label, peak in unit_roofs(r)}  # one per unit and dtype
     ridges = [peak / bandwidth for peak, bandwidth in roofs]
     points = {id(o): op_point(o) for o in per_op}
     intensities = [x for r in rows for x in (r.intensity_fused_flop_per_byte, r.intensity_unfused_flop_per_byte)

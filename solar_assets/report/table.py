@@ -114,7 +114,17 @@ def short_dtype(dtype: str) -> str:
     return _SHORT_DTYPES.get(dtype, dtype)
 
 
-_PEAK = re.compile(r"\b([a-z]+\d*[a-z0-9]*) [0-9.]+(?:e[+-]?\d+)? FLOP/s")
+_UNIT = re.compile(r"([a-z]+)(?:\.[a-z0-9]+)? [0-9.]+(?:e[+-]?\d+)? s \(([^)]*)\)")
+_PEAK = re.compile(r"([a-z]+\d*[a-z0-9]*) ([0-9.]+(?:e[+-]?\d+)?) FLOP/s")
+
+
+def unit_peaks(r: ReportRow) -> list[tuple[str, str, float]]:
+    """``[("matrix", "bf16", 9.895e14), ("vector", "fp32", 6.7e13)]``: each unit and dtype the
+    row's work ran at with the spec's own peak, busiest unit first (``peaks_fused``, read once
+    here for the table and the roofline); empty when the bounds name none."""
+    found = [(unit, dtype, float(peak)) for unit, inner in _UNIT.findall(r.peaks_fused or "")
+             for dtype, peak in _PEAK.findall(inner)]
+    return list(dict.fromkeys(found))
 
 
 def work_dtypes(r: ReportRow) -> str:
@@ -122,7 +132,7 @@ def work_dtypes(r: ReportRow) -> str:
     for a bf16 block whose GELU runs in fp32, ``fp8+bf16`` for a scaled fp8 GEMM, ``tf32+fp32``
     for fp32 convolutions on the tensor cores, ``tf32+fp32+…`` past two; the row's dominant dtype
     when the bounds name no peak."""
-    found = list(dict.fromkeys(_PEAK.findall(r.peaks_fused or "")))
+    found = list(dict.fromkeys(dtype for _, dtype, _ in unit_peaks(r)))
     if not found:
         return short_dtype(r.dtype)
     return "+".join(found[:2]) + ("+…" if len(found) > 2 else "")  # the two busiest: ``--wide`` has peaks_fused
@@ -184,6 +194,11 @@ def elide_middle(text: str, width: int) -> str:
         return text
     keep = width - 1
     return text[: (keep + 1) // 2] + "…" + text[len(text) - keep // 2:]
+
+
+def clip_left(text: str, width: int) -> str:
+    """``…encoder.layers.3.norm1``: the end kept (a module path's innermost part)."""
+    return text if len(text) <= width else "…" + text[-(width - 1):]
 
 
 def _target_column(rows: Sequence[ReportRow]) -> Column:

@@ -31,17 +31,17 @@ otherwise validating it would say nothing about the IR whose bounds are reported
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ir_schemas import Program
 from solar_assets.errors import SolarError
+from solar_assets.logconf import fake_tensor_failures_quiet
 from solar_assets.ir.structure import structure_of
 from solar_assets.workloads.sizes import (
     SIZE_DECLARATION,
@@ -322,7 +322,7 @@ class _Search:
         self.attempts += 1
         label = size_label(constants)
         try:
-            with _quiet_fake_tensor_failures():
+            with fake_tensor_failures_quiet(shown_when_verbose=False):  # a too-small candidate is expected
                 small = self.trace(constants)
         except SolarError as e:
             self.trace_failed = True
@@ -462,20 +462,6 @@ def crossed_order(values: Mapping[str, int], scaled: Mapping[str, int]) -> set[s
     # strictly smaller at full size: a kept constant EQUAL to a scaled one is the same size under
     # another name (``num_channels = embed_dim``), not an order between two sizes
     return {n for n, new in scaled.items() if any(new < k < values[n] for k in kept)}
-
-
-@contextlib.contextmanager
-def _quiet_fake_tensor_failures() -> Iterator[None]:
-    """torch logs a traceback (logger ``torch._subclasses.fake_tensor``) for a shape error it then
-    raises; a candidate size too small for the model is expected, and its error is kept in the
-    search's notes, so that traceback is noise on stderr."""
-    logger = logging.getLogger("torch._subclasses.fake_tensor")
-    level = logger.level
-    logger.setLevel(logging.CRITICAL)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
 
 
 def _first_line(message: str, path: str) -> str:

@@ -5,7 +5,6 @@ stops the translation (an op that is not lowered is never counted as zero).
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import logging
 import os
@@ -19,6 +18,7 @@ from ir_schemas import Origin
 from solar_assets.translate.torch_lowering.inplace import SliceUpdate, exclusive_feeders, packet_name, slice_update
 from solar_assets.translate.torch_lowering.masks import masked_attention, restrict_contraction
 from solar_assets.errors import SolarError
+from solar_assets.logconf import fake_tensor_failures_quiet
 from solar_assets.translate.core.complex import ComplexPair, has_complex
 from solar_assets.translate.out_of_scope import export_reason_suffix, reason_suffix
 from solar_assets.translate.torch_data_sizes import (
@@ -64,30 +64,13 @@ def export_graph(model: Any, inputs: list[Any], path: str) -> Any:
     from solar_assets.translate.torch_lowering.recurrent import whole_recurrent_ops
 
     try:
-        with warnings.catch_warnings(), whole_recurrent_ops(), _meta_failures_quiet():
+        with warnings.catch_warnings(), whole_recurrent_ops(), \
+                fake_tensor_failures_quiet(shown_when_verbose=True):
             warnings.simplefilter("ignore")
             return torch.export.export(model, tuple(inputs)).run_decompositions(decomposition_table())
     except Exception as e:
         raise TranslationError(f"{path}: torch.export failed: {type(e).__name__}: {str(e).splitlines()[0]}"
                                + export_reason_suffix(type(e).__name__)) from e
-
-
-@contextlib.contextmanager
-def _meta_failures_quiet() -> Any:
-    """torch's fake-tensor mode logs every failing meta kernel with its traceback at ERROR
-    (``E1203 … failed while attempting to run meta for aten.mm.default`` and 20 lines), also when
-    export then succeeds another way; the failure that matters comes back as one line (the
-    ``TranslationError``). Shown with ``-v`` (solar's loggers at INFO or below)."""
-    fake = logging.getLogger("torch._subclasses.fake_tensor")
-    if logging.getLogger("solar_assets").isEnabledFor(logging.INFO):
-        yield
-        return
-    before = fake.level
-    fake.setLevel(logging.CRITICAL)
-    try:
-        yield
-    finally:
-        fake.setLevel(before)
 
 
 def _bind_placeholders(ep: Any, b: ProgramBuilder) -> dict[str, Any]:
