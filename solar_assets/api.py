@@ -130,11 +130,9 @@ class Analysis:
     def failures(self) -> list:
         """Each workload that produced no row: ``Failure`` (workload, source, status, stage, reason),
         as report.json and failures.csv list them."""
-        from ir_schemas import Failure
+        from solar_assets.report.writers import failure_from_result
 
-        return [Failure(workload=r.workload, source=str(r.path), reason=r.error, stage=r.failed_stage or "",
-                        status="unfinished" if "unfinished" in (r.seconds or {}) else "failed")
-                for r in self.results if r.error]
+        return [failure_from_result(r) for r in self.results if r.error]
 
     def raise_for_errors(self) -> Analysis:
         """``self``, or a ``SolarError`` with every failure's line."""

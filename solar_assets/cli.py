@@ -710,16 +710,10 @@ def _per_op_top(value: str) -> int | None:
 
 def _failures(results, input_errors: Sequence[str]):
     """Every workload that got no row, with its status, stage and reason (report.json, failures.csv)."""
-    from ir_schemas import Failure
-    from solar_assets.report.writers import failure_from_error
+    from solar_assets.report.writers import failure_from_error, failure_from_result
 
-    out = [failure_from_error(e, stage="input") for e in input_errors]
-    for r in results:
-        if r.error:
-            status = "unfinished" if "unfinished" in r.seconds else "failed"
-            out.append(Failure(workload=r.workload, source=str(r.path), status=status, stage=r.failed_stage or "",
-                               reason=r.error))
-    return out
+    return [failure_from_error(e, stage="input") for e in input_errors] + \
+        [failure_from_result(r) for r in results if r.error]
 
 
 def _per_op_of(results, home: Path) -> list:

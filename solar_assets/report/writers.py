@@ -269,6 +269,14 @@ def failure_from_error(error: str, stage: str = "", status: str = "failed") -> F
                    reason=error)
 
 
+def failure_from_result(result) -> Failure:
+    """The failure of a workload result that produced no row (``pipeline.WorkloadResult``): its
+    status (``unfinished`` when a limit stopped it), stage and reason."""
+    status = "unfinished" if "unfinished" in (result.seconds or {}) else "failed"
+    return Failure(workload=result.workload, source=str(result.path), status=status, stage=result.failed_stage or "",
+                   reason=result.error)
+
+
 FAILURE_COLUMNS = tuple(Failure.model_fields)
 
 
