@@ -104,7 +104,7 @@ class StepEvents:
         self.context = context
         self.metadata = dict(metadata or {})  # added to every materialisation (``--executor dask``: the worker)
         self.known: dict[Partition, tuple[str, int] | None] = {}
-        self.pending: dict[Partition, str] = {}  # logged here, storage id not yet looked up
+        self.pending: set[Partition] = set()  # logged here, storage id not yet looked up
         self.logged = 0
 
     def _look_up(self, parents: Iterable[Partition]) -> None:
@@ -115,14 +115,13 @@ class StepEvents:
         for parent in parents:
             if parent not in self.known or parent in self.pending:
                 missing.setdefault((parent.asset, parent.asset.endswith("_file")), set()).add(parent)
-        for (asset, observation), wanted in list(missing.items()):
-            wanted.update(p for p in self.pending if p.asset == asset)
         for (asset, observation), wanted in missing.items():
+            wanted.update(p for p in self.pending if p.asset == asset)
             found = latest_versions(self.context.instance, dg.AssetKey(asset), {p.key for p in wanted},
                                     observation=observation)
             for parent in wanted:
                 self.known[parent] = found.get(parent.key)
-                self.pending.pop(parent, None)
+                self.pending.discard(parent)
 
     def prefetch(self, events: Iterable[PartitionEvent]) -> None:
         """Look up the latest events of every parent of ``events`` at once (two queries per asset,
@@ -171,7 +170,7 @@ class StepEvents:
                 self.context.log_event(dg.AssetMaterialization(asset_key(p), partition=dagster_partition(p),
                                                                metadata={**to_dagster(event.metadata), **self.metadata},
                                                                tags=tags))
-            self.pending[p] = event.data_version or ""
+            self.pending.add(p)
             count += 1
         self.logged += count
         return count
