@@ -21,10 +21,10 @@ from ir_schemas.affine_loop_ir import (
     Update,
 )
 from ir_schemas.report import REPORT_VERSION, ReportRow
-from ir_schemas.report_document import REPORT_SCHEMA, Failure, ModuleRow, PerOpRow, ReportDocument
+from ir_schemas.report_document import REPORT_SCHEMA, Failure, MeasuredOpRow, ModuleRow, PerOpRow, ReportDocument
 
 __all__ = [
     "IR_VERSION", "Cond", "DType", "Kernel", "Linalg", "Loop", "Origin", "Program", "Repeat", "Reshape", "Role", "Step",
     "TensorDecl", "TopK", "Update", "REPORT_VERSION", "ReportRow",
-    "REPORT_SCHEMA", "Failure", "ModuleRow", "PerOpRow", "ReportDocument",
+    "REPORT_SCHEMA", "Failure", "MeasuredOpRow", "ModuleRow", "PerOpRow", "ReportDocument",
 ]

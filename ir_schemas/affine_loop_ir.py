@@ -88,6 +88,11 @@ class Origin(_Strict):
         "torch's nn_module_stack ((\"\", \"Model\"), (\"features.1\", \"ReLU\")); for JAX the name stack's "
         "prefixes with class ''. Empty when unknown.")
     source: str = Field(default="", description="The user's line that made the call ('model.py:42'); '' when unknown.")
+    call: str = Field(default="", description="The call the user made, before the tracer's decompositions: "
+                      "torch's pre-decomposition export node ('linear_1', of which 'addmm' and 'permute' are "
+                      "parts), for JAX the top-level equation ('eqn3' of 'eqn3.1.0'); '' when unknown (then "
+                      "the call is the node). What a profile of the user's own run is joined on.")
+    call_op: str = Field(default="", description="The call's op ('aten.linear.default'); '' when unknown.")
 
 
 class Loop(_Strict):

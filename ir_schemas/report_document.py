@@ -60,6 +60,14 @@ class PerOpRow(BaseModel):
     exact: bool = Field(description="False when some boundary byte count is a lower bound (see graph/op_groups.py).")
     params: int = Field(default=0, description="Parameter elements the op reads, each parameter counted at the "
                         "first op (in program order) that reads it: summed over a module's ops, its parameters.")
+    call: str = Field(default="", description="The user's call this op is part of, with its occurrence "
+                      "('linear#2': the addmm and the permute of an nn.Linear are parts of one call); what a "
+                      "profile of the user's run is joined on. '' when unknown.")
+    measured_s: float | None = Field(default=None, description="With a per-op measurement: the median measured "
+                                     "time of the op's call, where the call is this op alone; None otherwise.")
+    headroom: float | None = Field(default=None, description="measured_s / time_s; None when not measured.")
+    pct_of_sol: float | None = Field(default=None, description="100 × time_s / measured_s: how close the run "
+                                     "came to the op's SOL; None when not measured.")
 
     def to_dict(self) -> dict:
         return self.model_dump()
@@ -101,3 +109,42 @@ class ReportDocument(BaseModel):
     per_op: list[PerOpRow] = Field(default_factory=list, description="The per-op breakdown of every row.")
     per_module: list[ModuleRow] = Field(default_factory=list, description="The per-op breakdown rolled up by "
                                         "module, every depth (report.per_module).")
+
+
+class MeasuredOpRow(BaseModel):
+    """One call of the user's code (a framework op as their eager run calls it) measured on one
+    hardware by one backend, against its per-op SOL: the join of a profile with the per-op rows."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    workload: str
+    hardware: str
+    backend: str = Field(description="What ran: 'torch eager', 'jax eager', or 'profile <file>' for a trace "
+                         "the user brought.")
+    rank: int = Field(description="1 = the most recoverable time (measured − SOL) of this workload × backend.")
+    call: str = Field(description="The call and its occurrence ('linear#2'), as PerOpRow.call.")
+    op: str = Field(description="The op as the profile names it ('aten::linear', 'eqn3 dot_general').")
+    module: str = Field(default="", description="The module path of the call's ops ('encoder.fc1'); '' when none.")
+    module_class: str = Field(default="", description="Its class ('Linear'); '' when unknown.")
+    source: str = Field(default="", description="The user's line of the call ('model.py:42'); '' when unknown.")
+    ir_ops: str = Field(description="The per-op rows of the call, '+'-joined labels ('permute#1+addmm#1'); '' for "
+                        "a call that moves no data (a view).")
+    sol_s: float = Field(description="The call's per-op SOL: the sum of its rows' time_s (each op as one eager "
+                         "kernel, its tensors crossing DRAM once each).")
+    floor_s: float = Field(description="What no run of the call can beat on this hardware: its compute at peak, "
+                           "and the DRAM traffic of its tensors beyond twice the on-chip buffer (what was cached "
+                           "before the call and what may stay cached after it). The audit's bound.")
+    measured_s: float = Field(description="Median over the measured iterations, seconds.")
+    p10_s: float
+    p90_s: float
+    min_s: float
+    runs: int = Field(description="Iterations the call was measured in.")
+    device_time: bool = Field(description="True: the device kernels' time; False: the call's host time.")
+    headroom: float | None = Field(description="measured_s / sol_s; None for a call with no SOL (a view).")
+    pct_of_sol: float | None = Field(description="100 × sol_s / measured_s; None for a view.")
+    recoverable_s: float = Field(description="measured_s − sol_s: what a kernel at the op's SOL would save.")
+    violation: bool = Field(description="The fastest run beat floor_s: a bound or a measurement is wrong.")
+    audit: str = Field(default="", description="Why a run below sol_s is or is not a violation; '' when none is.")
+
+    def to_dict(self) -> dict:
+        return self.model_dump()

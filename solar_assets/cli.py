@@ -516,6 +516,7 @@ def analyze(args: argparse.Namespace) -> int:
         print(_format_rows(args, rows) if rows else "no workload produced bounds")
         _print_per_op(args, per_op)
         _print_measured(rows, project=args.project)
+        _print_measured_ops(args, results)
         print(f"\n{bounded}/{bounded + len(errors) - len(notes)} workloads bounded on {', '.join(hardware_names)}; "
               f"report: {report_dir}/{{report.csv, report.json, report.md, failures.csv, per_op.csv, "
               "report_roofline.png, skislope/<workload>.{csv,png}}")
@@ -603,7 +604,8 @@ def _measure_options(args: argparse.Namespace):
     if args.runs < 1:
         raise SolarError(f"--runs must be at least 1, got {args.runs}")
     return MeasureOptions(backends=parse_backends(args.backends),
-                          timing=TimingOptions(runs=args.runs, min_runs=min(5, args.runs)))
+                          timing=TimingOptions(runs=args.runs, min_runs=min(5, args.runs)),
+                          per_op=getattr(args, "per_op", None) is not None)
 
 
 def _print_checks(evaluations) -> None:
@@ -633,6 +635,22 @@ def _print_measured(rows, project: bool) -> None:
     if project and rows:  # the table above has every row once: only what it lacks
         print("\nCross-platform projection (the bounds are in the table above; fusion × = unfused / fused)")
         print(format_projection_extra(rows))
+
+
+def _print_measured_ops(args: argparse.Namespace, results) -> None:
+    """The per-op headroom (``--measure --per-op``): each call of the eager run against its per-op
+    SOL, largest recoverable time first, and what did not join; each violation warned on stderr."""
+    from solar_assets.report.measured_ops import format_measured_ops
+
+    joins = [j for r in results for j in getattr(r, "op_joins", ())]
+    if not joins:
+        return
+    print("\nPer-op headroom (each call of the eager run: measured median / its per-op SOL; "
+          "recoverable = measured − SOL)")
+    print(format_measured_ops(joins, top=_per_op_top(args.per_op)))
+    for j in joins:
+        for r in j.violations:
+            print(f"solar: warning: {j.workload} on {j.hardware}: {r.call}: {r.audit}", file=sys.stderr)
 
 
 def _print_charts(rows, report_dir: Path, quiet: bool) -> None:
@@ -760,7 +778,8 @@ def _write_run_report(args: argparse.Namespace, rows, results, input_errors: Seq
         _copy_ski_slopes(pipeline.reports_dir(home) / "skislope", report_dir / "skislope", {r.workload for r in rows})
     failures = _failures(results, input_errors)
     on_roofline = () if args.per_op is None else PerOpTable(per_op).top(_per_op_top(args.per_op)).rows
-    write_report(rows, report_dir, failures=failures, per_op=per_op, roofline_ops=on_roofline)
+    joins = [j for r in results for j in getattr(r, "op_joins", ())]
+    write_report(rows, report_dir, failures=failures, per_op=per_op, roofline_ops=on_roofline, measured_ops=joins)
     if not args.output:
         point_latest(pipeline.reports_dir(home), report_dir)
     return per_op, failures

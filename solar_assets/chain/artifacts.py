@@ -58,6 +58,7 @@ class WorkloadResult:
     failed_stage: str | None = None
     validated_size: str | None = None  # "full" or "BATCH=3,..." once the size is chosen
     per_op: list[PerOpRow] = field(default_factory=list)  # one per framework op and hardware
+    op_joins: list = field(default_factory=list)  # measure.op_join.OpJoin per measured backend (--measure --per-op)
     activity: list[str] = field(default_factory=list)  # what its code did outside its lane (workers.containment)
 
     def mark_rows(self) -> None:

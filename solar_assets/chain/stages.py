@@ -419,6 +419,36 @@ def measure_rows(path: str | Path, rows: list[ReportRow], options: MeasureOption
     return [add_measurement(r, measurement, host) for r in rows]
 
 
+def measure_ops(path: str | Path, graph, per_op: list, rows: list[ReportRow], options: MeasureOptions | None = None,
+                host: str = "host") -> list:
+    """The per-op headroom on ``host`` (``measure.op_join.OpJoin``, one for the eager backend when
+    ``options`` asks for per-op measurement and the file has a row on ``host``): the eager run
+    profiled (``measure.op_measure``) and joined with the per-op rows. A run that cannot be
+    profiled is a warning naming the file, and no join."""
+    from solar_assets.measure import MeasureOptions
+    from solar_assets.measure.backends import LABELS, MeasureError
+    from solar_assets.measure.op_join import ir_calls, join_profile
+    from solar_assets.measure.op_measure import profile_workload
+
+    options = options or MeasureOptions()
+    row = next((r for r in rows if r.hardware == host), None)
+    if not options.per_op or row is None:
+        return []
+    name = Path(path).stem
+    starting(name, "measure per op")
+    try:
+        profile = profile_workload(path, "eager", flush_bytes=options.flush_bytes, threads=options.threads)
+    except MeasureError as e:
+        logger.warning("%s", e)
+        return []
+    from solar_assets.workloads import read_workload_source
+
+    backend = LABELS.get((read_workload_source(path).framework, "eager"), "eager")
+    on_host = [r for r in per_op if r.hardware == host]
+    return [join_profile(row.workload, host, backend, ir_calls(graph, on_host), profile,
+                         row.onchip_buffer_bytes, row.dram_bytes_per_s)]
+
+
 def _label(constants: Mapping[str, int]) -> str:
     from solar_assets.workloads import size_label
 

@@ -26,6 +26,7 @@ class MeasureOptions:
     timing: TimingOptions = field(default_factory=TimingOptions)
     flush_bytes: int | None = None
     threads: int | None = None  # None: every CPU, or 1 where that is faster (``choose_threads``)
+    per_op: bool = False  # also profile each op of the eager run and join it with the per-op SOL (``op_measure``)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "backends", parse_backends(self.backends))

@@ -85,6 +85,7 @@ def per_op_rows(workload: str, graph: EinsumGraph, bounds: SolBounds, hardware: 
     entries = []
     groups = op_groups(graph)
     labels = op_labels(groups)
+    calls = call_labels(groups)
     params = first_read_params(graph, groups)
     for g in groups:
         nbytes = int(g.bytes)
@@ -106,7 +107,7 @@ def per_op_rows(workload: str, graph: EinsumGraph, bounds: SolBounds, hardware: 
             macs=int(g.macs),
             flops=int(g.flops), bytes=nbytes, compute_s=compute_s, memory_s=memory_s, time_s=time_s,
             share=time_s / total if total > 0 else 0.0, limiter="compute" if compute_s > memory_s else "memory",
-            ir_nodes=len(g.nodes), exact=bool(g.exact), params=params.get(g.key, 0)))
+            ir_nodes=len(g.nodes), exact=bool(g.exact), params=params.get(g.key, 0), call=calls[g.key]))
     return rows
 
 
@@ -140,6 +141,44 @@ def op_labels(groups: Sequence) -> dict[str, str]:
         name = short_op(g.origin.op) or g.origin.node
         seen[name] = seen.get(name, 0) + 1
         out[g.key] = f"{name}#{seen[name]}"
+    return out
+
+
+def call_of(origin) -> tuple[str, str]:
+    """(name, op) of the user's call an origin belongs to (``Origin.call``), or its own node and op
+    when the tracer recorded none."""
+    return (origin.call or origin.node, origin.call_op or (origin.op if not origin.call else ""))
+
+
+def op_key(name: str) -> str:
+    """The name both sides agree on: ``aten::relu_`` (eager, in place) and ``aten.relu.default``
+    (the export's op with its overload) -> ``relu``; a dunder or private name stays as it is."""
+    name = name.strip()
+    if name.startswith("aten::"):
+        name = name[len("aten::"):]
+    elif name.startswith("aten."):
+        name = name[len("aten."):].split(".", 1)[0]
+    if name.endswith("_") and not name.endswith("__"):
+        name = name[:-1]
+    return name
+
+
+def call_labels(groups: Sequence) -> dict[str, str]:
+    """``group key -> 'linear#2'``: the user's call the group is part of, by the call's op and its
+    occurrence in program order (a group without an origin is its own call, named by its key)."""
+    seen: dict[str, int] = {}
+    numbered: dict[str, str] = {}
+    out = {}
+    for g in groups:
+        if g.origin is None:
+            out[g.key] = g.key
+            continue
+        name, op = call_of(g.origin)
+        if name not in numbered:
+            short = op_key(op) if op else name
+            seen[short] = seen.get(short, 0) + 1
+            numbered[name] = f"{short}#{seen[short]}"
+        out[g.key] = numbered[name]
     return out
 
 

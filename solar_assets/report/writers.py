@@ -110,7 +110,7 @@ def _fp32_policies(rows: Sequence[ReportRow]) -> str:
 def write_report(rows: Sequence[ReportRow], directory: str | Path, errors: Sequence[str] = (),
                  stem: str = REPORT_STEM, *, failures: Sequence[Failure] | None = None,
                  per_op: Sequence[PerOpRow] | None = None,
-                 roofline_ops: Sequence[PerOpRow] = ()) -> dict[str, Path]:
+                 roofline_ops: Sequence[PerOpRow] = (), measured_ops: Sequence = ()) -> dict[str, Path]:
     """Write ``<stem>.csv``, ``.json``, ``.md`` and ``<stem>_roofline.png`` (plus ``_headroom.png`` when
     rows are measured, ``_projection.png`` / ``_projection.csv`` for several hardware); return them by kind.
     ``<stem>.json`` is the report document (``ir_schemas.ReportDocument``: rows, failures, per-op rows).
@@ -134,6 +134,13 @@ def write_report(rows: Sequence[ReportRow], directory: str | Path, errors: Seque
     }
     if per_op:
         _append_per_op(written["markdown"], per_op)
+    if measured_ops:  # measure.op_join.OpJoin: the per-op headroom (--measure --per-op)
+        from solar_assets.report.measured_ops import MEASURED_OPS_STEM, format_measured_ops, write_measured_ops_csv
+
+        written["measured_per_op"] = write_measured_ops_csv(measured_ops, out / f"{MEASURED_OPS_STEM}.csv")
+        with written["markdown"].open("a", encoding="utf-8") as f:
+            f.write("\n## Per-op headroom (measured median / per-op SOL)\n\n"
+                    + format_measured_ops(measured_ops, top=None, markdown=True) + "\n")
     return written
 
 

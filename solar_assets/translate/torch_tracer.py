@@ -131,8 +131,23 @@ def node_origin(node: Any) -> Origin:
             cls = entry[1] if isinstance(entry[1], str) else getattr(entry[1], "__qualname__", str(entry[1]))
             scope.append((str(entry[0]), cls.rsplit(".", 1)[-1]))
     module = scope[-1][0] if scope else ""
+    call, call_op = user_call(node)
     return Origin(node=node.name, op=op_name(node.target), module=module, scope=tuple(scope),
-                  source=user_line(node.meta.get("stack_trace") or ""))
+                  source=user_line(node.meta.get("stack_trace") or ""), call=call, call_op=call_op)
+
+
+def user_call(node: Any) -> tuple[str, str]:
+    """(name, op) of the exported node ``node`` was decomposed from (the oldest entry of its
+    ``from_node`` provenance: ``linear`` for the ``addmm`` of an ``nn.Linear``), which is the op the
+    user's eager run calls and a profile of it records; the node itself when it has no provenance."""
+    sources = node.meta.get("from_node") or ()
+    source = None
+    while sources:
+        source = sources[-1]
+        sources = getattr(source, "from_node", None) or ()
+    if source is None or not getattr(source, "name", ""):
+        return node.name, op_name(node.target)
+    return str(source.name), str(getattr(source, "target", "") or "")
 
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')

@@ -137,8 +137,9 @@ class _EqnFrame:
     """An equation being lowered: its origin path, its module path (its name stack under the
     enclosing equations') and how many sub-programs it has lowered so far."""
 
-    def __init__(self, path: str, module: str = "", source: str = ""):
+    def __init__(self, path: str, module: str = "", source: str = "", primitive: str = ""):
         self.path, self.module, self.source, self.calls = path, module, source, 0
+        self.primitive = primitive
 
 
 # the equations being lowered, outermost first: nested jaxprs (pjit, scan bodies, cond branches) are
@@ -201,8 +202,11 @@ def eqn_origin(eqn: Any, path: str, module: str | None = None, source: str | Non
         module = eqn_module(eqn, "")
     parts = [p for p in module.split("/") if p]
     scope = tuple(("/".join(parts[:i + 1]), "") for i in range(len(parts)))
+    top = path.split(".", 1)[0]
+    call_op = eqn.primitive.name if top == path else next(
+        (f.primitive for f in _EQN_STACK if f.path == top), "")
     return Origin(node=path, op=eqn.primitive.name, module=module, scope=scope,
-                  source=user_line(eqn) if source is None else source)
+                  source=user_line(eqn) if source is None else source, call=top, call_op=call_op)
 
 
 # node-wise validation: when a dict, the top-level jaxpr's values by key (``const<i>``, ``in<i>``,
@@ -241,7 +245,7 @@ def _run_jaxpr(b: ProgramBuilder, jaxpr: Any, consts: Sequence[Value], args: Seq
             path, start = f"{prefix}{i}", len(b.steps)
             module = eqn_module(eqn, current_eqn_module())
             source = user_line(eqn) or current_eqn_source()  # a sub-program's line: its call's
-            _EQN_STACK.append(_EqnFrame(path, module, source))
+            _EQN_STACK.append(_EqnFrame(path, module, source, eqn.primitive.name))
             try:
                 outs = lower_eqn(b, eqn, values)
             finally:
