@@ -5,6 +5,7 @@
     solar coverage DIR... [--json] [--jobs N] [--timeout S] [--memory-limit SIZE] [--home DIR]
     solar hardware list | show NAME | detect [PATH]
     solar headroom --bounds FILE --measurements FILE [--hardware NAME] [--json] [--csv FILE]
+    solar headroom --profile TRACE.json WORKLOAD.py [--hardware NAME] [--per-op N|all] [--json] [--csv FILE]
     solar ui
 
 Output contract: stdout carries the result (a table, or with ``--json`` only JSON); progress,
@@ -774,11 +775,15 @@ def _write_run_report(args: argparse.Namespace, rows, results, input_errors: Seq
     from solar_assets.report.run_dir import point_latest
 
     per_op = _per_op_of(results, home)
+    joins = [j for r in results for j in getattr(r, "op_joins", ())]
+    if joins:  # the measured fields of each op whose call is that op alone (never stored: a measurement is now's)
+        from solar_assets.measure.op_join import with_measured_rows
+
+        per_op = with_measured_rows(per_op, joins)
     if not args.no_dagster:  # the ski_slope asset writes under reports/skislope: this run's, copied beside
         _copy_ski_slopes(pipeline.reports_dir(home) / "skislope", report_dir / "skislope", {r.workload for r in rows})
     failures = _failures(results, input_errors)
     on_roofline = () if args.per_op is None else PerOpTable(per_op).top(_per_op_top(args.per_op)).rows
-    joins = [j for r in results for j in getattr(r, "op_joins", ())]
     write_report(rows, report_dir, failures=failures, per_op=per_op, roofline_ops=on_roofline, measured_ops=joins)
     if not args.output:
         point_latest(pipeline.reports_dir(home), report_dir)

@@ -53,11 +53,18 @@ def call_in_worker(path: str, fn: Callable[..., T], kwargs: dict[str, Any], sett
     a worker with the settings' limits; ``name`` (else ``fn``'s) names it in an unexpected error. Raises ``ValidationFailed`` / ``SolarError`` (one line
     naming the file) as ``fn`` would, and a ``SolarError`` for a worker that timed out, ran out of
     memory or died."""
+    import multiprocessing
+
     from solar_assets.workers import parse_memory_limit, run_in_workers
 
-    [out] = run_in_workers([path], _call_task, _unfinished, None, jobs=1, timeout_s=settings.step_timeout_s,
-                           memory_limit_bytes=parse_memory_limit(settings.step_memory_limit),
-                           task_arg={"fn": fn, "kwargs": kwargs, "name": name or getattr(fn, "__name__", "step")})
+    task = {"fn": fn, "kwargs": kwargs, "name": name or getattr(fn, "__name__", "step")}
+    if multiprocessing.current_process().daemon:
+        # already in a worker (``solar analyze --measure`` materialises its measurements in one):
+        # its limits and its put-back apply, and a daemonic process may not start another
+        out = _call_task(path, None, task)
+    else:
+        [out] = run_in_workers([path], _call_task, _unfinished, None, jobs=1, timeout_s=settings.step_timeout_s,
+                               memory_limit_bytes=parse_memory_limit(settings.step_memory_limit), task_arg=task)
     if isinstance(out, _Failed):
         if out.validation is not None:
             raise ValidationFailed(out.message, out.validation)

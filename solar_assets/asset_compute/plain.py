@@ -174,9 +174,6 @@ def analyze_workload(path: str | Path, hardware_names: Sequence[str] = DEFAULT_H
             with state.timing("measure"):
                 result.rows = stages.measure_rows(path, result.rows, measure)
                 result.op_joins = stages.measure_ops(path, graph, result.per_op, result.rows, measure)
-                from solar_assets.measure.op_join import with_measured_rows
-
-                result.per_op = with_measured_rows(result.per_op, result.op_joins)
     except SolarError as e:
         result.error, result.failed_stage, result.rows = with_path(str(e), path), state.stage, []
         if keep is not None and isinstance(e, ValidationFailed):

@@ -201,6 +201,55 @@ def measured_runtime(context: dg.AssetExecutionContext, config: MeasureConfig, w
     }))
 
 
+@dg.asset(partitions_def=workload_on_backend,
+          ins={"workload_source": dg.AssetIn(partition_mapping=_WORKLOAD_OF_MEASUREMENT),
+               "einsum_graph": dg.AssetIn(partition_mapping=_WORKLOAD_OF_MEASUREMENT),
+               "hardware_spec": dg.AssetIn(partition_mapping=dg.SpecificPartitionsPartitionMapping([HOST_SPEC]),
+                                           dagster_type=by_partition_type(HardwareSpec))},
+          code_version=code_version("solar_assets.measure", "solar_assets.report.per_op", "solar_assets.bounds"),
+          group_name="measure", kinds={"pytorch", "jax"})
+def measured_per_op(context: dg.AssetExecutionContext, workload_source: WorkloadSource, einsum_graph: Any,
+                    hardware_spec: ByPartition[HardwareSpec], solar: SolarConfig) -> dg.Output:
+    """Each call of the workload's eager run on this host, profiled (``measure.op_measure``) and
+    joined with its per-op SOL on the host spec (``measure.op_join``): measured median, headroom,
+    recoverable time, and the audit against each call's floor. Only the eager backends have
+    partitions that run: a compiled run fuses the ops. Never cached: a measurement belongs to the
+    moment, so its data version is the joined times."""
+    from solar_assets.asset_compute.isolated import call_in_worker
+    from solar_assets.chain import stages
+    from solar_assets.measure.backends import LABELS
+    from solar_assets.measure.op_join import ir_calls, join_profile
+    from solar_assets.measure.op_measure import profile_workload
+    from solar_assets.report.per_op import per_op_rows
+
+    keys = context.partition_key.keys_by_dimension
+    framework, backend = BACKEND_KEYS[keys["backend"]]
+    host = hardware_spec if not isinstance(hardware_spec, dict) else next(iter(hardware_spec.values()))
+    if workload_source.framework != framework or backend != "eager":
+        raise dg.Failure(description=f"{workload_source.path}: per-op measurement runs a {workload_source.framework} "
+                                     f"workload's eager backend, not {keys['backend']}", allow_retries=False)
+    with _user_errors():
+        bounds = stages.bound_graph(workload_source, einsum_graph, host, solar.run_config)
+        rows = per_op_rows(workload_source.name, einsum_graph, bounds, HOST_SPEC)
+        profile = call_in_worker(str(workload_source.path), profile_workload,
+                                 {"path": workload_source.path, "backend": backend}, solar.settings)
+    joined = join_profile(workload_source.name, HOST_SPEC, LABELS[(framework, backend)], ir_calls(einsum_graph, rows),
+                          profile, int(host.onchip_buffer_bytes), float(host.dram_bytes_per_s))
+    version = _digest(json.dumps([r.model_dump(mode="json") for r in joined.rows], sort_keys=True), host.digest())
+    from solar_assets.asset_compute.metadata import PER_OP_UI_MAX_ROWS
+    from solar_assets.report.measured_ops import format_measured_ops
+
+    return _quiet_output(joined, version, md.to_dagster({
+        "calls joined": len(joined.rows),
+        "violations": len(joined.violations),
+        "iterations": joined.iterations,
+        "per-op headroom": dg.MetadataValue.md(format_measured_ops([joined], top=PER_OP_UI_MAX_ROWS, markdown=True)),
+        "in the profile, not the IR": len(joined.profile_only),
+        "not attributed": len(joined.not_attributed),
+        "host spec digest": host.digest(),
+    }))
+
+
 # ---------------------------------------------------------------------------- across everything
 class HeadroomConfig(dg.Config):
     """Which rows the report shows; None (the default): every materialised workload × hardware."""
@@ -353,4 +402,4 @@ def _by_partition(value: ByPartition[T]) -> dict[str, T]:
 
 WORKLOAD_ASSETS = tuple(_BY_NAME[n.name] for n in WORKLOAD_NODES)
 BOUND_ASSETS = tuple(_BY_NAME[n.name] for n in BOUND_NODES)
-ASSETS = (*WORKLOAD_ASSETS, hardware_spec, *BOUND_ASSETS, measured_runtime, headroom_report)
+ASSETS = (*WORKLOAD_ASSETS, hardware_spec, *BOUND_ASSETS, measured_runtime, measured_per_op, headroom_report)

@@ -49,7 +49,7 @@ from solar_assets.dagster_defs.instance import (
     storage_guard,
 )
 from solar_assets.dagster_defs.sources import SOURCE_ASSETS, hardware_file, workload_file
-from solar_assets.dagster_defs.assets import ASSETS, headroom_report, measured_runtime
+from solar_assets.dagster_defs.assets import ASSETS, headroom_report, measured_per_op, measured_runtime
 from solar_assets.pipeline import WorkloadResult
 
 __all__ = ["events_file", "write_events"]  # used by the runner through this module
@@ -272,6 +272,14 @@ def materialize_measurements(path: str, cache_dir: str | None, options: dict[str
                 if not run.success:
                     failed.append(failure_message(run, path))
                     logging.getLogger("solar").warning("%s", failed[-1])
+            if measure.per_op:  # the eager run profiled per op and joined with the per-op SOL on the host
+                run = materialize(instance, config, [measured_per_op],
+                                  partition_key=workload_backend_key(key, backend_key(framework, "eager")),
+                                  tags={"solar/worker": str(os.getpid())})
+                if run.success:
+                    result.op_joins.append(run.output_for_node("measured_per_op"))
+                else:
+                    logging.getLogger("solar").warning("%s", failure_message(run, path))
             result.seconds["measure"] = time.perf_counter() - start
         if failed and len(failed) == len(backends):
             result.error, result.failed_stage = failed[0], "measure"

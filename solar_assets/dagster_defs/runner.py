@@ -163,6 +163,7 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
             for result, outcome in zip([r for r in results if r.ok], measured):
                 if outcome.error:
                     result.error = outcome.error
+                result.op_joins = list(getattr(outcome, "op_joins", ()))
         storage = [r for r in results if r.failed_stage == STORAGE_STAGE]
         if storage:
             raise DagsterStorageError(storage[0].error)
