@@ -278,9 +278,9 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.command == "hardware":
             return hardware(args)
         if args.command == "headroom":
-            from solar_assets.measure.headroom_cli import headroom_command
+            from solar_assets.headroom_profile import headroom_main
 
-            return headroom_command(args)
+            return headroom_main(args)
         return ui(args)
     except SolarError as e:
         print(f"solar: error: {e}", file=sys.stderr)

@@ -123,6 +123,26 @@ def test_runner_on_cpu_writes_a_measurement_file(workload, tmp_path):
     assert t["p90_s"] == pytest.approx(ordered[3] + 0.6 * (ordered[4] - ordered[3]))
 
 
+def test_runner_writes_a_per_op_trace_that_solar_headroom_joins(workload, tmp_path, monkeypatch, capsys):
+    """--per-op-traces: the eager run under torch.profiler, iterations annotated as
+    ``op_profile`` splits them; the trace joins with the file's per-op SOL."""
+    from solar_assets.cli import main
+    from solar_assets.measure.op_profile import ITERATION, profile_of, read_trace
+
+    assert gpu_runner.ITERATION == ITERATION  # the runner is standalone: one name, kept equal here
+    doc = gpu_runner.measure([workload], "cpu", ["torch_eager"], fast(per_op_dir=tmp_path / "traces",
+                                                                      per_op_iterations=4), tmp_path / "m.json")
+    trace = Path(doc["workloads"][0]["per_op_trace"])
+    assert trace == tmp_path / "traces" / "matmul_relu.json" and doc["runner"]["per_op_dir"] == str(trace.parent)
+    profile = profile_of(read_trace(trace))
+    assert len(profile.iterations) == 4 and not profile.device
+    assert [c.name for c in profile.iterations[0]] == ["aten::matmul", "aten::relu"]
+    monkeypatch.setenv("SOLAR_HOME", str(tmp_path / "home"))
+    assert main(["headroom", "--profile", str(trace), str(workload), "--hardware", "H100_SXM", "--json"]) == 0
+    joined = json.loads(capsys.readouterr().out)
+    assert {r["call"] for r in joined["rows"]} == {"matmul#1", "relu#1"} and joined["not_attributed"] == []
+
+
 TANH_JAX = textwrap.dedent('''\
     import jax
     import jax.numpy as jnp

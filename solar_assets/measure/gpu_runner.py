@@ -139,6 +139,7 @@ class WorkloadRecord:
     load_s: float | None = None
     error: str | None = None
     timings: list[BackendTiming] = field(default_factory=list)
+    per_op_trace: str | None = None  # --per-op-traces: the Chrome trace of its eager run, or why there is none
 
 
 def quantile(values: Sequence[float], q: float) -> float:
@@ -501,8 +502,12 @@ class Options:
     backend_budget_s: float = 60.0
     deadline_s: float | None = None
     flush_bytes: int | None = None
+    per_op_dir: Path | None = None  # --per-op-traces: a torch.profiler trace of each eager run here
+    per_op_iterations: int = 10
 
     def __post_init__(self) -> None:
+        if self.per_op_iterations < 1:
+            raise RunnerError(f"bad options: --per-op-iterations {self.per_op_iterations} (≥ 1)")
         if self.runs < 1 or self.warmup < 1 or self.min_runs < 1 or not self.backend_budget_s > 0:
             raise RunnerError(f"bad options: runs {self.runs}, warmup {self.warmup} (≥ 1 each), min-runs "
                               f"{self.min_runs}, backend budget {self.backend_budget_s} s (> 0)")
@@ -631,7 +636,11 @@ def _measure_one(record: WorkloadRecord, path: Path, framework: str, backend: st
         record.dtypes = record.dtypes or loaded.dtypes
         if framework == "jax":  # XLA's stream is not torch's: time the blocking call on the host clock
             timer = Timer(None)
-        return time_backend(loaded, backend, options, flush, timer)
+        timing = time_backend(loaded, backend, options, flush, timer)
+        if options.per_op_dir is not None and backend == "torch_eager":
+            record.per_op_trace = record_trace(loaded, flush, device, Path(options.per_op_dir) / f"{path.stem}.json",
+                                               options.per_op_iterations)
+        return timing
     except BudgetExceeded as e:
         return BackendTiming.skipped(backend, f"{path}: {e}")
     except RunnerError as e:  # the file itself: its Model, inputs or module code
@@ -648,6 +657,32 @@ def _measure_one(record: WorkloadRecord, path: Path, framework: str, backend: st
                 loaded.release()
 
 
+ITERATION = "solar.iteration"  # the annotation solar_assets/measure/op_profile.py splits iterations by
+
+
+def record_trace(loaded: Loaded, flush: Flusher, device, out: Path, iterations: int) -> str:
+    """The eager run under torch.profiler (CPU and, on a GPU, CUDA activity: each kernel linked to
+    the op that launched it), ``iterations`` times, each flushed first and annotated
+    ``solar.iteration``; exported as a Chrome trace for ``solar headroom --profile``. Returns its
+    path, or why there is none (a profiler failure must not cost the timings)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    try:
+        with profile(activities=activities) as prof:
+            for _ in range(iterations):
+                flush()
+                with record_function(ITERATION):
+                    loaded.fn()
+                    synchronize(device)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        prof.export_chrome_trace(str(out))
+        return str(out)
+    except Exception as e:  # noqa: BLE001 - recorded, the timings stand
+        return f"no trace: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
+
+
 def _summary(t: BackendTiming) -> str:
     if t.status != "ok":
         return f"{t.status}: {t.reason}"
@@ -662,6 +697,8 @@ def as_plain(value):
         return {k: as_plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [as_plain(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
     return value
 
 
@@ -710,6 +747,11 @@ def _parser() -> argparse.ArgumentParser:
                    help="per workload and backend: compile + warm-up limit, and the timed runs' target")
     p.add_argument("--deadline-s", type=float, help="skip what is left once the whole run passes this")
     p.add_argument("--flush-bytes", type=int, help="flush buffer size (default 2 × L2, or 2 × the CPU caches)")
+    p.add_argument("--per-op-traces", type=Path, metavar="DIR",
+                   help="also profile each PyTorch file's eager run (torch.profiler, CUDA kernels attributed to their "
+                        "ops) and write DIR/<stem>.json, for `solar headroom --profile DIR/<stem>.json FILE`")
+    p.add_argument("--per-op-iterations", type=int, default=Options.per_op_iterations,
+                   help="profiled iterations per file with --per-op-traces (default %(default)s)")
     p.add_argument("-v", "--verbose", action="store_true")
     return p
 
@@ -724,7 +766,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not files:
             raise RunnerError("no workload files: give FILE... or --bounds with rows")
         options = Options(args.runs, args.warmup, min(args.min_runs, args.runs), args.backend_budget_s,
-                          args.deadline_s, args.flush_bytes)
+                          args.deadline_s, args.flush_bytes, args.per_op_traces, args.per_op_iterations)
         backends = [b.strip() for b in args.backends.split(",") if b.strip()]
         doc = measure(files, args.device, backends, options, args.out, args.hardware, args.bounds, argv)
     except RunnerError as e:

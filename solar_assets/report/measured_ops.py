@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from ir_schemas import MeasuredOpRow
 from solar_assets.report.per_module import module_label
 from solar_assets.report.table import clip_left, elide_middle, format_seconds, render_columns
 
-if TYPE_CHECKING:
-    from solar_assets.measure.op_join import OpJoin
+OpJoin = Any
+"""``solar_assets.measure.op_join.OpJoin`` (the report formats what the measure stage joined; it
+does not import it: measure uses the report's formatting)."""
 
 MEASURED_OPS_STEM = "measured_per_op"
 COLUMNS = tuple(MeasuredOpRow.model_fields)
