@@ -264,7 +264,7 @@ def make_kit(kb: Path, bounds: Path, out: Path, levels: Sequence[int]) -> list[P
 
 def run_measure(bounds: Path | None, kb: Path, out: Path, levels: Sequence[int], device: str, backends: Sequence[str],
                 deadline_s: float, budget_s: float, runs: int, warmup: int, hardware: str | None,
-                flush_bytes: int | None = None) -> dict:
+                flush_bytes: int | None = None, per_op_traces: Path | None = None) -> dict:
     runner = runner_module()
     stems = None
     if bounds is not None:
@@ -277,7 +277,7 @@ def run_measure(bounds: Path | None, kb: Path, out: Path, levels: Sequence[int],
     if not files:
         raise SystemExit(f"gpu_headroom: no sample file under {kb}/level*/ (with a bounds row)")
     options = runner.Options(runs=runs, warmup=warmup, min_runs=min(10, runs), backend_budget_s=budget_s,
-                             deadline_s=deadline_s, flush_bytes=flush_bytes)
+                             deadline_s=deadline_s, flush_bytes=flush_bytes, per_op_dir=per_op_traces)
     log.info("measuring %d files, backends %s, deadline %g s", len(files), ",".join(backends), deadline_s)
     return runner.measure(files, device, backends, options, out, hardware, bounds, sys.argv[1:])
 
@@ -364,6 +364,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     m.add_argument("--runs", type=int, default=30)
     m.add_argument("--warmup", type=int, default=3)
     m.add_argument("--flush-bytes", type=int, help="default: 2 × the GPU's L2 (2 × the caches on the CPU)")
+    m.add_argument("--per-op-traces", type=Path, metavar="DIR",
+                   help="also a torch.profiler trace of each eager run in DIR/<stem>.json (solar headroom --profile)")
     r = phases.add_parser("report", help="per level: geometric mean and range of headroom; every violation")
     r.add_argument("bounds", type=Path)
     r.add_argument("measurements", type=Path)
@@ -386,7 +388,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif args.phase == "measure":
         backends = [x.strip() for x in args.backends.split(",") if x.strip()]
         doc = run_measure(args.bounds, args.kb, args.out, args.levels, args.device, backends, args.deadline_s,
-                          args.backend_budget_s, args.runs, args.warmup, args.hardware, args.flush_bytes)
+                          args.backend_budget_s, args.runs, args.warmup, args.hardware, args.flush_bytes,
+                          args.per_op_traces)
         ok = sum(t["status"] == "ok" for w in doc["workloads"] for t in w["timings"])
         sys.stdout.write(f"{ok} timings of {len(doc['workloads'])} workloads in {doc['runner']['wall_s']:.0f} s on "
                          f"{doc['device'].get('name')}; wrote {args.out}\n")
