@@ -346,3 +346,18 @@ def test_the_floor_is_compute_and_the_traffic_no_cache_can_hold():
     # 10 MB through a 1 MB buffer at 1 GB/s: at least 8 MB cross DRAM, 8 ms
     assert floor_s([row(1e-6, 10_000_000)], 1_000_000, 1e9) == pytest.approx(8e-3)
     assert floor_s([row(5e-3, 1_000_000)], 1_000_000, 1e9) == pytest.approx(5e-3)  # fits: compute alone
+
+
+def test_the_roofline_places_a_measured_op_below_its_sol_point(tmp_path, saved_figures):
+    from ir_schemas import PerOpRow
+    from solar_assets.report.roofline_plot import plot_roofline
+    from test_measure import row as report_row
+
+    op = PerOpRow(workload="w", hardware="host", rank=1, node="addmm", op="aten.addmm.default", module="fc",
+                  macs=5 * 10**8, flops=10**9, bytes=10**7, compute_s=1e-4, memory_s=1e-4, time_s=1e-4, share=1.0,
+                  limiter="compute", ir_nodes=1, exact=True, measured_s=4e-4)
+    plot_roofline([report_row(workload="w")], tmp_path / "r.png", per_op=[op])
+    [fig] = saved_figures
+    crosses = [line for ax in fig.axes for line in ax.get_lines() if line.get_marker() == "x"]
+    assert crosses and list(crosses[0].get_ydata()) == pytest.approx([10**9 / 4e-4 / 1e12])
+    assert list(crosses[0].get_xdata()) == pytest.approx([100.0])  # the op's own intensity

@@ -8,7 +8,9 @@ shows the per-einsum sum costs more than the whole-graph roofline would say.
 With ``per_op`` rows (``solar_assets.report.per_op``) each framework op is a small triangle too:
 at its own intensity (its FLOPs over its one-kernel DRAM bytes) and the FLOP/s it attains at its
 unfused time (FLOPs / ``time_s``), in its workload's colour, the largest shares named. So the plot
-shows which ops sit on the bandwidth slope and which under the compute roof. Ops without FLOPs
+shows which ops sit on the bandwidth slope and which under the compute roof. A measured op
+(``--measure --per-op``: ``PerOpRow.measured_s``) is a cross straight below its triangle, at the
+FLOP/s it attained: the vertical gap is its headroom. Ops without FLOPs
 (copies, concatenations) have no place on a log axis; the legend counts them. The per-workload
 plot of the ``sol_bounds`` asset always has them; the report's plot when ``solar analyze
 --per-op`` asked for the breakdown (the ops that table prints).
@@ -127,6 +129,8 @@ def _panel(ax, hardware: str, rows: Sequence[ReportRow], per_op: Sequence[PerOpR
         key.append(({"marker": "^", "mfc": "none", "mec": "grey", "ls": "none"},
                     f"(triangles: {placed} framework op{'s' if placed != 1 else ''} at unfused time"
                     + (f"; {len(per_op) - placed} without FLOPs not shown)" if placed < len(per_op) else ")")))
+    if any(o.measured_s for o in per_op):
+        key.append(({"marker": "x", "color": "grey", "ls": "none"}, "(×: the op as measured, below its triangle)"))
     key.append(({"marker": "o", "mfc": "white", "mec": "grey", "ls": "none"}, "(hollow: unfused)"))
     _decade_axes(ax)
     _key(ax, key)
@@ -215,6 +219,11 @@ def _op_points(ax, ops: Sequence[PerOpRow], points: dict[int, tuple[float, float
         return
     xs, ys = zip(*(p for _, p in placed))
     ax.plot(xs, ys, marker="^", ms=5, mfc="none", mec=color, ls="none", alpha=0.8)
+    measured = [(x, y, o.flops / o.measured_s / TERA) for o, (x, y) in placed if o.measured_s and o.measured_s > 0]
+    if measured:  # --measure --per-op: the op as it ran, straight below its SOL point
+        ax.vlines([m[0] for m in measured], [m[2] for m in measured], [m[1] for m in measured], colors=color,
+                  lw=0.6, alpha=0.5)
+        ax.plot([m[0] for m in measured], [m[2] for m in measured], marker="x", ms=5, color=color, ls="none")
     beside = offset_copy(ax.transData, ax.get_figure(), x=4, y=-8, units="points")  # a text, not an annotation:
     for op, (x, y) in sorted(placed, key=lambda e: e[0].rank)[:NAMED_OPS]:           # no arrow to lay out
         module = op.module if len(op.module) <= 24 else "…" + op.module[-23:]
