@@ -104,3 +104,35 @@ def test_measured_runtime_feeds_the_report_headroom(tmp_path, monkeypatch):
         assert row.headroom_fused == pytest.approx(statistics.median(timing.times_s) / row.sol_fused_s)
         assert row.violation == (min(timing.times_s) < row.sol_fused_s or
                                  (row.sol_cache_aware_lb_s is not None and min(timing.times_s) < row.sol_cache_aware_lb_s))
+
+
+@pytest.mark.slow
+def test_measured_per_op_is_an_asset_with_lineage_to_the_host_spec(tmp_path, monkeypatch):
+    from solar_assets.dagster_defs.assets import WORKLOAD_ASSETS, hardware_spec, measured_per_op
+    from solar_assets.hardware.detect import write_host_spec
+
+    hardware = tmp_path / "hardware"
+    hardware.mkdir()
+    _, spec = write_host_spec(hardware / "host.yaml", check_gemm=False, stream_array_bytes=64 * 2**20)
+    workloads = tmp_path / "workloads"
+    workloads.mkdir()
+    (workloads / "small_mm.py").write_text(SMALL)
+    monkeypatch.setenv("SOLAR_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("SOLAR_HARDWARE_DIR", str(hardware))
+    config = SolarConfig.default(tmp_path / "home", workload_dir=workloads)
+    with solar_instance(tmp_path / "home") as instance:
+        register_partitions(instance, ["small_mm"], ["host"])
+        assert _materialize(instance, config, [hardware_spec], "host").success
+        assert _materialize(instance, config, WORKLOAD_ASSETS, "small_mm").success
+        run = _materialize(instance, config, [measured_per_op], workload_backend_key("small_mm", "torch_eager"))
+        assert run.success, run.get_step_failure_events()
+        joined = run.output_for_node("measured_per_op")
+        assert {r.call for r in joined.rows} == {"matmul#1", "relu#1"} and joined.not_attributed == []
+        assert all(r.measured_s > 0 and r.runs == joined.iterations for r in joined.rows)
+        record = instance.get_latest_materialization_event(measured_per_op.key)
+        tags = record.asset_materialization.tags
+        for parent in ("hardware_spec", "einsum_graph", "workload_source"):
+            assert tags.get(f"dagster/input_data_version/{parent}"), parent
+        assert record.asset_materialization.metadata["host spec digest"].value == spec.digest()
+        compiled = _materialize(instance, config, [measured_per_op], workload_backend_key("small_mm", "torch_compile"))
+        assert not compiled.success  # a compiled run fuses the ops: no per-op times
