@@ -520,6 +520,7 @@ def analyze(args: argparse.Namespace) -> int:
         _print_measured_ops(args, results)
         print(f"\n{bounded}/{bounded + len(errors) - len(notes)} workloads bounded on {', '.join(hardware_names)}; "
               f"report: {report_dir}/{{report.csv, report.json, report.md, failures.csv, per_op.csv, "
+              + ("measured_per_op.csv, " if any(getattr(r, "op_joins", ()) for r in results) else "") +
               "report_roofline.png, skislope/<workload>.{csv,png}}")
     _print_charts(rows, report_dir, quiet=args.json)
     _keep_within_limit(home, limit)

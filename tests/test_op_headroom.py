@@ -361,3 +361,18 @@ def test_the_roofline_places_a_measured_op_below_its_sol_point(tmp_path, saved_f
     crosses = [line for ax in fig.axes for line in ax.get_lines() if line.get_marker() == "x"]
     assert crosses and list(crosses[0].get_ydata()) == pytest.approx([10**9 / 4e-4 / 1e12])
     assert list(crosses[0].get_xdata()) == pytest.approx([100.0])  # the op's own intensity
+
+
+def test_solar_analyze_measure_per_op_prints_the_ranked_calls_and_writes_the_csv(tmp_path, on_host, capsys):
+    workload = _write(tmp_path, "mlp.py", MLP)
+    out = tmp_path / "report"
+    assert main(["analyze", str(workload), "--hardware", "host", "--measure", "--per-op", "all", "--runs", "3",
+                 "--no-dagster", "--no-progress", "--output", str(out)]) == 0
+    text = capsys.readouterr().out
+    block = text[text.index("Per-op headroom"):]
+    assert "mlp on host, torch eager: 3 calls measured over 10 iterations" in block
+    assert "0 violation(s) of a call's floor" in block
+    lines = (out / "measured_per_op.csv").read_text().splitlines()
+    assert len(lines) == 4 and lines[0].startswith("workload,hardware,backend,rank,call")
+    per_op = json.loads((out / "report.json").read_text())["per_op"]
+    assert all(r["measured_s"] > 0 and r["pct_of_sol"] > 0 for r in per_op)  # each op is its call alone here
