@@ -25,14 +25,15 @@ import ast
 import hashlib
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from ir_schemas import Program, TensorDecl
 from solar_assets.errors import SolarError
 from solar_assets.ir import Access, Affine, Indirect, ParsedKernel
-from solar_assets.ir.expr import BINARY_OPS, COMPARE_OPS, CONSTANT_NAMES, _parse_access
+from solar_assets.ir.expr import BINARY_OPS, COMPARE_OPS, CONSTANT_NAMES
+from solar_assets.ir.interpreter import ExprInterpreter
 from solar_assets.ir.scalar_functions import FUNCTIONS as SCALAR_TABLE
 from solar_assets.ir.scalar_functions import uses_special
 
@@ -184,13 +185,15 @@ class KernelPlan:
         return self.form == "direct"
 
 
-class _Emitter:
-    """Turns a value expression into numba-friendly Python, hoisting repeated operands."""
+class _Emitter(ExprInterpreter[str]):
+    """The code generator's meaning of an expression: numba-friendly Python source, with
+    repeated operands hoisted into locals (``temps``)."""
 
     def __init__(self, pk: ParsedKernel, tensors: Mapping[str, TensorDecl], kind: Kind,
                  names: Mapping[str, str], params: Mapping[str, str], prefix: str = "t"):
+        super().__init__({v: i for i, v in enumerate([*(lp.var for lp in pk.kernel.loops), *pk.free])},
+                         f"kernel {pk.kernel.name!r}")
         self.pk, self.tensors, self.kind, self.names, self.params = pk, tensors, kind, names, params
-        self.loop_vars = {v: i for i, v in enumerate([*(lp.var for lp in pk.kernel.loops), *pk.free])}
         self.temps: list[str] = []
         self.prefix = prefix
 
@@ -240,31 +243,42 @@ class _Emitter:
         return f"({self.value(node)} != 0)"
 
     def value(self, node: ast.expr) -> str:
+        return self.run(node)
+
+    def constant(self, value: object) -> str:
+        if isinstance(value, bool):
+            true, false = _TRUE_FALSE[self.kind]
+            return true if value else false
+        return _number(value)  # type: ignore[arg-type]
+
+    def name(self, name: str) -> str:
+        return self.names[name] if name in self.names else _CONSTANTS[name]
+
+    def _as_kind(self, node: ast.expr) -> str:
+        """A boolean-valued expression as a value of the kernel's kind."""
         true, false = _TRUE_FALSE[self.kind]
-        if isinstance(node, ast.Constant):
-            if isinstance(node.value, bool):
-                return true if node.value else false
-            return _number(node.value)
-        if isinstance(node, ast.Name):
-            if node.id in self.names:
-                return self.names[node.id]
-            return _CONSTANTS[node.id]
-        if isinstance(node, ast.Subscript):
-            return self.read(node)
-        if isinstance(node, ast.UnaryOp):
-            if isinstance(node.op, ast.USub):
-                return f"(-{self.value(node.operand)})"
-            if isinstance(node.op, ast.UAdd):
-                return self.value(node.operand)
-        if isinstance(node, ast.BinOp):
-            return f"({self.value(node.left)} {_BINARY[type(node.op)]} {self.value(node.right)})"
-        if isinstance(node, (ast.Compare, ast.BoolOp, ast.UnaryOp)):
-            return f"({true} if {self.cond(node)} else {false})"
-        if isinstance(node, ast.Call):
-            return self.call(node.func.id, node.args)
+        return f"({true} if {self.cond(node)} else {false})"
+
+    def unary(self, op: ast.unaryop, operand: ast.expr, node: ast.UnaryOp) -> str:
+        if isinstance(op, ast.USub):
+            return f"(-{self.run(operand)})"
+        if isinstance(op, ast.UAdd):
+            return self.run(operand)
+        return self._as_kind(node)
+
+    def binary(self, op: ast.operator, left: ast.expr, right: ast.expr, node: ast.BinOp) -> str:
+        return f"({self.run(left)} {_BINARY[type(op)]} {self.run(right)})"
+
+    def compare(self, left, ops, comparators, node: ast.Compare) -> str:
+        return self._as_kind(node)
+
+    def boolop(self, op: ast.boolop, values, node: ast.BoolOp) -> str:
+        return self._as_kind(node)
+
+    def unsupported(self, node: ast.expr) -> str:
         raise CodegenError(f"kernel {self.pk.kernel.name!r}: cannot generate code for {ast.unparse(node)!r}")
 
-    def call(self, name: str, args: list[ast.expr]) -> str:
+    def call(self, name: str, args: Sequence[ast.expr], node: ast.Call | None = None) -> str:
         if name in _TEMPLATES:
             return _TEMPLATES[name].format(*(self.value(a) for a in args))
         if name == "relu":
@@ -283,10 +297,8 @@ class _Emitter:
             return f"({self.value(args[1])} if {self.cond(args[0])} else {self.value(args[2])})"
         raise CodegenError(f"kernel {self.pk.kernel.name!r}: no code for scalar function {name!r}")
 
-    def read(self, node: ast.Subscript) -> str:
-        tensor = node.value.id  # type: ignore[attr-defined]
-        where = f"kernel {self.pk.kernel.name!r}"
-        acc = _parse_access(node, self.loop_vars, where)
+    def read(self, acc: Access, node: ast.Subscript) -> str:
+        tensor = acc.tensor
         index = acc.index
         decl = self.tensors[tensor]
         text = self.access(acc, self.params[tensor])

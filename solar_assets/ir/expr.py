@@ -17,7 +17,9 @@ from functools import cached_property, lru_cache
 
 from ir_schemas import Kernel
 from solar_assets.errors import IRError
+from solar_assets.ir.access import Access, Indirect, parse_access
 from solar_assets.ir.affine import Affine, parse_affine
+from solar_assets.ir.interpreter import ExprInterpreter
 from solar_assets.ir.scalar_functions import ARITY
 from solar_assets.ir.domain import Constraint, count_points, parse_where
 
@@ -68,64 +70,6 @@ def row_major(dims: Sequence[Dim]) -> Dim:
 
 
 @dataclass(frozen=True)
-class Indirect:
-    """An indirect subscript ``I[a, b] + offset``: the value read from an integer tensor.
-
-    Shaped like ``Affine`` where analysis code only needs the variables (``vars`` are those of
-    the index read and of the offset; ``coefs`` is empty, since the subscript moves with them in
-    no affine way, and ``coef`` is 0).
-    """
-
-    index: "Access"
-    offset: Affine = Affine((), 0)
-
-    coefs = ()
-
-    @property
-    def vars(self) -> tuple[str, ...]:
-        seen = dict.fromkeys(v for a in self.index.index for v in a.vars)
-        seen.update(dict.fromkeys(self.offset.vars))
-        return tuple(seen)
-
-    def coef(self, var: str) -> int:
-        return 0
-
-    def bind(self, values: dict[str, int]) -> Indirect:
-        return Indirect(self.index.bind(values), self.offset.bind(values))
-
-    def __str__(self) -> str:
-        if not self.offset.coefs and self.offset.const == 0:
-            return str(self.index)
-        off = str(self.offset)
-        return f"{self.index} - {off[1:]}" if off.startswith("-") else f"{self.index} + {off}"
-
-
-@dataclass(frozen=True)
-class Access:
-    """A tensor read or write ``tensor[index...]``."""
-
-    tensor: str
-    index: tuple[Affine | Indirect, ...]
-
-    @property
-    def is_indirect(self) -> bool:
-        return any(isinstance(a, Indirect) for a in self.index)
-
-    def bind(self, values: dict[str, int]) -> Access:
-        """This access with the variables in ``values`` (e.g. a repeat's) fixed to those values."""
-        if not values:
-            return self
-        return Access(self.tensor, tuple(a.bind(values) for a in self.index))
-
-    def index_reads(self) -> tuple["Access", ...]:
-        """The index tensors this access reads (its indirect subscripts' reads)."""
-        return tuple(a.index for a in self.index if isinstance(a, Indirect))
-
-    def __str__(self) -> str:
-        return f"{self.tensor}[{', '.join(map(str, self.index)) or '()'}]"
-
-
-@dataclass(frozen=True)
 class ParsedKernel:
     """A kernel with its statement parsed: what it writes, reads, and computes per iteration."""
 
@@ -172,44 +116,6 @@ def _where(kernel: Kernel) -> str:
     return f"kernel {kernel.name!r}"
 
 
-def _signed_terms(node: ast.expr, sign: int = 1) -> list[tuple[int, ast.expr]]:
-    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
-        right = sign if isinstance(node.op, ast.Add) else -sign
-        return _signed_terms(node.left, sign) + _signed_terms(node.right, right)
-    return [(sign, node)]
-
-
-def _parse_subscript(node: ast.expr, loop_vars: dict[str, int] | set[str], where: str,
-                     allow_indirect: bool) -> Affine | Indirect:
-    """An affine subscript, or ``I[...] (+|-) affine`` when ``allow_indirect``."""
-    if not any(isinstance(n, ast.Subscript) for n in ast.walk(node)):
-        return parse_affine(node, loop_vars, where)
-    text = ast.unparse(node)
-    if not allow_indirect:
-        raise IRError(f"{where}: subscript {text!r} of an index read is itself indirect (nested indirection)")
-    terms = _signed_terms(node)
-    reads = [(sg, t) for sg, t in terms if isinstance(t, ast.Subscript)]
-    rest = [(sg, t) for sg, t in terms if not isinstance(t, ast.Subscript)]
-    if len(reads) != 1 or reads[0][0] != 1 or any(
-            isinstance(n, ast.Subscript) for _, t in rest for n in ast.walk(t)):
-        raise IRError(f"{where}: indirect subscript {text!r} must be one index read plus an optional affine "
-                      f"offset, like I[n, k] + 1")
-    index = _parse_access(reads[0][1], loop_vars, where, allow_indirect=False)
-    offset: ast.expr = ast.Constant(0)
-    for sg, t in rest:
-        offset = ast.BinOp(offset, ast.Add() if sg > 0 else ast.Sub(), t)
-    return Indirect(index, parse_affine(offset, loop_vars, where))
-
-
-def _parse_access(node: ast.expr, loop_vars: dict[str, int] | set[str], where: str,
-                  allow_indirect: bool = True) -> Access:
-    if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)):
-        raise IRError(f"{where}: expected an access like T[i, j], got {ast.unparse(node)!r}")
-    sl = node.slice
-    items = sl.elts if isinstance(sl, ast.Tuple) else [sl]
-    return Access(node.value.id, tuple(_parse_subscript(i, loop_vars, where, allow_indirect) for i in items))
-
-
 def _parse(text: str, where: str, what: str) -> ast.expr:
     try:
         return ast.parse(text.strip(), mode="eval").body
@@ -217,39 +123,60 @@ def _parse(text: str, where: str, what: str) -> ast.expr:
         raise IRError(f"{where}: {what} {text!r} is not a valid expression: {e.msg}") from None
 
 
+class _Check(ExprInterpreter[int]):
+    """The parser's walk: every construct allowed (a whitelist: an expression is data, never
+    code), every read collected into ``reads``; the value is the expression's arithmetic op count."""
+
+    def __init__(self, loop_vars: set[str], where: str, reads: list[Access]):
+        super().__init__(loop_vars, where)
+        self.reads = reads
+
+    def constant(self, value: object) -> int:
+        if type(value) not in (int, float, bool):
+            raise IRError(f"{self.where}: constant {value!r} is not a number")
+        return 0
+
+    def name(self, name: str) -> int:
+        if name not in self.loop_vars and name not in CONSTANT_NAMES:
+            raise IRError(f"{self.where}: unknown name {name!r} (not a loop variable or constant)")
+        return 0
+
+    def read(self, access: Access, node: ast.Subscript) -> int:
+        self.reads.append(access)
+        self.reads.extend(access.index_reads())
+        return 0
+
+    def unary(self, op: ast.unaryop, operand: ast.expr, node: ast.UnaryOp) -> int:
+        if not isinstance(op, (ast.USub, ast.UAdd, ast.Not)):
+            return self.unsupported(node)
+        return self.run(operand) + (1 if isinstance(op, ast.USub) else 0)
+
+    def binary(self, op: ast.operator, left: ast.expr, right: ast.expr, node: ast.BinOp) -> int:
+        if type(op) not in BINARY_OPS:
+            return self.unsupported(node)
+        return 1 + self.run(left) + self.run(right)
+
+    def compare(self, left, ops, comparators, node: ast.Compare) -> int:
+        if not all(type(o) in COMPARE_OPS for o in ops):
+            return self.unsupported(node)
+        return self.run(left) + sum(1 + self.run(c) for c in comparators)
+
+    def boolop(self, op: ast.boolop, values, node: ast.BoolOp) -> int:
+        return len(values) - 1 + sum(self.run(v) for v in values)
+
+    def call(self, name: str, args, node: ast.Call) -> int:
+        if node.keywords:
+            return self.unsupported(node)
+        if name not in SCALAR_FUNCTIONS:
+            raise IRError(f"{self.where}: unknown scalar function {name!r}; known: {', '.join(sorted(SCALAR_FUNCTIONS))}")
+        if len(args) != SCALAR_FUNCTIONS[name]:
+            raise IRError(f"{self.where}: {name}() takes {SCALAR_FUNCTIONS[name]} arguments, got {len(args)}")
+        return 1 + sum(self.run(a) for a in args)
+
+
 def _walk_expr(node: ast.expr, loop_vars: set[str], where: str, reads: list[Access]) -> int:
     """Validate the value expression and collect its reads; returns its arithmetic op count."""
-    if isinstance(node, ast.Constant):
-        if type(node.value) not in (int, float, bool):
-            raise IRError(f"{where}: constant {node.value!r} is not a number")
-        return 0
-    if isinstance(node, ast.Name):
-        if node.id not in loop_vars and node.id not in CONSTANT_NAMES:
-            raise IRError(f"{where}: unknown name {node.id!r} (not a loop variable or constant)")
-        return 0
-    if isinstance(node, ast.Subscript):
-        acc = _parse_access(node, loop_vars, where)
-        reads.append(acc)
-        reads.extend(acc.index_reads())
-        return 0
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Not)):
-        inner = _walk_expr(node.operand, loop_vars, where, reads)
-        return inner + (1 if isinstance(node.op, ast.USub) else 0)
-    if isinstance(node, ast.BinOp) and type(node.op) in BINARY_OPS:
-        return 1 + _walk_expr(node.left, loop_vars, where, reads) + _walk_expr(node.right, loop_vars, where, reads)
-    if isinstance(node, ast.Compare) and all(type(o) in COMPARE_OPS for o in node.ops):
-        n = _walk_expr(node.left, loop_vars, where, reads)
-        return n + sum(1 + _walk_expr(c, loop_vars, where, reads) for c in node.comparators)
-    if isinstance(node, ast.BoolOp):
-        return len(node.values) - 1 + sum(_walk_expr(v, loop_vars, where, reads) for v in node.values)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
-        name = node.func.id
-        if name not in SCALAR_FUNCTIONS:
-            raise IRError(f"{where}: unknown scalar function {name!r}; known: {', '.join(sorted(SCALAR_FUNCTIONS))}")
-        if len(node.args) != SCALAR_FUNCTIONS[name]:
-            raise IRError(f"{where}: {name}() takes {SCALAR_FUNCTIONS[name]} arguments, got {len(node.args)}")
-        return 1 + sum(_walk_expr(a, loop_vars, where, reads) for a in node.args)
-    raise IRError(f"{where}: {type(node).__name__} {ast.unparse(node)!r} is not allowed in a kernel expression")
+    return _Check(loop_vars, where, reads).run(node)
 
 
 def _product_factors(node: ast.expr) -> list[ast.expr]:
@@ -280,7 +207,7 @@ def parse_kernel(kernel: Kernel, free: tuple[str, ...] = ()) -> ParsedKernel:
                       f"repeat variable name")
     # a dict: membership, and term order for printing (free variables after the loops)
     vars_ = {v: i for i, v in enumerate([*loop_vars, *free])}
-    out = _parse_access(_parse(kernel.out, where, "output"), vars_, where)
+    out = parse_access(_parse(kernel.out, where, "output"), vars_, where)
     expr = _parse(kernel.expr, where, "expression")
     reads: list[Access] = []
     ops = _walk_expr(expr, vars_, where, reads)

@@ -36,6 +36,7 @@ from solar_assets.execute.codegen import dtype_kind
 from solar_assets.execute.interpreter import topk_arrays
 from solar_assets.ir.dtypes import NARROW_FLOAT_DTYPES, round_to
 from solar_assets.ir.expr import SCALAR_FUNCTIONS, Access, Affine, Indirect, ParsedKernel, parse_kernel
+from solar_assets.ir.interpreter import ExprInterpreter
 from solar_assets.ir.scalar_functions import numpy_reference
 from solar_assets.ir.scalar_numpy import nan_max, nan_min
 from solar_assets.ir.updates import updated_sources
@@ -473,53 +474,68 @@ class PointEvaluator:
         return values
 
     def _expr(self, node: ast.expr, env: dict[str, np.ndarray], j: int) -> np.ndarray:
-        if isinstance(node, ast.Constant):
-            return np.float64(float(node.value))
-        if isinstance(node, ast.Name):
-            if node.id in env:
-                return env[node.id].astype(np.float64)
-            return np.float64({"inf": math.inf, "nan": math.nan, "pi": math.pi}[node.id])
-        if isinstance(node, ast.Subscript):
-            from solar_assets.ir.expr import _parse_access
+        """The expression's float64 values at the points ``env`` binds, reads as of step ``j``."""
+        return _ArrayValues(self, env, j).run(node)
 
-            return self._read(_parse_access(node, set(env), "kernel"), env, j)
-        if isinstance(node, ast.UnaryOp):
-            x = self._expr(node.operand, env, j)
-            if isinstance(node.op, ast.USub):
-                return -x
-            if isinstance(node.op, ast.Not):
-                return (x == 0).astype(np.float64)
-            return x
-        if isinstance(node, ast.BinOp):
-            a, b = self._expr(node.left, env, j), self._expr(node.right, env, j)
-            with np.errstate(all="ignore"):
-                if isinstance(node.op, ast.Add):
-                    return a + b
-                if isinstance(node.op, ast.Sub):
-                    return a - b
-                if isinstance(node.op, ast.Mult):
-                    return a * b
-                if isinstance(node.op, ast.Div):
-                    return np.divide(a, b)
-                return np.power(a, b)
-        if isinstance(node, ast.Compare):
-            left = self._expr(node.left, env, j)
-            result: Any = True
-            for op, right_node in zip(node.ops, node.comparators):
-                right = self._expr(right_node, env, j)
-                result = result & COMPARE[type(op)](left, right)
-                left = right
-            return np.asarray(result, dtype=np.float64)
-        if isinstance(node, ast.BoolOp):
-            parts = [self._expr(v, env, j) != 0 for v in node.values]
-            out = parts[0]
-            for p in parts[1:]:
-                out = (out & p) if isinstance(node.op, ast.And) else (out | p)
-            return np.asarray(out, dtype=np.float64)
-        if isinstance(node, ast.Call):
-            name = node.func.id  # type: ignore[attr-defined]
-            args = [self._expr(a, env, j) for a in node.args]
-            if name in SCALAR_FUNCTIONS:
-                with np.errstate(all="ignore"):
-                    return np.asarray(numpy_reference(name)(*args), dtype=np.float64)
-        raise PointEvalError(f"{self.source}: cannot evaluate {ast.unparse(node)!r}")
+
+_BINARY_ARRAYS: dict[type, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply, ast.Div: np.divide, ast.Pow: np.power}
+
+
+class _ArrayValues(ExprInterpreter[np.ndarray]):
+    """The point evaluator's meaning of an expression: float64 arrays over the points ``env``
+    binds (loop variables to index arrays), each read from the evaluator as of step ``j``."""
+
+    def __init__(self, owner: PointEvaluator, env: dict[str, np.ndarray], j: int):
+        super().__init__(set(env), "kernel")
+        self.owner, self.env, self.j = owner, env, j
+
+    def constant(self, value: object) -> np.ndarray:
+        return np.float64(float(value))  # type: ignore[arg-type]
+
+    def name(self, name: str) -> np.ndarray:
+        if name in self.env:
+            return self.env[name].astype(np.float64)
+        return np.float64({"inf": math.inf, "nan": math.nan, "pi": math.pi}[name])
+
+    def read(self, access: Access, node: ast.Subscript) -> np.ndarray:
+        return self.owner._read(access, self.env, self.j)
+
+    def unary(self, op: ast.unaryop, operand: ast.expr, node: ast.UnaryOp) -> np.ndarray:
+        x = self.run(operand)
+        if isinstance(op, ast.USub):
+            return -x
+        if isinstance(op, ast.Not):
+            return (x == 0).astype(np.float64)
+        return x
+
+    def binary(self, op: ast.operator, left: ast.expr, right: ast.expr, node: ast.BinOp) -> np.ndarray:
+        a, b = self.run(left), self.run(right)
+        with np.errstate(all="ignore"):
+            return _BINARY_ARRAYS[type(op)](a, b)
+
+    def compare(self, left, ops, comparators, node: ast.Compare) -> np.ndarray:
+        value = self.run(left)
+        result: Any = True
+        for op, right_node in zip(ops, comparators):
+            right = self.run(right_node)
+            result = result & COMPARE[type(op)](value, right)
+            value = right
+        return np.asarray(result, dtype=np.float64)
+
+    def boolop(self, op: ast.boolop, values, node: ast.BoolOp) -> np.ndarray:
+        parts = [self.run(v) != 0 for v in values]
+        out = parts[0]
+        for p in parts[1:]:
+            out = (out & p) if isinstance(op, ast.And) else (out | p)
+        return np.asarray(out, dtype=np.float64)
+
+    def call(self, name: str, args, node: ast.Call) -> np.ndarray:
+        if name not in SCALAR_FUNCTIONS:
+            return self.unsupported(node)
+        values = [self.run(a) for a in args]
+        with np.errstate(all="ignore"):
+            return np.asarray(numpy_reference(name)(*values), dtype=np.float64)
+
+    def unsupported(self, node: ast.expr) -> np.ndarray:
+        raise PointEvalError(f"{self.owner.source}: cannot evaluate {ast.unparse(node)!r}")
