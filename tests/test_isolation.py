@@ -280,8 +280,16 @@ def test_partition_keys_and_printable_names(tmp_path):
     shipped = REPO / "data" / "workloads"
     assert workload_key(shipped / "gemm.py", shipped) == "gemm"
     other = workload_key(tmp_path / "gemm.py", shipped)
-    assert other.startswith("gemm@") and len(other) == len("gemm@") + 8
+    assert other == f"{tmp_path.name}.gemm"  # readable: where the file is, not a hash
     assert other == workload_key(tmp_path / "." / "gemm.py", shipped)  # stable: from the resolved path
+    # a second file of the same dir name and stem elsewhere: one more directory, never the same key
+    (tmp_path / "a" / tmp_path.name).mkdir(parents=True)
+    second = tmp_path / "a" / tmp_path.name / "gemm.py"
+    taken = {other: str((tmp_path / "gemm.py").resolve())}
+    assert workload_key(second, shipped, taken) == f"a.{tmp_path.name}.gemm"
+    assert workload_key(tmp_path / "gemm.py", shipped, taken) == other
+    assert workload_key(tmp_path / "gemm.py", shipped, {"gemm@0123abcd": str((tmp_path / "gemm.py").resolve())}) \
+        == "gemm@0123abcd"  # an older home's key stays the file's
     assert workload_name(tmp_path / "new\nline.py") == "new\\nline"
     config = SolarConfig.default(tmp_path, workload_dir=shipped).model_copy(
         update={"workload_files": {other: str(tmp_path / "gemm.py")}})
@@ -308,3 +316,18 @@ def test_local_modules_follow_imports_beside_the_file_and_in_packages(tmp_path):
     from solar_assets.workloads import discover_workloads
 
     assert discover_workloads(fifo_dir) == []
+
+
+def test_one_call_gives_two_files_of_the_same_name_two_readable_keys(tmp_path):
+    from solar_assets.asset_compute.workload_paths import assign_keys, remember_paths
+
+    files = []
+    for top in ("x", "y"):
+        (tmp_path / top / "level2").mkdir(parents=True)
+        files.append(str(tmp_path / top / "level2" / "12_Gemm.py"))
+    home = tmp_path / "home"
+    home.mkdir()
+    keys = assign_keys(files, REPO / "data" / "workloads", home)
+    assert list(keys.values()) == ["level2.12_Gemm", "y.level2.12_Gemm"]
+    remember_paths(home, {k: p for p, k in keys.items()})
+    assert assign_keys(files[::-1], REPO / "data" / "workloads", home) == keys  # the next call: the same keys

@@ -57,7 +57,7 @@ def test_an_edited_outside_file_is_observed_and_its_chain_requested(tmp_path, mo
     workload.write_text(LINEAR.format(batch=4))
     assert main(["analyze", str(workload), "--hardware", "H100_SXM", "--no-progress"]) == 0
     key = workload_key(workload, REPO_ROOT / "data" / "workloads")
-    assert "@" in key
+    assert key == "mine.linear_tanh"  # readable: the directory and the stem
 
     config = SolarConfig.default(home)  # what `solar ui` runs with: only data/workloads as its dir
     assert config.workload_path(key) == workload.resolve()

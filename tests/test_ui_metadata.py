@@ -3,6 +3,7 @@ never cut, the per-op table, per-op roofline points, and hardware partitions fro
 the CLI searches. Fast: no asset runs; tests/test_browser_ui.py checks the rendering."""
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -110,8 +111,17 @@ def test_hardware_partitions_come_from_every_spec_dir_the_cli_searches(tmp_path,
     monkeypatch.delenv("SOLAR_HARDWARE_DIR", raising=False)
     shipped = set(list_hardware(REPO / "hardware"))
     with dg.DagsterInstance.ephemeral() as instance:
-        _, hardware = new_partitions(instance, SolarConfig.default(home))
-        assert set(hardware) == shipped | {"mine"}  # $SOLAR_HOME/hardware (hardware detect's) and shipped
+        workloads, hardware = new_partitions(instance, SolarConfig.default(home))
+        # $SOLAR_HOME/hardware (hardware detect's) is the user's; the shipped specs and examples are
+        # registered when used (a fresh home's UI shows only what the user registered)
+        assert hardware == ["mine"] and workloads == []
+        from solar_assets.dagster_defs.sensors import shipped_now
+
+        first_tick = shipped_now(SolarConfig.default(home))
+        assert {f"h:{s}" for s in shipped} <= first_tick and "w:gemm" in first_tick
+        # a shipped-dir file that was not there at the first tick is the user's: registered
+        later = new_partitions(instance, SolarConfig.default(home), first_tick - {"h:A6000", "w:gemm"})
+        assert later == (["gemm"], ["A6000", "mine"])
         versions = hardware_file_versions(SolarConfig.default(home), ["mine", "H100_SXM", "nope"])
         assert set(versions) == {"mine", "H100_SXM"}
         # a directory of one's own (a test's, a deployment's) is the only one listed
@@ -164,3 +174,27 @@ def test_solar_ui_runs_dagster_on_the_shipped_workspace_in_a_non_editable_instal
         cli.ui(argparse.Namespace(home=str(tmp_path / "home"), port=3999))
     (command,) = started
     assert command[command.index("-w") + 1] == str(shipped) and command[command.index("-p") + 1] == "3999"
+
+
+def test_a_fresh_home_shows_only_what_the_user_registered(tmp_path, monkeypatch):
+    """The sensor's first tick on a fresh home registers none of the shipped examples and specs
+    (the UI showed 'Missing (132)' before anything was asked); a directory of one's own is all
+    registered."""
+    from solar_assets.dagster_defs.resources import SolarConfig
+    from solar_assets.dagster_defs.sensors import source_files
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("SOLAR_HOME", str(home))
+    monkeypatch.delenv("SOLAR_HARDWARE_DIR", raising=False)
+    with dg.DagsterInstance.ephemeral() as instance:
+        context = dg.build_sensor_context(instance=instance, resources={"solar": SolarConfig.default(home)})
+        assert isinstance(source_files(context), dg.SkipReason)
+        assert "w:gemm" in json.loads(context.cursor)  # the baseline: shipped files seen, not registered
+        assert instance.get_dynamic_partitions("workload") == [] and instance.get_dynamic_partitions("hardware") == []
+        own = tmp_path / "mine"
+        own.mkdir()
+        (own / "my_model.py").write_text((REPO / "data" / "workloads" / "gemm.py").read_text())
+        config = SolarConfig.default(home, workload_dir=own)
+        result = source_files(dg.build_sensor_context(instance=instance, resources={"solar": config}))
+        [request] = [r for r in result.dynamic_partitions_requests if r.partitions_def_name == "workload"]
+        assert list(request.partition_keys) == ["my_model"]

@@ -2,9 +2,12 @@
 imports Dagster, and the workers never import it).
 
 A workload's partition key is derived from its path (``workload_key``): the file's stem for a file
-in the configured workload dir (``data/workloads``: ``gemm``), else the stem and 8 hex digits of
-its resolved path (``gemm@3f9c2a1e``), so ``other/gemm.py`` never takes over the shipped
-``gemm``'s history. Characters Dagster rejects in a key (``|``, ``,``, ``[``, ``]``, control
+in the configured workload dir (``data/workloads``: ``gemm``), else the stem after the shortest
+suffix of its directories that no other file of the home holds (``level2.12_Gemm_Multiply_LeakyReLU``,
+then ``KernelBench.level2.12_Gemm…`` for a second ``level2``), so ``other/gemm.py`` never takes over
+the shipped ``gemm``'s history and a key reads as where the file is. A dot joins the parts: a
+slash would nest the stored values' directories. Which file holds a key is the home's registry
+(``workload_paths``); a key once given stays that file's. Characters Dagster rejects in a key (``|``, ``,``, ``[``, ``]``, control
 characters, ``...``) and ``%`` are escaped as ``%XX`` (``pipe%7Cname``).
 """
 from __future__ import annotations
@@ -34,9 +37,12 @@ def escape_key(text: str) -> str:
     return "".join(out)
 
 
-def workload_key(path: str | Path, workload_dir: str | Path) -> str:
+def workload_key(path: str | Path, workload_dir: str | Path, taken: Mapping[str, str] | None = None) -> str:
     """The partition key of a workload file: its escaped stem when it lies directly in
-    ``workload_dir``, else ``<escaped stem>@<8 hex digits of its resolved path>``."""
+    ``workload_dir``, else ``<dir>.<stem>`` with as many of its directories (innermost last) as
+    make it a key no other file holds in ``taken`` (``key -> resolved path``: the home's
+    registry); the key ``taken`` already gives the file, when it gives one. Beyond every
+    directory, ``<stem>@<8 hex digits of its resolved path>``."""
     from solar_assets.paths import file_stem
 
     path = Path(path)
@@ -45,7 +51,19 @@ def workload_key(path: str | Path, workload_dir: str | Path) -> str:
     stem = stem if len(stem.encode()) <= KEY_STEM_BYTES else file_stem(stem, KEY_STEM_BYTES)
     if resolved.parent == Path(workload_dir).resolve():
         return stem
-    return f"{stem}@{hashlib.sha256(str(resolved).encode()).hexdigest()[:8]}"
+    taken = taken or {}
+    mine = str(resolved)
+    given = next((key for key, holder in taken.items() if holder == mine and key != stem), None)
+    if given is not None:
+        return given
+    dirs = resolved.parent.parts[1:]
+    for n in range(1, len(dirs) + 1):
+        key = escape_key(".".join(dirs[-n:]).rstrip(".")) + "." + stem
+        if len(key.encode()) > 2 * KEY_STEM_BYTES:
+            break
+        if taken.get(key, mine) == mine:
+            return key
+    return f"{stem}@{hashlib.sha256(mine.encode()).hexdigest()[:8]}"
 
 
 @dataclasses.dataclass(frozen=True)

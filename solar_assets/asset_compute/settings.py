@@ -78,7 +78,7 @@ class AssetSettings:
 
         if key in self.workload_files:
             return Path(self.workload_files[key])
-        outside = known_paths(self.home).get(key) if "@" in key else None  # only an outside file's key has one
+        outside = known_paths(self.home).get(key)  # an outside file a call analysed
         if outside is not None:
             return Path(outside)
         plain = Path(self.workload_dir) / f"{key}.py"

@@ -1,6 +1,6 @@
 """The files behind workload partitions analysed from outside the workload dir, kept in the home.
 
-``solar analyze other/gemm.py`` registers the partition ``gemm@3f9c2a1e``; the call knows its file,
+``solar analyze other/gemm.py`` registers the partition ``other.gemm``; the call knows its file,
 but the UI, the ``source_files`` sensor and the automation run with the default settings, which
 know only ``data/workloads``. Each call adds its outside files here
 (``$SOLAR_HOME/workload_paths.json``, key -> absolute path, written atomically under the home
@@ -47,3 +47,19 @@ def remember_paths(home: str | Path, paths: Mapping[str, str]) -> None:
     except OSError as e:
         log.warning("%s: the outside workload files could not be recorded (%s): the sensor will not watch them",
                     registry_path(home), e.strerror or e)
+
+
+def assign_keys(paths: list[str], workload_dir: str | Path, home: str | Path) -> dict[str, str]:
+    """``path -> partition key`` (``keys.workload_key``) for a call's files: a file the home knows
+    keeps its key; a new one gets the shortest directory suffix no other file holds, counting the
+    home's registry and the call's own files before it."""
+    from solar_assets.asset_compute.keys import workload_key
+
+    taken = known_paths(home)
+    out: dict[str, str] = {}
+    for p in paths:
+        key = workload_key(p, workload_dir, taken)
+        out[str(p)] = key
+        if key not in taken:
+            taken[key] = str(Path(p).resolve())
+    return out

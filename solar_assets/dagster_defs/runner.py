@@ -94,9 +94,8 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
     import tempfile
     import uuid
 
-    from solar_assets.asset_compute.keys import workload_key
     from solar_assets.asset_compute.settings import AssetSettings
-    from solar_assets.asset_compute.workload_paths import remember_paths
+    from solar_assets.asset_compute.workload_paths import assign_keys, remember_paths
     from solar_assets.chain.config import RunConfig
     from solar_assets.dagster_defs import call_records
     from solar_assets.workers import prestart, run_in_workers
@@ -104,7 +103,7 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
     home_dir = pipeline.solar_home(home)
     check_storage(home_dir)
     workload_dir = pipeline.REPO_ROOT / "data" / "workloads"
-    keys = {str(p): workload_key(p, workload_dir) for p in paths}
+    keys = assign_keys([str(p) for p in paths], workload_dir, home_dir)
     settings = AssetSettings.default(home_dir, workload_dir, target_latency_s=target_latency_s,
                                      workload_files={k: p for p, k in keys.items()})
     # decided before Dagster is imported: a file whose record matches starts no worker
