@@ -314,6 +314,9 @@ def test_units_the_per_op_table_the_ir_and_the_roofline_in_the_ui(ui_server, tmp
         assert not RAW_FLOAT.findall(text), RAW_FLOAT.findall(text)
         tables = browser.js("[...document.querySelectorAll('table')].map(t => t.innerText)")
         (per_op,) = [t for t in tables if t.startswith("rank\tmodule\top")]
+        right = browser.js("Math.max(...[...document.querySelectorAll('table')].filter(t => t.innerText.startsWith("
+                           "'rank\\tmodule\\top')).map(t => t.getBoundingClientRect().right))")
+        assert right <= browser.js("window.innerWidth"), "the per-op table runs past the page"
         lines = [line.split("\t") for line in per_op.splitlines()]
         assert lines[0] == ["rank", "module", "op", "line", "MACs", "FLOPs", "bytes", "time unfused", "share", "limiter"]
         by_module = {cells[1]: cells for cells in lines[1:]}  # module path and class, op label, the user's line

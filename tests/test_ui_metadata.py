@@ -69,6 +69,22 @@ def test_the_per_op_table_has_a_record_per_op_with_units():
     assert len(md.per_op_table(rows, top=1).records) == 1
 
 
+def test_kernelbench_length_names_are_cut_to_fit_the_page_not_lost():
+    """A HuggingFace module path and a KernelBench file name: the UI cells keep the path's end
+    and the file's both ends (per_op.csv keeps them whole)."""
+    path = "model.transformer.h.11.attn.c_attn"
+    row = _op(1, path, "addmm", 16384, 11520, 3.6e-9, 1.0).model_copy(update={
+        "module_class": "Conv1D", "label": "addmm#48",
+        "source": "47_Hugging_Face_Transformers_GPT2_LMHeadModel_Inference.py:123"})
+    [record] = md.per_op_table([row]).records
+    cells = record.data
+    assert all(len(str(v)) <= md.UI_TEXT_CHARS for v in cells.values()), cells
+    assert cells["module"].startswith("…") and cells["module"].endswith("c_attn (Conv1D)")
+    assert cells["line"].startswith("47_Hug") and cells["line"].endswith(".py:123")
+    modules = md.per_module_table([row])
+    assert all(len(r.data["module"].lstrip("\u2003")) <= md.UI_TEXT_CHARS for r in modules.records)
+
+
 def test_an_op_is_placed_at_its_own_intensity_and_attained_rate(tmp_path):
     from solar_assets.report.roofline_plot import op_point, plot_roofline
 

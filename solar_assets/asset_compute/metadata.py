@@ -233,6 +233,8 @@ PER_OP_COLUMNS = (
     ("limiter", "string", "compute or memory"),
 )
 PER_OP_UI_MAX_ROWS = 50
+UI_TEXT_CHARS = 32
+"""The widest text cell of the per-op and per-module tables in the UI (whole in per_op.csv)."""
 """Ops shown on the bounds asset (largest shares first); every op is in the report's per_op.csv."""
 
 
@@ -241,10 +243,13 @@ def per_op_table(rows: Sequence[PerOpRow], top: int = PER_OP_UI_MAX_ROWS) -> Tab
     framework op, its figures with units, largest share first."""
     from solar_assets.report.per_module import module_label
     from solar_assets.report.per_op import short_op
+    from solar_assets.report.table import clip_left, elide_middle
 
+    # cut as the CLI's table cuts them, so KernelBench's module paths and file names fit the page
     records = [Record({
-        "rank": r.rank, "module": module_label(r.module, r.module_class), "op": r.label or short_op(r.op) or r.node,
-        "line": r.source or "-",
+        "rank": r.rank, "module": clip_left(module_label(r.module, r.module_class), UI_TEXT_CHARS),
+        "op": clip_left(r.label or short_op(r.op) or r.node, UI_TEXT_CHARS - 4),
+        "line": elide_middle(r.source or "-", UI_TEXT_CHARS - 8),
         "MACs": format_count(r.macs), "FLOPs": format_count(r.flops), "bytes": format_bytes(r.bytes),
         "time unfused": format_seconds(r.time_s), "share": f"{100 * r.share:.1f} %", "limiter": r.limiter})
         for r in sorted(rows, key=lambda r: r.rank)[:top]]
@@ -269,9 +274,10 @@ PER_MODULE_UI_DEPTH = 3
 def per_module_table(rows: Sequence[PerOpRow], depth: int = PER_MODULE_UI_DEPTH) -> Table:
     """The per-op rows rolled up by module (``report.per_module``) as a Dagster table."""
     from solar_assets.report.per_module import module_rollup, tree_label
+    from solar_assets.report.table import clip_left
 
     records = [Record({
-        "module": "\u2003" * m.depth + tree_label(m),
+        "module": "\u2003" * m.depth + clip_left(tree_label(m), UI_TEXT_CHARS),
         "ops": m.ops, "MACs": format_count(m.macs), "FLOPs": format_count(m.flops), "bytes unfused": format_bytes(m.bytes),
         "params": format_count(m.params), "time unfused": format_seconds(m.time_s), "share": f"{100 * m.share:.1f} %"})
         for m in module_rollup(rows, depth)]
