@@ -109,6 +109,8 @@ class ReportDocument(BaseModel):
     per_op: list[PerOpRow] = Field(default_factory=list, description="The per-op breakdown of every row.")
     per_module: list[ModuleRow] = Field(default_factory=list, description="The per-op breakdown rolled up by "
                                         "module, every depth (report.per_module).")
+    measured_per_op: list["MeasuredOpRow"] = Field(default_factory=list, description="With --measure --per-op: "
+                                                   "each call of the eager run against its per-op SOL.")
 
 
 class MeasuredOpRow(BaseModel):
@@ -148,3 +150,6 @@ class MeasuredOpRow(BaseModel):
 
     def to_dict(self) -> dict:
         return self.model_dump()
+
+
+ReportDocument.model_rebuild()

@@ -511,7 +511,7 @@ def analyze(args: argparse.Namespace) -> int:
     if args.json:  # the report document, as report.json holds it: rows, failures, per-op rows
         from solar_assets.report.writers import document_as_json
 
-        sys.stdout.write(document_as_json(rows, failures, per_op))
+        sys.stdout.write(document_as_json(rows, failures, per_op, [j for r in results for j in getattr(r, "op_joins", ())]))
     else:
         bounded = sum(1 for r in results if r.ok)
         print(_format_rows(args, rows) if rows else "no workload produced bounds")

@@ -374,5 +374,9 @@ def test_solar_analyze_measure_per_op_prints_the_ranked_calls_and_writes_the_csv
     assert "0 violation(s) of a call's floor" in block
     lines = (out / "measured_per_op.csv").read_text().splitlines()
     assert len(lines) == 4 and lines[0].startswith("workload,hardware,backend,rank,call")
-    per_op = json.loads((out / "report.json").read_text())["per_op"]
+    document = json.loads((out / "report.json").read_text())
+    from ir_schemas import ReportDocument
+
+    assert len(ReportDocument.model_validate(document).measured_per_op) == 3  # the calls, in report.json too
+    per_op = document["per_op"]
     assert all(r["measured_s"] > 0 and r["pct_of_sol"] > 0 for r in per_op)  # each op is its call alone here

@@ -125,7 +125,7 @@ def write_report(rows: Sequence[ReportRow], directory: str | Path, errors: Seque
     charts = _write_charts(rows, out, stem)
     written = {
         "csv": write_csv(rows, out / f"{stem}.csv"),
-        "json": write_document(rows, out / f"{stem}.json", listed, per_op or ()),
+        "json": write_document(rows, out / f"{stem}.json", listed, per_op or (), measured_ops),
         **_write_tables(out, failures, per_op),
         "markdown": write_markdown(rows, out / f"{stem}.md", errors, roofline_png=png.name,
                                    charts={k: p.name for k, p in charts.items() if p.suffix == ".png"}),
@@ -230,7 +230,7 @@ def report_pngs(directory: str | Path | None = None, stem: str = REPORT_STEM) ->
 
 # ---------------------------------------------------------------------------- the report document
 def report_document(rows: Sequence[ReportRow], failures: Sequence[Failure] = (),
-                    per_op: Sequence[PerOpRow] = ()) -> dict:
+                    per_op: Sequence[PerOpRow] = (), measured_ops: Sequence = ()) -> dict:
     """``report.json`` as a dict: ``{"schema", "solar_version", "created", "rows", "failures", "per_op",
     "per_module"}`` (the per-op rows rolled up by module, every depth). The rows are serialised as
     ``rows_as_json`` writes them (what ``--json`` prints)."""
@@ -245,18 +245,19 @@ def report_document(rows: Sequence[ReportRow], failures: Sequence[Failure] = (),
         "failures": [f.model_dump(mode="json") for f in failures],
         "per_op": [r.model_dump(mode="json") for r in per_op],
         "per_module": [r.model_dump(mode="json") for r in module_rollup(per_op)],
+        "measured_per_op": [r.model_dump(mode="json") for j in measured_ops for r in j.rows],  # measure.op_join.OpJoin
     }
 
 
 def document_as_json(rows: Sequence[ReportRow], failures: Sequence[Failure] = (),
-                     per_op: Sequence[PerOpRow] = ()) -> str:
+                     per_op: Sequence[PerOpRow] = (), measured_ops: Sequence = ()) -> str:
     """The report document as ``report.json`` holds it (what ``solar analyze --json`` prints)."""
-    return json.dumps(report_document(rows, failures, per_op), indent=2) + "\n"
+    return json.dumps(report_document(rows, failures, per_op, measured_ops), indent=2) + "\n"
 
 
 def write_document(rows: Sequence[ReportRow], path: Path, failures: Sequence[Failure] = (),
-                   per_op: Sequence[PerOpRow] = ()) -> Path:
-    path.write_text(document_as_json(rows, failures, per_op), encoding="utf-8")
+                   per_op: Sequence[PerOpRow] = (), measured_ops: Sequence = ()) -> Path:
+    path.write_text(document_as_json(rows, failures, per_op, measured_ops), encoding="utf-8")
     return path
 
 
