@@ -10,6 +10,39 @@ from solar_assets.ir.expr import parse_kernel
 from solar_assets.ir.updates import updates_binding
 from solar_assets.translate.core.affine import Lin, SymTensor, split_reshape, view_dim
 
+def fold_idle_loops(loops: Sequence[tuple[str, int]], out: str, update: str, expr: str, where: str | None,
+                    free: tuple[str, ...] = ()) -> tuple[list[tuple[str, int]], str]:
+    """A reduction over a loop that no subscript and no expression uses — the sum of a broadcast:
+    ``x.expand(64, d).sum(0)``, a bias's gradient in a backward graph — adds ``n`` copies of one
+    term. The loop is dropped and the term scaled by ``n`` (``+=``), raised to the ``n``-th power
+    (``*=``) or kept once (``max=`` / ``min=``), so the kernel costs what the computation needs
+    (the checker refuses an idle loop: ``ir.checker.idle_loop_vars``)."""
+    import math
+    import re
+
+    from solar_assets.ir.checker import idle_loop_vars
+
+    loops = [(v, int(e)) for v, e in loops]
+    if update not in ("+=", "*=", "max=", "min="):
+        return loops, expr
+    try:
+        pk = parse_kernel(Kernel(name="k", loops=tuple(Loop(var=v, extent=e) for v, e in loops), out=out,
+                                 update=update, expr=expr, where=where), free)
+    except Exception:  # noqa: BLE001 - not this function's to judge: the checker names the fault
+        return loops, expr
+    named = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", f"{expr} {where or ''}"))
+    idle = [v for v in idle_loop_vars(pk) if v not in named]
+    if not idle:
+        return loops, expr
+    n = math.prod(e for v, e in loops if v in idle)
+    kept = [(v, e) for v, e in loops if v not in idle]
+    if update == "+=":
+        expr = f"{n} * ({expr})"
+    elif update == "*=":
+        expr = f"pow({expr}, {n})"
+    return kept, expr
+
+
 @dataclass
 class _Decl:
     shape: tuple[int, ...]
@@ -153,6 +186,7 @@ class ProgramBuilder:
 
     def kernel(self, hint: str, loops: Sequence[tuple[str, int]], out: str, update: str, expr: str,
                init: str = "identity", where: str | None = None, view: bool = False) -> None:
+        loops, expr = fold_idle_loops(loops, out, update, expr, where, self.free)
         self.steps.append(Kernel(
             name=self.fresh(hint, "step"), loops=tuple(Loop(var=v, extent=int(e)) for v, e in loops),
             out=out, update=update, expr=expr, init=init, where=where, view=view,
