@@ -195,7 +195,7 @@ def test_any_file_name_gets_its_own_partition(home, tmp_path, capsys):
     with solar_instance(home) as instance:
         keys = instance.get_dynamic_partitions(WORKLOAD_PARTITIONS_NAME)
     assert "gemm" not in keys and len(keys) == 3
-    assert any(k.startswith("pipe%7Cname@") for k in keys) and any(k.startswith("new%0Aline@") for k in keys)
+    assert sorted(keys) == ["other.gemm", "other.new%0Aline", "other.pipe%7Cname"]  # the dir, then the escaped stem
 
 
 # ---------------------------------------------------------------------------- 5: stdout
