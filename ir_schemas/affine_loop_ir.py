@@ -93,6 +93,8 @@ class Origin(_Strict):
                       "parts), for JAX the top-level equation ('eqn3' of 'eqn3.1.0'); '' when unknown (then "
                       "the call is the node). What a profile of the user's own run is joined on.")
     call_op: str = Field(default="", description="The call's op ('aten.linear.default'); '' when unknown.")
+    phase: str = Field(default="", description="Of a training step (solar analyze --train): 'forward', "
+                       "'backward' or 'optimizer', as the tracer recorded the op; '' for one forward pass.")
 
 
 class Loop(_Strict):

@@ -63,6 +63,8 @@ class PerOpRow(BaseModel):
     call: str = Field(default="", description="The user's call this op is part of, with its occurrence "
                       "('linear#2': the addmm and the permute of an nn.Linear are parts of one call); what a "
                       "profile of the user's run is joined on. '' when unknown.")
+    phase: str = Field(default="", description="Of a training step (--train): 'forward', 'backward' or "
+                       "'optimizer' (Origin.phase); '' for one forward pass.")
     measured_s: float | None = Field(default=None, description="With a per-op measurement: the median measured "
                                      "time of the op's call, where the call is this op alone; None otherwise.")
     headroom: float | None = Field(default=None, description="measured_s / time_s; None when not measured.")

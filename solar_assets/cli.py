@@ -194,6 +194,7 @@ def _parser() -> argparse.ArgumentParser:
     analyze.add_argument("--translator", choices=TRANSLATORS, metavar="{tracer,agent,auto}",
                          help="tracer (default), agent (a chat model: SOLAR_LLM=provider:model), or auto "
                               "(the tracer; the agent only for what it cannot lower)")
+    _add_train_options(analyze)
     _add_output_options(analyze)
 
     coverage = commands.add_parser("coverage", help="per workload: translated, validated, at what size, how closely")
@@ -213,6 +214,7 @@ def _parser() -> argparse.ArgumentParser:
                           help="the workloads' framework (default: detected from each file's imports)")
     coverage.add_argument("--translator", choices=TRANSLATORS, metavar="{tracer,agent,auto}",
                           help="as for analyze (default tracer)")
+    _add_train_options(coverage)
 
     hardware = commands.add_parser("hardware", help="the hardware specs under hardware/")
     hw_commands = hardware.add_subparsers(dest="hw_command", required=True)
@@ -238,6 +240,44 @@ def _parser() -> argparse.ArgumentParser:
     for sub in (analyze, coverage, hardware, hw_list, show, detect, ui):  # `solar analyze -v …` as well as `solar -v …`
         sub.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS, help="log more (-vv: debug)")
     return parser
+
+
+def _add_train_options(parser: argparse.ArgumentParser) -> None:
+    from solar_assets.workloads.training import LOSSES, OPTIMIZERS
+
+    parser.add_argument("--train", action="store_true",
+                        help="one training step instead of one forward pass: forward, loss, backward to every "
+                             "trainable parameter (without one: to the floating-point inputs) and the optimizer "
+                             "update (docs/training.md); rows are named stem[train]")
+    parser.add_argument("--optimizer", choices=OPTIMIZERS, default=None,
+                        help="with --train: adamw (default; fp32 master weights for bf16/fp16 parameters), sgd "
+                             "(momentum 0.9) or none (forward and backward only)")
+    parser.add_argument("--loss", choices=LOSSES, default=None,
+                        help="with --train: auto (default: the file's loss(outputs) where it defines one, else "
+                             "sum), sum (every floating-point output element, in float32) or mean")
+
+
+def _use_train(args: argparse.Namespace) -> None:
+    """Export ``--train`` (as ``$SOLAR_TRAIN``, ``chain.config.TRAIN_ENV``) for the assets and workers
+    this run starts; ``--optimizer`` or ``--loss`` without ``--train`` is a usage error."""
+    from solar_assets.chain.config import TRAIN_ENV
+    from solar_assets.workloads.training import TrainSpec
+
+    if not args.train:
+        if args.optimizer or args.loss:
+            raise SolarError("--optimizer and --loss describe a training step: add --train")
+        os.environ.pop(TRAIN_ENV, None)
+        return
+    os.environ[TRAIN_ENV] = TrainSpec(optimizer=args.optimizer or "adamw", loss=args.loss or "auto").to_text()
+
+
+def _run_names(paths: Sequence[Path]) -> list[str]:
+    """The workloads' names as this run's rows give them (``stem[train]`` with ``--train``)."""
+    from solar_assets.chain.config import RunConfig
+    from solar_assets.workloads.training import train_name
+
+    train = RunConfig.from_env().train
+    return [train_name(workload_name(p), train) for p in paths]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -456,10 +496,11 @@ def analyze(args: argparse.Namespace) -> int:
     measure = _measure_options(args)
     limits = _worker_limits(args)
     _use_translator(args.translator)
+    _use_train(args)
     os.environ["SOLAR_FP32_MATH"] = args.fp32_math  # every path reads it (chain.config.RunConfig.from_env: FP32_MATH_ENV)
     paths, input_errors = _workload_paths(args.paths)
     report_dir = _report_dir(args, home)  # before the run: the ski-slopes are written into it
-    progress = Progress([workload_name(p) for p in paths], enabled=not args.no_progress)
+    progress = Progress(_run_names(paths), enabled=not args.no_progress)
     notes: list[str] = []
     scale_out = _scale_out(args)
     if args.no_dagster:
@@ -717,15 +758,9 @@ def _report_dir(args: argparse.Namespace, home: Path) -> Path:
 
 
 def _per_op_top(value: str) -> int | None:
-    if value == "all":
-        return None
-    try:
-        n = int(value)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise SolarError(f"--per-op takes a positive number of ops or 'all', got {value!r}")
-    return n
+    from solar_assets.report.per_op import top_count
+
+    return top_count(value)
 
 
 def _failures(results, input_errors: Sequence[str]):
@@ -845,6 +880,7 @@ def coverage(args: argparse.Namespace) -> int:
     limit = cache_limit()
     _use_fresh_workers(args.fresh_workers)
     _use_translator(args.translator)
+    _use_train(args)
     paths, input_errors = _workload_paths(args.paths)
     for error in input_errors:
         print(f"solar: error: {error}", file=sys.stderr)

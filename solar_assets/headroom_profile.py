@@ -38,7 +38,9 @@ def profile_command(args: argparse.Namespace) -> int:
     from solar_assets.measure.op_profile import profile_of, read_trace
     from solar_assets.report.measured_ops import format_measured_ops, write_measured_ops_csv
 
-    top = None if str(args.per_op).lower() == "all" else _positive(args.per_op)
+    from solar_assets.report.per_op import top_count
+
+    top = top_count(str(args.per_op))
     trace = read_trace(args.profile)  # an unreadable trace is a usage error before any work
     profile = profile_of(trace, source=str(args.profile))
     hardware = args.hardware or trace_hardware(trace)
@@ -65,42 +67,20 @@ def profile_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _positive(text: str) -> int:
-    from solar_assets.errors import SolarError
-
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise SolarError(f"--per-op takes a positive number of calls or 'all', got {text!r}")
-    return n
-
-
 def trace_hardware(trace: dict) -> str:
     """The spec a trace's device is, from the GPU torch.profiler lists (``deviceProperties``:
-    'NVIDIA H200' -> H200), else ``host`` for a CPU-only trace."""
+    'NVIDIA H200' -> H200, as the GPU runner names its device: ``gpu_runner.guess_hardware``),
+    else ``host`` for a CPU-only trace."""
     from solar_assets.errors import SolarError
-    from solar_assets.hardware import canonical_hardware_name
+    from solar_assets.measure.gpu_runner import guess_hardware
 
     devices = [str(d.get("name", "")) for d in trace.get("deviceProperties") or () if isinstance(d, dict)]
     if not devices:
         return "host"
-    name = devices[0].removeprefix("NVIDIA ").strip()
-    for guess in (name, name.replace(" ", "_"), name.split(" ")[0]):
-        if canonical_hardware_name(guess) != guess or _spec_exists(guess):
-            return canonical_hardware_name(guess)
-    raise SolarError(f"the trace ran on {devices[0]!r}, which names no hardware spec: give --hardware")
-
-
-def _spec_exists(name: str) -> bool:
-    from solar_assets.hardware import load_hardware
-
-    try:
-        load_hardware(name)
-        return True
-    except Exception:  # noqa: BLE001 - any failure: not a spec
-        return False
+    spec = guess_hardware(devices[0])
+    if spec is None:
+        raise SolarError(f"the trace ran on {devices[0]!r}, which names no hardware spec: give --hardware")
+    return spec
 
 
 def join_in_worker(workload: Path, hardware: str, profile, label: str):

@@ -15,10 +15,12 @@ from dataclasses import dataclass, field, replace
 
 from solar_assets.golden.capture import CAPTURE_BYTES_ENV, DEFAULT_CAPTURE_BYTES
 from solar_assets.sizing import ValidationBudget
+from solar_assets.workloads.training import TrainSpec
 
 TRANSLATOR_ENV = "SOLAR_TRANSLATOR"  # solar --translator
 FRAMEWORK_ENV = "SOLAR_FRAMEWORK"  # solar --framework
 FP32_MATH_ENV = "SOLAR_FP32_MATH"  # solar analyze --fp32-math
+TRAIN_ENV = "SOLAR_TRAIN"  # solar analyze --train --optimizer O --loss L: "O,L" (TrainSpec.to_text)
 NODEWISE_BYTES_ENV = CAPTURE_BYTES_ENV  # the node-wise capture budget (golden.capture)
 DEFAULT_NODEWISE_BYTES = DEFAULT_CAPTURE_BYTES
 
@@ -37,11 +39,15 @@ class RunConfig:
     """The most a validation may cost at one size; over it the validation size is scaled down."""
     nodewise_bytes: int = DEFAULT_NODEWISE_BYTES
     """The node-wise validation's capture budget (one forward pass at the file's own size)."""
+    train: TrainSpec | None = None
+    """Bound one training step (forward, loss, backward, optimizer update) instead of one forward
+    pass (``workloads.training``); part of every workload's key through ``WorkloadSource.train``."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, *, translator: str | None = None,
                  framework: str | None = None, fp32_math: str | None = None,
-                 validation_budget: ValidationBudget | None = None, nodewise_bytes: int | None = None) -> RunConfig:
+                 validation_budget: ValidationBudget | None = None, nodewise_bytes: int | None = None,
+                 train: TrainSpec | None = None) -> RunConfig:
         """The run's options: each explicit argument that is not None, else its variable in ``env``
         (default ``os.environ``), else the default."""
         env = os.environ if env is None else env
@@ -50,6 +56,7 @@ class RunConfig:
             return (env.get(name) or "").strip() or None
 
         budget_text = var(NODEWISE_BYTES_ENV)
+        train_text = var(TRAIN_ENV)
         return cls(
             translator=translator or var(TRANSLATOR_ENV) or "tracer",
             framework=framework or var(FRAMEWORK_ENV),
@@ -57,6 +64,7 @@ class RunConfig:
             validation_budget=validation_budget or ValidationBudget(),
             nodewise_bytes=nodewise_bytes if nodewise_bytes is not None else
             int(float(budget_text)) if budget_text else DEFAULT_NODEWISE_BYTES,
+            train=train or (TrainSpec.from_text(train_text) if train_text else None),
         )
 
     def with_options(self, **changes: object) -> RunConfig:
@@ -70,4 +78,6 @@ class RunConfig:
                NODEWISE_BYTES_ENV: str(self.nodewise_bytes)}
         if self.framework:
             out[FRAMEWORK_ENV] = self.framework
+        if self.train is not None:
+            out[TRAIN_ENV] = self.train.to_text()
         return out

@@ -53,7 +53,7 @@ def read_source(path: str | Path, config: RunConfig, cache_dir: Path | None = No
     ``cache_dir``, keyed by what its last load read too (``workloads.reads``)."""
     from solar_assets.workloads import read_workload_source
 
-    src = read_workload_source(path, config.framework or None, cache_dir)
+    src = read_workload_source(path, config.framework or None, cache_dir, train=config.train)
     if src.framework not in ("torch", "jax"):
         raise SolarError(f"{src.path}: neither a PyTorch nor a JAX workload (no 'torch', 'jax' or 'flax' import "
                          "found); a PyTorch workload defines class Model(nn.Module), get_inputs() and "

@@ -107,8 +107,22 @@ def per_op_rows(workload: str, graph: EinsumGraph, bounds: SolBounds, hardware: 
             macs=int(g.macs),
             flops=int(g.flops), bytes=nbytes, compute_s=compute_s, memory_s=memory_s, time_s=time_s,
             share=time_s / total if total > 0 else 0.0, limiter="compute" if compute_s > memory_s else "memory",
-            ir_nodes=len(g.nodes), exact=bool(g.exact), params=params.get(g.key, 0), call=calls[g.key]))
+            ir_nodes=len(g.nodes), exact=bool(g.exact), params=params.get(g.key, 0), call=calls[g.key],
+            phase=origin.phase if origin else ""))
     return rows
+
+
+PHASES = ("forward", "backward", "optimizer")
+
+
+def phase_shares(rows: Sequence[PerOpRow]) -> dict[str, float]:
+    """A training step's unfused time by phase (``forward``, ``backward``, ``optimizer``), as shares
+    of the rows' total; empty for rows of one forward pass (no phase)."""
+    total = sum(r.time_s for r in rows)
+    if not any(r.phase for r in rows) or total <= 0:
+        return {}
+    return {p: sum(r.time_s for r in rows if r.phase == p) / total for p in PHASES
+            if any(r.phase == p for r in rows)}
 
 
 def first_read_params(graph: EinsumGraph, groups: Sequence) -> dict[str, int]:
@@ -199,6 +213,22 @@ def _group_compute_s(bounds: SolBounds):
 
 
 # ---------------------------------------------------------------------------- text
+def top_count(value: str) -> int | None:
+    """``--per-op N|all`` (``solar analyze``, ``solar headroom --profile``): the rows to show per
+    workload, None for all; anything but a positive number or ``all`` is a usage error."""
+    from solar_assets.errors import SolarError
+
+    if value == "all":
+        return None
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise SolarError(f"--per-op takes a positive number of ops or 'all', got {value!r}")
+    return n
+
+
 def short_op(op: str) -> str:
     """``aten.convolution.default`` -> ``convolution``; other names as they are."""
     if op.startswith("aten."):
@@ -216,6 +246,7 @@ def format_per_op(rows: Sequence[PerOpRow], top: int | None = 10, markdown: bool
     columns = (
         ("#", lambda r: str(r.rank), ">"),
         ("module", lambda r: clip_left(module_label(r.module, r.module_class), 32), "<"),
+        *((("phase", lambda r: r.phase or "-", "<"),) if any(r.phase for r in rows) else ()),
         ("op", lambda r: clip_left(r.label or short_op(r.op) or r.node, 28), "<"),
         ("line", lambda r: elide_middle(r.source or "-", 24), "<"),  # the file's ends and the line number
         ("MACs", lambda r: format_count(r.macs), ">"),
@@ -232,6 +263,8 @@ def format_per_op(rows: Sequence[PerOpRow], top: int | None = 10, markdown: bool
         title = f"{workload} on {hardware}: {len(block)} op{'s' if len(block) != 1 else ''}"
         if len(shown) < len(block):
             title += f", top {len(shown)} by share of the unfused time (--per-op all for every op)"
+        if shares := phase_shares(block):
+            title += "; unfused time by phase: " + ", ".join(f"{p} {100 * v:.1f} %" for p, v in shares.items())
         out.append(("### " if markdown else "") + title)
         if markdown:
             out.append("")

@@ -34,6 +34,7 @@ from solar_assets.translate.core.builder import OUTPUT_ORIGIN, ProgramBuilder
 from solar_assets.translate.torch_lowering.context import Ctx, LoweringGap, ir_dtype
 from solar_assets.translate.translation import Translation, TranslationError
 from solar_assets.workloads import WorkloadSource, load_torch_workload
+from solar_assets.workloads.torch_training import PHASE_KEY
 from solar_assets.workloads.in_forward import (
     attributes_to_buffers, integer_bounds, normal_moments, random_kind, random_pattern_expr,
 )
@@ -56,6 +57,44 @@ def decomposition_table() -> dict[Any, Any]:
     return table
 
 
+def training_decompositions() -> dict[Any, Any]:
+    """What a training step's joint graph is recorded with (``workloads.torch_training``): every
+    core-ATen decomposition, attention and the recurrent ops included, so that autograd
+    differentiates ops the lowerings know (their fused forms have backward kernels of their own)."""
+    import torch
+
+    return torch.export.default_decompositions()
+
+
+def drop_update_copies(ep: Any) -> Any:
+    """A training step's graph without the copies its optimizer phase is traced with: torch.optim
+    updates parameters and state in place, and the step runs it on copies (``clone``, then the
+    functionalised write-back ``copy``) only so that the module's values stay as they were. Those
+    copies are the tracer's, not the step's work: each is replaced by the value it copies (same
+    shape and dtype; the graph is functional, so nothing else reads the copy's storage)."""
+    import torch
+
+    aten = torch.ops.aten
+    graph = ep.graph_module.graph
+    for node in list(graph.nodes):
+        if node.op != "call_function" or (node.meta.get("custom") or {}).get(PHASE_KEY) != "optimizer":
+            continue
+        source = node.args[0] if node.target == aten.clone.default else \
+            node.args[1] if node.target == aten.copy.default else None
+        if source is None or not _same_type(node, source):
+            continue
+        node.replace_all_uses_with(source)
+        graph.erase_node(node)
+    graph.lint()
+    ep.graph_module.recompile()
+    return ep
+
+
+def _same_type(node: Any, source: Any) -> bool:
+    a, b = node.meta.get("val"), getattr(source, "meta", {}).get("val")
+    return a is not None and b is not None and tuple(a.shape) == tuple(b.shape) and a.dtype == b.dtype
+
+
 def export_graph(model: Any, inputs: list[Any], path: str) -> Any:
     """``torch.export`` then the core-ATen decompositions (recurrent ops kept whole: exported as
     ``solar::`` ops, ``torch_lowering.recurrent.whole_recurrent_ops``)."""
@@ -63,11 +102,17 @@ def export_graph(model: Any, inputs: list[Any], path: str) -> Any:
 
     from solar_assets.translate.torch_lowering.recurrent import whole_recurrent_ops
 
+    from solar_assets.workloads.torch_training import TrainStep, trace_joint
+
     try:
-        with warnings.catch_warnings(), whole_recurrent_ops(), \
-                fake_tensor_failures_quiet(shown_when_verbose=True):
+        with warnings.catch_warnings(), fake_tensor_failures_quiet(shown_when_verbose=True):
             warnings.simplefilter("ignore")
-            return torch.export.export(model, tuple(inputs)).run_decompositions(decomposition_table())
+            if isinstance(model, TrainStep):  # autograd's joint graph first: export cannot trace autograd.grad
+                trace_joint(model, inputs, training_decompositions())
+                ep = torch.export.export(model, tuple(inputs)).run_decompositions(decomposition_table())
+                return drop_update_copies(ep)
+            with whole_recurrent_ops():
+                return torch.export.export(model, tuple(inputs)).run_decompositions(decomposition_table())
     except Exception as e:
         raise TranslationError(f"{path}: torch.export failed: {type(e).__name__}: {str(e).splitlines()[0]}"
                                + export_reason_suffix(type(e).__name__)) from e
@@ -132,8 +177,9 @@ def node_origin(node: Any) -> Origin:
             scope.append((str(entry[0]), cls.rsplit(".", 1)[-1]))
     module = scope[-1][0] if scope else ""
     call, call_op = user_call(node)
+    phase = str((node.meta.get("custom") or {}).get(PHASE_KEY, ""))
     return Origin(node=node.name, op=op_name(node.target), module=module, scope=tuple(scope),
-                  source=user_line(node.meta.get("stack_trace") or ""), call=call, call_op=call_op)
+                  source=user_line(node.meta.get("stack_trace") or ""), call=call, call_op=call_op, phase=phase)
 
 
 def user_call(node: Any) -> tuple[str, str]:

@@ -16,6 +16,7 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
+from solar_assets.errors import SolarError
 from solar_assets.workloads.module import WorkloadError, exec_workload_module
 from solar_assets.workloads.source import WorkloadSource
 
@@ -26,7 +27,7 @@ SEED = 0
 class TorchWorkload:
     source: WorkloadSource
     module: types.ModuleType
-    model: Any  # torch.nn.Module, in eval mode
+    model: Any  # torch.nn.Module, in eval mode; for a training step its TrainStep (workloads.torch_training)
     inputs: list[Any]  # what get_inputs() returned
     fake: bool = False  # built under FakeTensorMode: shapes and dtypes only, no data
 
@@ -73,6 +74,13 @@ def _load(src: WorkloadSource, constants: dict[str, int] | None, fake: bool, tor
             model = module.Model(*module.get_init_inputs())
             torch.manual_seed(SEED + 1)
             inputs = list(module.get_inputs())
+            if src.train is not None and isinstance(model, torch.nn.Module):
+                from solar_assets.workloads.torch_training import wrap_training_step
+
+                return TorchWorkload(source=src, module=module, inputs=inputs, fake=fake,
+                                     model=wrap_training_step(model, src.train, inputs, module, src.path))
+    except SolarError:
+        raise
     except Exception as e:
         how = " with fake tensors" if fake else ""
         raise WorkloadError(f"{src.path}: building the model or its inputs{how} failed: {type(e).__name__}: {e}") from e

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from solar_assets.errors import SolarError
+from solar_assets.workloads.training import TrainSpec, train_name
 
 UNRECORDED = "unrecorded"
 """``WorkloadSource.reads_key`` of a source no load has recorded the reads of yet."""
@@ -23,6 +24,9 @@ class WorkloadSource:
     local_sha256: str = ""  # the local modules it imports (``workloads.imports``); "" for none
     reads_sha256: str = ""  # what it read when it last loaded: variables, outside files (``workloads.reads``)
     reads_pending: str = ""  # the cache dir whose manifest decides ``reads_key`` at use: none existed at read
+    train: TrainSpec | None = None
+    """The training step analysed instead of one forward pass (``workloads.training``), or None: a
+    different computation of the same file, so part of ``version`` and every key made from it."""
 
     @property
     def reads_key(self) -> str:
@@ -56,15 +60,18 @@ class WorkloadSource:
         imports (a helper's edit makes its results stale) and, once a load recorded them, the
         environment variables and outside files it reads (``workloads.reads``)."""
         reads = self.reads_key
-        if not reads:
+        if not reads and self.train is None:
             return self.files_version
-        return hashlib.sha256(f"{self.files_version}:reads:{reads}".encode()).hexdigest()[:16]
+        train = f":train:{self.train.to_text()}" if self.train is not None else ""
+        return hashlib.sha256(f"{self.files_version}:reads:{reads}{train}".encode()).hexdigest()[:16]
 
     @property
     def dependencies_sha256(self) -> str:
-        """Its local modules' and reads' hashes together (what a cache key adds to the file's own)."""
+        """Its local modules' and reads' hashes together, and the training step where one is asked
+        for (what a cache key adds to the file's own)."""
         reads = self.reads_key
-        return f"{self.local_sha256}:{reads}" if reads else self.local_sha256
+        deps = f"{self.local_sha256}:{reads}" if reads else self.local_sha256
+        return deps if self.train is None else f"{deps}:train:{self.train.to_text()}"
 
 
 def workload_name(path: str | Path) -> str:
@@ -114,11 +121,12 @@ def detect_framework(text: str) -> str:
 
 
 def read_workload_source(path: str | Path, framework: str | None = None,
-                         cache_dir: str | Path | None = None) -> WorkloadSource:
+                         cache_dir: str | Path | None = None, train: TrainSpec | None = None) -> WorkloadSource:
     """Hash the file and detect its framework from what it imports and defines (``framework``
     names it instead: "torch" or "jax", e.g. from ``solar analyze --framework``). With
     ``cache_dir``, what its loads read (``workloads.reads``) is part of its version; before any
-    load recorded it, the manifest is looked up at each use (``WorkloadSource.reads_key``)."""
+    load recorded it, the manifest is looked up at each use (``WorkloadSource.reads_key``).
+    ``train``: the source of the file's training step (``workloads.training``), named ``stem[train]``."""
     from dataclasses import replace
 
     from solar_assets.workloads.imports import local_modules_sha256
@@ -135,8 +143,9 @@ def read_workload_source(path: str | Path, framework: str | None = None,
     if framework is not None and framework not in FRAMEWORKS:
         raise SolarError(f"{p}: unknown framework {framework!r}; known: {', '.join(FRAMEWORKS)}")
     framework = framework or detect_framework(text)
-    src = WorkloadSource(name=workload_name(p), path=str(p), sha256=hashlib.sha256(data).hexdigest(),
-                         framework=framework, local_sha256=local_modules_sha256(p))
+    src = WorkloadSource(name=train_name(workload_name(p), train), path=str(p),
+                         sha256=hashlib.sha256(data).hexdigest(), framework=framework,
+                         local_sha256=local_modules_sha256(p), train=train)
     if not cache_dir:
         return src
     manifest = load_manifest(Path(cache_dir), src.name, src.files_version)

@@ -1,0 +1,215 @@
+"""A PyTorch workload's training step as one ``nn.Module`` (``--train``; ``workloads.training``).
+
+``TrainStep(*inputs)`` returns ``(loss, *gradients, *updated parameters, *updated optimizer
+state)``: the file's model in training mode, its loss, ``torch.autograd.grad`` to every trainable
+parameter (or, without one, to the floating-point inputs), and torch.optim's own update
+(``torch.optim.adamw.adamw`` / ``torch.optim.sgd.sgd``, single-tensor code path) applied to copies,
+so the module's values never change and every run of it gives the same outputs. The optimizer
+state is the module's buffers (``exp_avg__fc1__weight`` …), seeded, and fp32 master weights
+(``master__…``) stand in for bf16 / fp16 parameters, which the update then rounds back.
+
+Eagerly, that is the golden run (and its float64 reference: the recorded narrow dtypes are cast
+to explicitly, so the reference rounds where the step rounds). For ``torch.export``, which
+cannot trace ``torch.autograd.grad``, ``trace_joint`` first records the whole step with
+``torch.fx.experimental.proxy_tensor.make_fx`` — the tracer AOTAutograd builds its joint
+forward-backward graphs with — over the module's own (fake) tensors; ``forward`` then replays
+that graph, so the export sees ATen ops over the step's parameters, buffers and inputs.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import torch
+
+from solar_assets.workloads.training import (
+    ADAMW_HYPERPARAMETERS, SGD_HYPERPARAMETERS, STATE_SEED, STEPS_TAKEN, NotDifferentiable, TrainSpec,
+)
+
+NARROW_FLOATS = (torch.bfloat16, torch.float16)
+
+
+PHASE_KEY = "solar_phase"
+"""The key of a traced node's ``meta["custom"]`` that names its phase (``ir_schemas.Origin.phase``)."""
+
+
+def phase(name: str) -> Any:
+    """Ops traced inside carry ``name`` ("forward", "backward", "optimizer") in their node's
+    ``meta["custom"]`` (``torch.fx.traceback.annotate``); outside a trace it only sets a dict entry."""
+    import torch.fx.traceback as fx_traceback
+
+    return fx_traceback.annotate({PHASE_KEY: name})
+
+
+def _state_name(kind: str, param: str) -> str:
+    return f"{kind}__{param.replace('.', '__')}"
+
+
+class TrainStep(torch.nn.Module):
+    """One training step of ``model`` (module docstring)."""
+
+    def __init__(self, model: torch.nn.Module, spec: TrainSpec, inputs: Sequence[Any], path: str,
+                 loss: Callable[[Any], Any] | None = None) -> None:
+        super().__init__()
+        self.model = model.train()
+        self.spec, self.path = spec, path
+        self._loss_fn = loss if spec.loss == "auto" else None
+        named = [(n, p) for n, p in model.named_parameters() if p.requires_grad and p.is_floating_point()]
+        self.param_names = [n for n, _ in named]
+        self.param_dtypes = [p.dtype for _, p in named]
+        self.buffer_names = [n for n, _ in model.named_buffers()]
+        floats = [i for i, x in enumerate(inputs) if isinstance(x, torch.Tensor) and x.is_floating_point()]
+        marked = [i for i in floats if inputs[i].requires_grad]
+        self.grad_inputs = marked if named else floats
+        if not named and not self.grad_inputs:
+            raise NotDifferentiable(f"{path}: not differentiable: no trainable floating-point parameter "
+                                    "and no floating-point input to take a gradient by")
+        self.state_names: list[str] = []
+        torch.manual_seed(STATE_SEED)
+        for name, p in named:
+            for kind, value in self._initial_state(p):
+                self.register_buffer(_state_name(kind, name), value)
+                self.state_names.append(_state_name(kind, name))
+        self._joint: Any = None
+
+    # ------------------------------------------------------------------ the optimizer's state
+    def _initial_state(self, p: torch.Tensor) -> list[tuple[str, torch.Tensor]]:
+        """Seeded state of a run ``STEPS_TAKEN`` steps in; the master copy first where there is one."""
+        opt = self.spec.optimizer
+        if opt == "none":
+            return []
+        wide = torch.promote_types(p.dtype, torch.float32)
+        state = [("master", p.detach().to(wide).clone())] if p.dtype in NARROW_FLOATS else []
+        if opt == "adamw":
+            state.append(("exp_avg", 1e-3 * torch.randn(p.shape, dtype=wide)))
+            state.append(("exp_avg_sq", (1e-3 * (0.5 + torch.rand(p.shape, dtype=wide))) ** 2))
+        else:
+            state.append(("momentum", 1e-2 * torch.randn(p.shape, dtype=wide)))
+        return state
+
+    def _states_of(self, states: Sequence[torch.Tensor]) -> list[dict[str, torch.Tensor]]:
+        per_param: list[dict[str, torch.Tensor]] = [{} for _ in self.param_names]
+        index = {n: i for i, n in enumerate(self.param_names)}
+        for name, value in zip(self.state_names, states):
+            kind, _, param = name.partition("__")
+            per_param[index[param.replace("__", ".")]][kind] = value
+        return per_param
+
+    # ------------------------------------------------------------------ the step
+    def forward(self, *inputs: Any) -> tuple[torch.Tensor, ...]:
+        params = [self.model.get_parameter(n) for n in self.param_names]
+        buffers = [self.model.get_buffer(n) for n in self.buffer_names]
+        states = [self.get_buffer(n) for n in self.state_names]
+        if self._joint is not None:  # the traced step (``trace_joint``), for torch.export: replayed node by
+            import torch.fx.traceback as fx_traceback  # node, so each exported node keeps its phase and line
+
+            with fx_traceback.preserve_node_meta():
+                return tuple(torch.fx.Interpreter(self._joint).run(*params, *buffers, *states, *inputs))
+        return self.step(params, buffers, states, list(inputs))
+
+    def step(self, params: list[torch.Tensor], buffers: list[torch.Tensor], states: list[torch.Tensor],
+             inputs: list[Any]) -> tuple[torch.Tensor, ...]:
+        """Forward, loss, backward and update over the given tensors (the module's own, or the
+        tracer's stand-ins for them)."""
+        with torch.enable_grad():
+            leaves = [p.detach().requires_grad_(True) for p in params]
+            xs = [x.detach().requires_grad_(True) if i in self.grad_inputs else x for i, x in enumerate(inputs)]
+            bound = {**dict(zip(self.param_names, leaves)), **dict(zip(self.buffer_names, buffers))}
+            with phase("forward"):
+                outputs = torch.func.functional_call(self.model, bound, tuple(xs))
+                loss = self.loss(outputs)
+            wrt = leaves + [xs[i] for i in self.grad_inputs]
+            with phase("backward"):
+                grads = torch.autograd.grad(loss, wrt, allow_unused=True)
+                grads = tuple(g if g is not None else torch.zeros_like(w) for g, w in zip(grads, wrt))
+        with phase("optimizer"):
+            updated = self.update([p.detach() for p in params], list(grads[:len(params)]), states)
+        return (loss.detach(), *grads, *updated)
+
+    def loss(self, outputs: Any) -> torch.Tensor:
+        if self._loss_fn is not None:
+            value = self._loss_fn(outputs)
+            if not isinstance(value, torch.Tensor) or value.numel() != 1 or not value.is_floating_point():
+                raise NotDifferentiable(f"{self.path}: loss(outputs) must return a one-element floating-point "
+                                        f"tensor, got {type(value).__name__}")
+            return value.reshape(())
+        flat = [o for o in torch.utils._pytree.tree_leaves(outputs)
+                if isinstance(o, torch.Tensor) and o.is_floating_point() and o.requires_grad]
+        if not flat:
+            raise NotDifferentiable(f"{self.path}: not differentiable: no floating-point output depends on "
+                                    "a parameter or input")
+        wide = [o.to(torch.promote_types(o.dtype, torch.float32)) for o in flat]
+        terms = [w.mean() if self.spec.loss == "mean" else w.sum() for w in wide]
+        total = terms[0]
+        for t in terms[1:]:
+            total = total + t
+        return total
+
+    def update(self, params: list[torch.Tensor], grads: list[torch.Tensor],
+               states: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        """torch.optim's single-tensor update on copies: the updated parameters, then every updated
+        state tensor in ``state_names`` order."""
+        opt = self.spec.optimizer
+        if opt == "none":
+            return []
+        per_param = self._states_of(states)
+        work = [s["master"].clone() if "master" in s else p.clone() for p, s in zip(params, per_param)]
+        wgrads = [g.to(w.dtype) for g, w in zip(grads, work)]
+        if opt == "adamw":
+            from torch.optim.adamw import adamw
+
+            m = [s["exp_avg"].clone() for s in per_param]
+            v = [s["exp_avg_sq"].clone() for s in per_param]
+            steps = [torch.tensor(float(STEPS_TAKEN)) for _ in work]
+            h = ADAMW_HYPERPARAMETERS
+            adamw(work, wgrads, m, v, [], steps, foreach=False, amsgrad=False, beta1=h["beta1"], beta2=h["beta2"],
+                  lr=h["lr"], weight_decay=h["weight_decay"], eps=h["eps"], maximize=False)
+            new_state = {"exp_avg": m, "exp_avg_sq": v}
+        else:
+            from torch.optim.sgd import sgd
+
+            buf = [s["momentum"].clone() for s in per_param]
+            h = SGD_HYPERPARAMETERS
+            sgd(work, wgrads, buf, foreach=False, weight_decay=h["weight_decay"], momentum=h["momentum"],
+                lr=h["lr"], dampening=h["dampening"], nesterov=h["nesterov"], maximize=False)
+            new_state = {"momentum": buf}
+        new_params = [w.to(dtype) if dtype in NARROW_FLOATS else w for w, dtype in zip(work, self.param_dtypes)]
+        new_state["master"] = [w for w, s in zip(work, per_param) if "master" in s]
+        out: list[torch.Tensor] = []
+        counters = {k: 0 for k in new_state}
+        for name in self.state_names:
+            kind = name.partition("__")[0]
+            out.append(new_state[kind][counters[kind]])
+            counters[kind] += 1
+        return new_params + out
+
+
+def trace_joint(step: TrainStep, inputs: Sequence[Any], decompositions: dict[Any, Any]) -> None:
+    """Record the whole step as one ATen graph (forward, autograd's backward, torch.optim's update),
+    which ``step.forward`` replays from then on (module docstring). ``inputs`` and the step's
+    tensors may be fake (the usual case: nothing is computed) or real."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    n_p, n_b, n_s = len(step.param_names), len(step.buffer_names), len(step.state_names)
+
+    def joint(*flat: Any) -> tuple[torch.Tensor, ...]:
+        params, buffers = list(flat[:n_p]), list(flat[n_p:n_p + n_b])
+        states, xs = list(flat[n_p + n_b:n_p + n_b + n_s]), list(flat[n_p + n_b + n_s:])
+        return step.step(params, buffers, states, xs)
+
+    params = [step.model.get_parameter(n).detach() for n in step.param_names]
+    buffers = [step.model.get_buffer(n) for n in step.buffer_names]
+    states = [step.get_buffer(n) for n in step.state_names]
+    import torch.fx.traceback as fx_traceback
+
+    with fx_traceback.preserve_node_meta():  # the phases (``phase``) reach the nodes
+        graph = make_fx(joint, tracing_mode="real", decomposition_table=decompositions,
+                        record_stack_traces=True)(*params, *buffers, *states, *inputs)
+    object.__setattr__(step, "_joint", graph)  # not a submodule: the export's state is the step's own
+
+
+def wrap_training_step(model: torch.nn.Module, spec: TrainSpec, inputs: Sequence[Any], module: Any,
+                       path: str) -> TrainStep:
+    """The file's model as its training step; the file's ``loss(outputs)`` is the loss where it
+    defines one and ``spec.loss`` is "auto"."""
+    loss = getattr(module, "loss", None)
+    return TrainStep(model, spec, inputs, path, loss if callable(loss) else None)
