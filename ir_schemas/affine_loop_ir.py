@@ -275,6 +275,16 @@ class Program(_Strict):
     inputs: tuple[str, ...] = Field(description="Graph inputs in the workload's argument order.")
     outputs: tuple[str, ...] = Field(description="Graph outputs in the workload's return order.")
     steps: tuple[Step, ...]
+    checked_only: tuple[str, ...] = Field(
+        default=(), description="Outputs validated against the framework's values that are not results of the "
+        "computation: a training step's gradients, which its optimizer update consumes (they need not leave the "
+        "chip, so no bound charges their traffic). A subset of outputs.")
+
+    @property
+    def result_outputs(self) -> tuple[str, ...]:
+        """The outputs the computation delivers (``outputs`` less ``checked_only``): what the bounds
+        charge as written."""
+        return tuple(o for o in self.outputs if o not in self.checked_only)
 
     def walk_steps(self) -> list[tuple[Kernel | Reshape | TopK | Linalg | Repeat | Cond, tuple[Repeat, ...]]]:
         """Every step in execution order (a repeat before its body, listed once; a cond before

@@ -474,7 +474,7 @@ def _io_operands(program: Program, touching: list[Touch], storage_of: dict[str, 
     (over all iterations of the enclosing repeats). Where a conditioned access is among several
     different ones, the largest single footprint stands for the union (a lower bound)."""
     tensors = program.tensor_map()
-    io_names = [t.name for t in program.tensors if t.role in ("input", "weight")] + list(program.outputs)
+    io_names = [t.name for t in program.tensors if t.role in ("input", "weight")] + list(program.result_outputs)
     io_storages = list(dict.fromkeys(storage_of[n] for n in io_names))
     by_storage: dict[str, list[Touch]] = {s: [] for s in io_storages}
     for touch in touching:

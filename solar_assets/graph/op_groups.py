@@ -56,7 +56,7 @@ def op_groups(graph: EinsumGraph) -> list[OpGroup]:
         key = node.origin.node if node.origin is not None else node.name
         members.setdefault(key, []).append(node)
     consumers = _consumer_groups(graph, members)
-    outputs = {graph.storage_of[n] for n in graph.program.outputs}
+    outputs = {graph.storage_of[n] for n in graph.program.result_outputs}
     return [_group(graph, key, nodes, consumers, outputs) for key, nodes in members.items()]
 
 

@@ -66,6 +66,11 @@ def training_decompositions() -> dict[Any, Any]:
     return torch.export.default_decompositions()
 
 
+CHECKED_ONLY_META = "solar_checked_only"
+"""An exported graph's ``meta`` entry: the positions of the returned values that are validated but
+not results (``ir_schemas.Program.checked_only``: a training step's parameter gradients)."""
+
+
 def drop_update_copies(ep: Any) -> Any:
     """A training step's graph without the copies its optimizer phase is traced with: torch.optim
     updates parameters and state in place, and the step runs it on copies (``clone``, then the
@@ -109,8 +114,10 @@ def export_graph(model: Any, inputs: list[Any], path: str) -> Any:
             warnings.simplefilter("ignore")
             if isinstance(model, TrainStep):  # autograd's joint graph first: export cannot trace autograd.grad
                 trace_joint(model, inputs, training_decompositions())
-                ep = torch.export.export(model, tuple(inputs)).run_decompositions(decomposition_table())
-                return drop_update_copies(ep)
+                ep = drop_update_copies(torch.export.export(model, tuple(inputs)).run_decompositions(
+                    decomposition_table()))
+                ep.graph_module.meta[CHECKED_ONLY_META] = model.checked_only_outputs()
+                return ep
             with whole_recurrent_ops():
                 return torch.export.export(model, tuple(inputs)).run_decompositions(decomposition_table())
     except Exception as e:
@@ -311,11 +318,14 @@ def lower_exported(ep: Any, name: str, path: str, fallback: Any = None, values: 
                 updates.storage_of.get(arg.name)  # the tensor itself: nothing written
             b.set_output(env[arg.name], "updated_" + target.split(":")[-1].replace(".", "_"),
                          view=unchanged, updates=target)
-    for spec, arg in pairs:
-        if spec.kind == OutputKind.USER_OUTPUT:  # returning an updated tensor returns its storage
-            value = env[arg.name]
-            for plane in ((value.re, value.im) if isinstance(value, ComplexPair) else (value,)):
-                b.set_output(plane, f"out_{len(b.outputs)}", view=returns_alias(arg) or arg.name in updates.values)
+    checked = set(ep.graph_module.meta.get(CHECKED_ONLY_META, ()))
+    user_outputs = [arg for spec, arg in pairs if spec.kind == OutputKind.USER_OUTPUT]
+    for index, arg in enumerate(user_outputs):  # returning an updated tensor returns its storage
+        value = env[arg.name]
+        for plane in ((value.re, value.im) if isinstance(value, ComplexPair) else (value,)):
+            b.set_output(plane, f"out_{len(b.outputs)}", view=returns_alias(arg) or arg.name in updates.values)
+            if index in checked:
+                b.checked_only.append(b.outputs[-1])
     b.tag_origin(start, OUTPUT_ORIGIN)
     if values is not None:
         values.update(value_map(env, b))

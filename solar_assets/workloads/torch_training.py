@@ -94,6 +94,14 @@ class TrainStep(torch.nn.Module):
             per_param[index[param.replace("__", ".")]][kind] = value
         return per_param
 
+    def checked_only_outputs(self) -> tuple[int, ...]:
+        """Positions of the returned values that are checked but not results: with an optimizer,
+        the parameters' gradients, which the update consumes where they are made (the fused bound
+        keeps them on chip); the inputs' gradients are results (a layer's backward hands them on)."""
+        if self.spec.optimizer == "none":
+            return ()
+        return tuple(range(1, 1 + len(self.param_names)))
+
     # ------------------------------------------------------------------ the step
     def forward(self, *inputs: Any) -> tuple[torch.Tensor, ...]:
         params = [self.model.get_parameter(n) for n in self.param_names]

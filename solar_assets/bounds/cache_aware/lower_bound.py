@@ -120,7 +120,7 @@ def eligible_contractions(graph: EinsumGraph) -> list:
     writers: dict[str, list[int]] = {}
     for i, n in enumerate(kernels):
         writers.setdefault(storage.get(n.parsed.out.tensor, n.parsed.out.tensor), []).append(i)
-    outputs = {storage.get(o, o) for o in graph.program.outputs}
+    outputs = {storage.get(o, o) for o in graph.program.result_outputs}
     out = []
     for i, n in enumerate(kernels):
         pk = n.parsed

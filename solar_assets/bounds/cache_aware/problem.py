@@ -158,7 +158,7 @@ def _dims(acc: IRAccess, extents: Mapping[str, int], shape: Sequence[int]) -> tu
 def problem_from_graph(graph: EinsumGraph) -> Problem:
     """The kernel nodes of an einsum graph, with views resolved to their storages."""
     einsums = tuple(einsum_from_node(n, graph) for n in graph.nodes if n.kind == "kernel")
-    outputs = {graph.storage_of[o] for o in graph.program.outputs}
+    outputs = {graph.storage_of[o] for o in graph.program.result_outputs}
     return _dataflow(graph.program.name, einsums, outputs)
 
 

@@ -96,6 +96,7 @@ class ProgramBuilder:
     steps: list[Kernel | Reshape | TopK | Repeat] = field(default_factory=list)
     inputs: list[str] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
+    checked_only: list[str] = field(default_factory=list)  # outputs validated, not charged (Program.checked_only)
     _used: dict[str, set[str]] = field(default_factory=lambda: {"tensor": set(), "step": set()})
     free: tuple[str, ...] = ()  # variables of the repeats being built (innermost last)
     in_place_tensors: dict[str, str] = field(default_factory=dict)  # an update's tensor -> the input it updates
@@ -301,7 +302,7 @@ class ProgramBuilder:
             for n, d in self.decls.items() if n in used
         )
         return Program(name=self.name, tensors=tensors, inputs=tuple(self.inputs), outputs=tuple(self.outputs),
-                       steps=tuple(self.steps))
+                       steps=tuple(self.steps), checked_only=tuple(self.checked_only))
 
 
 def _updated(decl: _Decl) -> str | None:

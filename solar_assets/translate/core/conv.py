@@ -99,6 +99,33 @@ def conv(b: ProgramBuilder, hint: str, x: SymTensor, w: SymTensor, out: SymTenso
     return out
 
 
+def conv_weight_grad(b: ProgramBuilder, hint: str, x: SymTensor, gy: SymTensor, gw: SymTensor, layout: ConvLayout,
+                     strides: Sequence[int], dilation: Sequence[int], pads_lo: Sequence[int], groups: int) -> SymTensor:
+    """A convolution's weight gradient: ``gw[k, c, r] += gy[n, k, p] · x[n, c, p·s + r·d - pad]`` (per
+    group), the same real products as the forward convolution (one MAC each), summed over the batch
+    and the output positions instead of the input features and taps (``x`` with a zero pad value
+    where a window leaves it)."""
+    cin_g = x.shape[layout.lhs[1]] // groups
+    kout_g = gy.shape[layout.out[1]] // groups
+    group = Lin.of("g") if groups > 1 else Lin()
+    xi, gi, wi = [Lin()] * len(x.shape), [Lin()] * len(gy.shape), [Lin()] * len(gw.shape)
+    xi[layout.lhs[0]] = gi[layout.out[0]] = Lin.of("n")
+    gi[layout.out[1]] = group.scale(kout_g) + Lin.of("k")
+    wi[layout.rhs[0]] = group.scale(kout_g) + Lin.of("k")
+    xi[layout.lhs[1]] = group.scale(cin_g) + Lin.of("c")
+    wi[layout.rhs[1]] = Lin.of("c")
+    pv, rv = loop_vars("p", layout.spatial), loop_vars("r", layout.spatial)
+    for s in range(layout.spatial):
+        gi[layout.out[2 + s]] = Lin.of(pv[s])
+        wi[layout.rhs[2 + s]] = Lin.of(rv[s])
+        xi[layout.lhs[2 + s]] = window_index(pv[s], rv[s], int(strides[s]), int(dilation[s]), int(pads_lo[s]))
+    loops = ([("g", groups)] if groups > 1 else []) + [("k", kout_g), ("c", cin_g)]
+    loops += [(rv[s], gw.shape[layout.rhs[2 + s]]) for s in range(layout.spatial)]
+    loops += [("n", x.shape[layout.lhs[0]])] + [(pv[s], gy.shape[layout.out[2 + s]]) for s in range(layout.spatial)]
+    b.kernel(hint, loops, gw.access(wi), "+=", f"{gy.access(gi)} * {x.access(xi)}")
+    return gw
+
+
 def transposed_conv(b: ProgramBuilder, hint: str, x: SymTensor, w: SymTensor, out_shape: Sequence[int],
                     out_dtype: str, layout: ConvLayout, s: Sequence[int], d: Sequence[int], off: Sequence[int],
                     groups: int, pad_source: PadSource, *, group_on_input: bool,

@@ -9,7 +9,7 @@ from solar_assets.translate.core.builder import lins, loop_vars
 from solar_assets.translate.torch_lowering.context import Ctx, LoweringGap
 from solar_assets.translate.torch_lowering.registry import lowers
 from solar_assets.translate.core.affine import Lin, SymTensor
-from solar_assets.translate.core.conv import ConvLayout, conv, transposed_conv
+from solar_assets.translate.core.conv import ConvLayout, conv, conv_weight_grad, transposed_conv
 from solar_assets.translate.core.window import needs_pad, window_reduce
 
 aten = torch.ops.aten
@@ -37,6 +37,44 @@ def convolution_lowering(c: Ctx, x: SymTensor, w: SymTensor, bias, stride, paddi
         x = c.b.padded(x, 0.0, c.name + "_in")
     return conv(c.b, c.name, x, w, c.new_output(), ConvLayout.channels_first(nd), stride, dilation, padding,
                 groups, bias)
+
+
+@lowers(aten.convolution_backward)
+def convolution_backward_lowering(c: Ctx, gy: SymTensor, x: SymTensor, w: SymTensor, bias_sizes, stride, padding,
+                                  dilation, transposed: bool, output_padding, groups: int, output_mask):
+    """A training step's convolution gradients (``solar analyze --train``), each only where
+    ``output_mask`` asks for it: the input's, a transposed convolution of ``gy`` with the same
+    weight (``core.conv.transposed_conv``: each real product once); the weight's, the forward's
+    products summed over batch and positions (``core.conv.conv_weight_grad``); the bias's, ``gy``
+    summed over all but its feature dim."""
+    if transposed:
+        raise LoweringGap("the backward of a transposed convolution is not lowered yet")
+    nd = len(x.shape) - 2
+    stride, padding, dilation = _expand(stride, nd), _expand(padding, nd), _expand(dilation, nd)
+    layout = ConvLayout.channels_first(nd)
+
+    def grad_input() -> SymTensor:
+        return transposed_conv(c.b, c.name + "_input", gy, w, c.out_shape(0), c.out_dtype(0),
+                               ConvLayout.channels_first(nd, True), stride, dilation, [-p for p in padding], groups,
+                               lambda t: c.b.padded(t, 0.0, c.name + "_gy"), group_on_input=True)
+
+    def grad_weight() -> SymTensor:
+        src = x
+        if any(needs_pad(x.shape[2 + d], gy.shape[2 + d], w.shape[2 + d], stride[d], dilation[d], padding[d])
+               for d in range(nd)):
+            src = c.b.padded(x, 0.0, c.name + "_in")
+        return conv_weight_grad(c.b, c.name + "_weight", src, gy, c.new_output(1, c.name + "_weight"), layout,
+                                stride, dilation, padding, groups)
+
+    def grad_bias() -> SymTensor:
+        out = c.new_output(2, c.name + "_bias")
+        v = loop_vars("i", len(gy.shape))
+        c.b.kernel(out.base, [(v[1], gy.shape[1]), (v[0], gy.shape[0])] + list(zip(v[2:], gy.shape[2:])),
+                   out.access([Lin.of(v[1])]), "+=", gy.access(lins(v)))
+        return out
+
+    mask = list(output_mask)
+    return tuple(f if wanted else None for f, wanted in zip((grad_input, grad_weight, grad_bias), mask))
 
 
 def _pool(c: Ctx, x: SymTensor, kernel, stride, padding, dilation, update: str, pad_value: float,
@@ -85,6 +123,43 @@ def max_pool_lowering(c: Ctx, x, kernel, stride=(), padding=0, dilation=1, ceil_
     kernel = _expand(kernel, nd)
     return (values, lambda: _pool_indices(c, x, values, kernel, _expand(stride, nd) if stride else list(kernel),
                                           _expand(padding, nd), _expand(dilation, nd)))
+
+
+@lowers(aten.max_pool2d_with_indices_backward, aten.max_pool3d_with_indices_backward)
+def max_pool_backward_lowering(c: Ctx, gy: SymTensor, x: SymTensor, kernel, stride, padding, dilation, ceil_mode,
+                               indices: SymTensor) -> SymTensor:
+    """A max pool's input gradient: each window's output gradient added at the position its first
+    maximum came from (``indices``, flat in the input's spatial plane as ``_pool_indices`` gives it),
+    into a zeroed buffer spanning every window (the input plus its padding), the input's window of
+    which is the gradient."""
+    nd = len(_expand(kernel, 1)) if isinstance(kernel, (list, tuple)) else 1
+    kernel = _expand(kernel, nd)
+    stride = _expand(stride, nd) if stride else list(kernel)
+    padding, dilation = _expand(padding, nd), _expand(dilation, nd)
+    lead = len(x.shape) - nd
+    spatial = x.shape[lead:]
+    out_sp = gy.shape[lead:]
+    span = [max(spatial[d] + padding[d], (out_sp[d] - 1) * stride[d] + (kernel[d] - 1) * dilation[d] + 1)
+            + padding[d] for d in range(nd)]
+    whole = all(span[d] == spatial[d] for d in range(nd))  # no padding, no window past the end
+    buf = c.new_output() if whole else c.b.declare(c.name + "_span", [*x.shape[:lead], *span], c.out_dtype())
+    v = loop_vars("i", len(buf.shape))
+    c.b.kernel(buf.base + "_zero", list(zip(v, buf.shape)), buf.access(lins(v)), "=", "0.0")
+    p, r = loop_vars("p", len(gy.shape)), loop_vars("r", nd)
+    pos = [Lin.of(p[lead + d], stride[d]) + Lin.of(r[d], dilation[d]) for d in range(nd)]  # in the span
+    flat, plane = Lin.constant(0), 1
+    for d in range(nd - 1, -1, -1):
+        flat, plane = flat + (pos[d] + Lin.constant(-padding[d])).scale(plane), plane * spatial[d]
+    at = [*lins(p[:lead]), *pos] if not whole else [*lins(p[:lead]), *pos]
+    c.b.kernel(c.name, list(zip(p, gy.shape)) + list(zip(r, kernel)), buf.access(at), "+=",
+               f"select({indices.access(lins(p))} == {flat.render()}, {gy.access(lins(p))}, 0.0)", init="keep")
+    if whole:
+        return buf
+    out = c.new_output()
+    w = loop_vars("i", len(x.shape))
+    src = [*lins(w[:lead]), *[Lin.of(w[lead + d]) + Lin.constant(padding[d]) for d in range(nd)]]
+    c.b.kernel(c.name + "_window", list(zip(w, x.shape)), out.access(lins(w)), "=", buf.access(src))
+    return out
 
 
 @lowers(aten.avg_pool2d, aten.avg_pool3d)
