@@ -197,6 +197,8 @@ def _analyze(level: int, files: Sequence[Path], hardware: str, dagster: bool, ti
         done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO)
         seconds = time.perf_counter() - started
     try:
+        if not done.stdout.strip():  # a crash prints no document: never read as "no rows, no failures"
+            raise json.JSONDecodeError("empty output", "", 0)
         rows, failures = rows_of(done.stdout)
     except json.JSONDecodeError:
         raise SystemExit(f"gpu_headroom: level {level}: solar analyze printed no JSON (rc {done.returncode}):\n"

@@ -304,7 +304,8 @@ def _torch_rng_kept() -> Iterator[None]:
 def analyze(target: Any, inputs: Sequence[Any] | None = None, *, hardware: str | Sequence[str] = pipeline.DEFAULT_HARDWARE,
             name: str | None = None, target_latency_s: float | None = None, target_hz: float | None = None,
             translator: str | None = None, cache_aware: bool = True, home: str | Path | None = None,
-            validation_budget: Any = None) -> Analysis:
+            validation_budget: Any = None, train: bool | str = False, optimizer: str | None = None,
+            loss: str | None = None) -> Analysis:
     """Analyse ``target`` on each of ``hardware`` and return an ``Analysis``.
 
     ``target``: an ``nn.Module`` instance, a JAX function of arrays, a Flax linen / nnx module
@@ -318,6 +319,10 @@ def analyze(target: Any, inputs: Sequence[Any] | None = None, *, hardware: str |
     or object and the stage: a wrong input shape, a file that does not run). When some workloads
     produced bounds the others are in ``Analysis.failures`` (status, stage, reason) and
     ``.errors``; ``.raise_for_errors()`` raises them.
+
+    ``train=True`` bounds one training step instead of one forward pass (``solar analyze --train``):
+    ``optimizer`` "adamw" (default), "sgd" or "none", ``loss`` "auto" (default), "sum" or "mean";
+    its rows are named ``stem[train]`` and its per-op rows carry their phase.
     """
     hardware_names = [hardware] if isinstance(hardware, str) else list(hardware)
     specs = [pipeline.load_spec(h) for h in hardware_names]  # a bad name is a usage error, before any work
@@ -327,8 +332,13 @@ def analyze(target: Any, inputs: Sequence[Any] | None = None, *, hardware: str |
         if not target_hz > 0:
             raise SolarError(f"target_hz must be a positive rate, got {target_hz!r}")
         target_latency_s = 1.0 / target_hz
+    if not train and (optimizer or loss):
+        raise SolarError("optimizer= and loss= describe a training step: add train=True")
+    from solar_assets.workloads.training import TrainSpec
+
     options = dict(target_latency_s=target_latency_s, translator=translator, cache_aware=cache_aware,
-                   validation_budget=validation_budget)
+                   validation_budget=validation_budget,
+                   train=TrainSpec(optimizer=optimizer or "adamw", loss=loss or "auto") if train else None)
     home_dir = pipeline.solar_home(home)
     if isinstance(target, (str, Path)):
         if inputs is not None:

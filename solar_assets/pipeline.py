@@ -42,6 +42,7 @@ from solar_assets.errors import one_line, with_path
 from solar_assets.paths import REPO_ROOT, default_cache_dir, reports_dir, solar_home
 from solar_assets.validate.errors import ValidationFailed
 from solar_assets.validate.validated import ValidatedIR, validation_summary
+from solar_assets.workloads.training import TrainSpec
 
 if TYPE_CHECKING:
     from solar_assets.bounds import InverseRoofline, SolBounds
@@ -64,13 +65,14 @@ __all__ = [
     "validation_summary", "with_path",
 ]
 
-_CONFIG_OPTIONS = ("translator", "fp32_math", "validation_budget")
+_CONFIG_OPTIONS = ("translator", "fp32_math", "validation_budget", "train")
 
 
 def _config(translator: str | None = None, fp32_math: str | None = None,
-            validation_budget: ValidationBudget | None = None, framework: str | None = None) -> RunConfig:
+            validation_budget: ValidationBudget | None = None, framework: str | None = None,
+            train: TrainSpec | None = None) -> RunConfig:
     return RunConfig.from_env(translator=translator, fp32_math=fp32_math, validation_budget=validation_budget,
-                              framework=framework)
+                              framework=framework, train=train)
 
 
 def translator_choice(translator: str | None = None) -> str:
@@ -155,13 +157,14 @@ def analyze_workload(
     fp32_math: str | None = None,
     keep: dict[str, object] | None = None,
     config: RunConfig | None = None,
+    train: TrainSpec | None = None,
 ) -> WorkloadResult:
     """``asset_compute.plain.analyze_workload`` with the options as arguments; ``keep``, when given,
     receives the in-process results (``validated``, ``graph``, ``bounds`` by hardware name, and
     ``failed_validation``) as a dict."""
     from solar_assets.asset_compute.plain import analyze_workload as _analyze_workload
 
-    config = config or _config(translator, fp32_math, validation_budget)
+    config = config or _config(translator, fp32_math, validation_budget, train=train)
     kept = Kept() if keep is not None else None
     result = _analyze_workload(path, hardware_names, config=config, target_latency_s=target_latency_s,
                                cache_dir=cache_dir, hardware_dir=hardware_dir, cache_aware=cache_aware,
