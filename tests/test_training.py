@@ -1,0 +1,248 @@
+"""Training-step SOL (issue 28): the step traced from autograd and torch.optim, validated, bounded.
+
+References are independent of the step's own golden run: MACs and bytes computed by hand,
+gradients from a plain ``loss.backward()`` on the file's model, the update from a
+``torch.optim.AdamW`` / ``SGD`` object stepping that model, and FlopCounterMode over that eager
+forward and backward.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import solar
+from solar_assets.workloads.training import ADAMW_HYPERPARAMETERS, SGD_HYPERPARAMETERS, STEPS_TAKEN, TrainSpec
+
+REPO = Path(__file__).resolve().parents[1]
+TRAINING = REPO / "data" / "training"
+MLP = TRAINING / "mlp_classifier.py"
+CNN = TRAINING / "small_cnn_classifier.py"
+BLOCK = TRAINING / "transformer_block_bf16.py"
+
+
+def _traced(path: Path, spec: TrainSpec):
+    """The step's IR, its golden run (inputs, parameters and state as bindings) and the IR's outputs."""
+    from solar_assets.execute import execute_program
+    from solar_assets.golden import make_golden
+    from solar_assets.translate.torch_tracer import trace_torch
+    from solar_assets.workloads import read_workload_source
+
+    src = read_workload_source(path, train=spec)
+    program = trace_torch(src).program
+    golden = make_golden(src)
+    outputs = execute_program(program, golden.bindings(np.float64), np.float64)
+    return program, golden, outputs
+
+
+def _eager(path: Path):
+    """The file's model and inputs, built as every stage builds them (same seeds), in training mode."""
+    from solar_assets.workloads import load_torch_workload, read_workload_source
+
+    w = load_torch_workload(read_workload_source(path))
+    return w.model.train(), w.inputs
+
+
+def _loss(path: Path, model, inputs):
+    out = model(*inputs)
+    module_loss = getattr(_eager_module(path), "loss", None)
+    return module_loss(out) if module_loss else out.float().sum()
+
+
+def _eager_module(path: Path):
+    from solar_assets.workloads import load_torch_workload, read_workload_source
+
+    return load_torch_workload(read_workload_source(path)).module
+
+
+@pytest.fixture(scope="module")
+def mlp_analysis(tmp_path_factory):
+    return solar.analyze(MLP, hardware="H100_SXM", train=True, home=tmp_path_factory.mktemp("home"))
+
+
+def test_mlp_step_macs_and_compulsory_bytes_by_hand(mlp_analysis):
+    row = mlp_analysis.rows[0]
+    assert row.workload == "mlp_classifier[train]"
+    b, i, h, c = 64, 512, 1024, 10
+    forward = b * (i * h + h * c)
+    backward = b * (i * h + h * c) + b * h * c  # both weight gradients, the hidden layer's input gradient
+    assert row.macs == forward + backward == 69_074_944
+    params = i * h + h + h * c + c
+    # read once: x, the integer target, each parameter and AdamW's two moments; written once: each
+    # parameter and both moments, and the loss. The gradients stay on chip (the update consumes them).
+    fused = b * i * 4 + b * 8 + 3 * params * 4 + 3 * params * 4 + 4
+    assert row.bytes_fused == fused
+    phases = {r.phase for r in mlp_analysis.per_op}
+    assert phases == {"forward", "backward", "optimizer"}
+    by_phase = {p: sum(r.macs for r in mlp_analysis.per_op if r.phase == p) for p in phases}
+    assert by_phase == {"forward": forward, "backward": backward, "optimizer": 0}
+
+
+def test_the_gradients_equal_a_plain_backward():
+    """With no optimizer the gradients are the step's results; the IR's equal ``p.grad`` after
+    ``loss.backward()`` on the file's own model (and the loss its loss)."""
+    program, golden, outputs = _traced(MLP, TrainSpec(optimizer="none"))
+    model, inputs = _eager(MLP)
+    loss = model(*inputs)
+    loss.backward()
+    grads = [p.grad for p in model.parameters()]
+    assert len(program.outputs) == 1 + len(grads) and not program.checked_only
+    np.testing.assert_allclose(outputs[0], loss.item(), rtol=1e-5)
+    for got, want in zip(outputs[1:], grads):
+        np.testing.assert_allclose(got, want.double().numpy(), rtol=1e-4, atol=1e-6 * float(want.abs().max()))
+
+
+def _preset(opt, model, golden, kinds):
+    for name, p in model.named_parameters():
+        state = {k: torch.from_numpy(golden.params[f"buffer:{k}__{name.replace('.', '__')}"]).clone() for k in kinds}
+        if "exp_avg" in state:
+            state["step"] = torch.tensor(float(STEPS_TAKEN))
+        if "momentum" in state:
+            state = {"momentum_buffer": state["momentum"]}
+        opt.state[p] = state
+
+
+def test_adamw_matches_torch_optim_adamw_stepping_the_model():
+    program, golden, outputs = _traced(MLP, TrainSpec())
+    model, inputs = _eager(MLP)
+    h = ADAMW_HYPERPARAMETERS
+    opt = torch.optim.AdamW(model.parameters(), lr=h["lr"], betas=(h["beta1"], h["beta2"]), eps=h["eps"],
+                            weight_decay=h["weight_decay"])
+    _preset(opt, model, golden, ("exp_avg", "exp_avg_sq"))
+    model(*inputs).backward()
+    opt.step()
+    params = list(model.parameters())
+    n = len(params)
+    assert len(program.checked_only) == n  # the gradients: validated, not charged
+    updated = outputs[1 + n:1 + 2 * n]
+    moments = outputs[1 + 2 * n:]
+    for got, p in zip(updated, params):
+        np.testing.assert_allclose(got, p.detach().double().numpy(), rtol=1e-5, atol=1e-7)
+    expected = [opt.state[p][k] for p in params for k in ("exp_avg", "exp_avg_sq")]
+    for got, want in zip(moments, expected):
+        np.testing.assert_allclose(got, want.double().numpy(), rtol=1e-4, atol=1e-6 * float(want.abs().max()))
+
+
+def test_sgd_with_momentum_matches_torch_optim_sgd():
+    program, golden, outputs = _traced(CNN, TrainSpec(optimizer="sgd"))
+    model, inputs = _eager(CNN)
+    h = SGD_HYPERPARAMETERS
+    opt = torch.optim.SGD(model.parameters(), lr=h["lr"], momentum=h["momentum"])
+    _preset(opt, model, golden, ("momentum",))
+    _loss(CNN, model, inputs).backward()
+    opt.step()
+    params = list(model.parameters())
+    n = len(params)
+    returned = _returned(program, outputs)  # BatchNorm's running statistics are in-place updates, listed first
+    assert len(returned) == 1 + 3 * n  # loss, gradients, parameters, momentum buffers
+    for got, p in zip(returned[1 + n:1 + 2 * n], params):
+        np.testing.assert_allclose(got, p.detach().double().numpy(), rtol=1e-4, atol=1e-6)
+    for got, p in zip(returned[1 + 2 * n:], params):
+        want = opt.state[p]["momentum_buffer"]
+        np.testing.assert_allclose(got, want.double().numpy(), rtol=1e-4, atol=1e-6 * float(want.abs().max()))
+
+
+def _returned(program, outputs):
+    """The values the step returns, without the outputs that stand for in-place updates."""
+    from solar_assets.ir.updates import updated_target
+
+    return [v for name, v in zip(program.outputs, outputs) if updated_target(program.tensor(name)) is None]
+
+
+@pytest.mark.parametrize("path", [MLP, CNN, BLOCK], ids=lambda p: p.stem)
+def test_flop_counter_mode_counts_the_forward_and_backward_macs(path):
+    """FlopCounterMode over the eager ``loss.backward()``: 2 × the IR's MACs (all in the forward and
+    backward phases: the optimizer multiplies no two tensors into a sum)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from solar_assets.graph import build_einsum_graph
+
+    program, _, _ = _traced(path, TrainSpec(optimizer="none")) if path != BLOCK else (None, None, None)
+    if program is None:  # the bf16 block: tracing alone (its execution is the validation's, elsewhere)
+        from solar_assets.translate.torch_tracer import trace_torch
+        from solar_assets.workloads import read_workload_source
+
+        program = trace_torch(read_workload_source(path, train=TrainSpec(optimizer="none"))).program
+    model, inputs = _eager(path)
+    counter = FlopCounterMode(display=False)
+    with counter:
+        _loss(path, model, inputs).backward()
+    assert 2 * build_einsum_graph(program).macs == counter.get_total_flops() > 0
+
+
+def test_bf16_parameters_train_through_fp32_master_weights():
+    from solar_assets.translate.torch_tracer import trace_torch
+    from solar_assets.workloads import read_workload_source
+
+    program = trace_torch(read_workload_source(BLOCK, train=TrainSpec())).program
+    weights = {t.binding: t for t in program.tensors if t.role == "weight"}
+    params = {b.removeprefix("param:"): t for b, t in weights.items() if b.startswith("param:")}
+    assert params and all(t.dtype == "bfloat16" for t in params.values())
+    for name in params:
+        key = name.removeprefix("model.").replace(".", "__")
+        for kind in ("master", "exp_avg", "exp_avg_sq"):
+            assert weights[f"buffer:{kind}__{key}"].dtype == "float32", (kind, name)
+    outputs = [program.tensor(o) for o in program.result_outputs]
+    n = len(params)
+    assert [t.dtype for t in outputs[1:1 + n]] == ["bfloat16"] * n  # the parameters, rounded from the master
+    assert all(t.dtype == "float32" for t in outputs[1 + n:])  # masters and moments
+
+
+def test_the_cli_names_training_rows_and_prints_phases(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "solar_assets", "analyze", str(CNN), "--hardware", "H100_SXM", "--train",
+         "--optimizer", "sgd", "--no-dagster", "--no-progress", "--per-op", "4", "--home", str(tmp_path)],
+        capture_output=True, text=True, cwd=REPO, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "small_cnn_cl" in done.stdout and "[train:sgd]" in done.stdout
+    assert "unfused time by phase: forward" in done.stdout and "optimizer" in done.stdout
+    assert " phase " in done.stdout
+    bad = subprocess.run([sys.executable, "-m", "solar_assets", "analyze", str(CNN), "--optimizer", "sgd",
+                          "--home", str(tmp_path)], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert bad.returncode == 2 and "add --train" in bad.stderr
+
+
+def test_a_workload_without_a_differentiable_output_says_so_in_one_line(tmp_path):
+    path = tmp_path / "argmax_only.py"
+    path.write_text(textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 4)
+
+            def forward(self, x):
+                return torch.argmax(self.fc(x), dim=-1)
+
+
+        def get_inputs():
+            return [torch.randn(3, 8)]
+
+
+        def get_init_inputs():
+            return []
+        """))
+    from solar_assets.errors import SolarError
+
+    with pytest.raises(SolarError) as caught:
+        solar.analyze(path, hardware="H100_SXM", train=True, home=tmp_path / "home")
+    message = str(caught.value)
+    assert "argmax_only.py" in message and "not differentiable" in message
+
+
+def test_the_training_spec_is_part_of_the_workload_key():
+    from solar_assets.workloads import read_workload_source
+
+    plain = read_workload_source(MLP)
+    adamw, sgd = read_workload_source(MLP, train=TrainSpec()), read_workload_source(MLP, train=TrainSpec("sgd"))
+    assert len({plain.version, adamw.version, sgd.version}) == 3
+    assert len({plain.dependencies_sha256, adamw.dependencies_sha256, sgd.dependencies_sha256}) == 3
+    assert (plain.name, adamw.name, sgd.name) == ("mlp_classifier", "mlp_classifier[train]", "mlp_classifier[train:sgd]")
