@@ -246,3 +246,32 @@ def test_the_training_spec_is_part_of_the_workload_key():
     assert len({plain.version, adamw.version, sgd.version}) == 3
     assert len({plain.dependencies_sha256, adamw.dependencies_sha256, sgd.dependencies_sha256}) == 3
     assert (plain.name, adamw.name, sgd.name) == ("mlp_classifier", "mlp_classifier[train]", "mlp_classifier[train:sgd]")
+
+
+def test_a_training_step_is_its_own_dagster_partition(tmp_path):
+    """On the default (Dagster) path the step and the forward pass of one file are two partitions
+    (``gemm@train``), two rows, and neither call's row is the other's."""
+    from solar_assets.asset_compute.keys import split_train_key, train_key
+
+    assert split_train_key(train_key("level2.12_Gemm", TrainSpec("sgd", "mean"))) == \
+        ("level2.12_Gemm", TrainSpec("sgd", "mean"))
+    assert split_train_key("stem@0a1b2c3d") == ("stem@0a1b2c3d", None)
+
+    def call(*extra):
+        done = subprocess.run([sys.executable, "-m", "solar_assets", "analyze", str(MLP), "--hardware", "H100_SXM",
+                               "--json", "--no-progress", "--home", str(tmp_path), *extra],
+                              capture_output=True, text=True, cwd=REPO, timeout=600)
+        assert done.returncode == 0, done.stderr[-2000:]
+        import json
+
+        return {r["workload"]: r["macs"] for r in json.loads(done.stdout)["rows"]}
+
+    assert call("--train") == {"mlp_classifier[train]": 69_074_944}
+    assert call() == {"mlp_classifier": 34_209_792}
+    assert call("--train") == {"mlp_classifier[train]": 69_074_944}  # unchanged: from its own partition
+    from solar_assets.dagster_defs.instance import solar_instance
+
+    with solar_instance(tmp_path) as instance:
+        keys = set(instance.get_dynamic_partitions("workload"))
+    assert {"mlp_classifier", "mlp_classifier@train"} <= {split_train_key(k)[0].split(".")[-1] + (
+        "@train" if split_train_key(k)[1] else "") for k in keys}

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from solar_assets.asset_compute.metadata import Metadata
+from solar_assets.workloads.training import LOSSES, TrainSpec
 
 _KEY_RESERVED = set("|,[]%")
 KEY_STEM_BYTES = 96  # a longer stem is cut and hashed: the key is a file name under storage/  # Dagster's multi-partition separator and range syntax, and the escape
@@ -53,7 +54,8 @@ def workload_key(path: str | Path, workload_dir: str | Path, taken: Mapping[str,
         return stem
     taken = taken or {}
     mine = str(resolved)
-    given = next((key for key, holder in taken.items() if holder == mine and key != stem), None)
+    given = next((key for key, holder in taken.items() if holder == mine and key != stem
+                  and split_train_key(key)[1] is None), None)  # a file's key, never its training step's
     if given is not None:
         return given
     dirs = resolved.parent.parts[1:]
@@ -64,6 +66,29 @@ def workload_key(path: str | Path, workload_dir: str | Path, taken: Mapping[str,
         if taken.get(key, mine) == mine:
             return key
     return f"{stem}@{hashlib.sha256(mine.encode()).hexdigest()[:8]}"
+
+
+TRAIN_KEY_MARK = "@train"
+
+
+def train_key(key: str, spec: TrainSpec | None) -> str:
+    """The partition key of a workload's training step (``solar analyze --train``): its own
+    partition, so a step and the forward pass of one file keep their own histories and bounds
+    (``gemm@train``, ``level2.12_Gemm@train:sgd``); ``key`` itself without a spec."""
+    return key if spec is None else f"{key}@{spec.label}"
+
+
+def split_train_key(key: str) -> tuple[str, TrainSpec | None]:
+    """``train_key`` undone: the file's key and the training step's spec (None for a forward pass)."""
+    base, mark, label = key.rpartition(TRAIN_KEY_MARK)
+    if not mark or not base or (label and not label.startswith(":")):
+        return key, None
+    optimizer, _, loss = label.removeprefix(":").partition(",")
+    parts = [p for p in (optimizer, loss) if p]
+    spec = TrainSpec()
+    for part in parts:  # the label names only what differs from the default (TrainSpec.label)
+        spec = dataclasses.replace(spec, **({"loss": part} if part in LOSSES else {"optimizer": part}))
+    return base, spec
 
 
 @dataclasses.dataclass(frozen=True)

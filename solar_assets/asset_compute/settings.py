@@ -76,6 +76,11 @@ class AssetSettings:
         from solar_assets.asset_compute.workload_paths import known_paths
         from solar_assets.workloads import discover_workloads
 
+        from solar_assets.asset_compute.keys import split_train_key
+
+        if key in self.workload_files:
+            return Path(self.workload_files[key])
+        key = split_train_key(key)[0]  # a training step's partition is its file's
         if key in self.workload_files:
             return Path(self.workload_files[key])
         outside = known_paths(self.home).get(key)  # an outside file a call analysed

@@ -8,6 +8,7 @@ Dagster wrapper turns it into a ``dg.Failure``, a worker into a failed event.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 from pathlib import Path
 
@@ -56,7 +57,11 @@ def mark_drawn(picture: Path, drawn_from: str) -> None:
 
 def workload_source(key: str, solar: AssetSettings) -> Computed[WorkloadSource]:
     """The workload file (KernelBench convention), its content hash and framework."""
-    src = stages.read_source(solar.workload_path(key), solar.run_config, solar.cache_dir)
+    from solar_assets.asset_compute.keys import split_train_key
+
+    train = split_train_key(key)[1]  # a training step is its own partition (keys.train_key)
+    src = stages.read_source(solar.workload_path(key), dataclasses.replace(solar.run_config, train=train),
+                             solar.cache_dir)
     return Computed(src, src.version, {
         "file": md.FilePath(src.path),
         "sha256": src.sha256,

@@ -105,7 +105,7 @@ def freshness_key(path: str | Path, workload_key: str, target_latency_s: float |
     from solar_assets.workloads import read_workload_source
 
     try:
-        src = read_workload_source(path, run.framework, cache_dir)  # with what it reads (workloads.reads)
+        src = read_workload_source(path, run.framework, cache_dir, train=run.train)  # with what it reads (workloads.reads)
     except (OSError, SolarError):
         return None
     return _key(src, path, workload_key, target_latency_s, run)
@@ -130,7 +130,7 @@ def settled_freshness_key(before: str | None, path: str | Path, workload_key: st
     if before is None:
         return None
     try:
-        src = read_workload_source(path, run.framework, cache_dir)
+        src = read_workload_source(path, run.framework, cache_dir, train=run.train)
     except (OSError, SolarError):
         return None
     now = _key(src, path, workload_key, target_latency_s, run)

@@ -95,6 +95,9 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
     import uuid
 
     from solar_assets.asset_compute.settings import AssetSettings
+    from solar_assets.asset_compute.keys import split_train_key, train_key
+    from solar_assets.workloads.source import workload_name
+    from solar_assets.workloads.training import train_name
     from solar_assets.asset_compute.workload_paths import assign_keys, remember_paths
     from solar_assets.chain.config import RunConfig
     from solar_assets.dagster_defs import call_records
@@ -103,7 +106,8 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
     home_dir = pipeline.solar_home(home)
     check_storage(home_dir)
     workload_dir = pipeline.REPO_ROOT / "data" / "workloads"
-    keys = assign_keys([str(p) for p in paths], workload_dir, home_dir)
+    train = RunConfig.from_env().train
+    keys = {p: train_key(k, train) for p, k in assign_keys([str(p) for p in paths], workload_dir, home_dir).items()}
     settings = AssetSettings.default(home_dir, workload_dir, target_latency_s=target_latency_s,
                                      workload_files={k: p for p, k in keys.items()})
     # decided before Dagster is imported: a file whose record matches starts no worker
@@ -133,8 +137,8 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
         with storage_guard(home_dir):
             instance = stack.enter_context(solar_instance(home_dir))
             with home_lock(home_dir):  # another call's registration or report run goes first
-                remember_paths(home_dir, {k: p for p, k in keys.items()  # the sensor watches them from now on
-                                          if Path(p).resolve().parent != workload_dir.resolve()})
+                remember_paths(home_dir, {split_train_key(k)[0]: p for p, k in keys.items()  # the sensor watches
+                                          if Path(p).resolve().parent != workload_dir.resolve()})  # them from now on
                 fail_abandoned_runs(instance)  # a call killed before: its run is not running
                 prepared = call.prepare_call(instance, base, list(keys.values()), hardware_names)
                 unverified = call_records.verify(instance, hits) if hits else set()
@@ -187,7 +191,9 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
                                          result.activity, base_hit)
     order = {p: i for i, p in enumerate(keys)}
     wanted = {h: i for i, h in enumerate(hardware_names)}
-    rows = sorted((r for r in every_row if r.source in order and r.hardware in wanted),
+    named = {p: train_name(workload_name(p), train) for p in keys}  # a file's step and forward pass: two rows
+    rows = sorted((r for r in every_row if r.source in order and r.workload == named[r.source]
+                   and r.hardware in wanted),
                   key=lambda r: (order[r.source], wanted[r.hardware]))
     for result in results:
         result.rows = [r for r in rows if r.source == result.path]
