@@ -116,10 +116,11 @@ def analyze_workload(path: str | Path, hardware_names: Sequence[str] = DEFAULT_H
     from solar_assets.report import complete_row
     from solar_assets.report.per_op import per_op_rows
     from solar_assets.workloads.source import workload_name
+    from solar_assets.workloads.training import train_name
 
     config = config or RunConfig.from_env()
     path = Path(path)
-    result = WorkloadResult(workload=workload_name(path), path=str(path))
+    result = WorkloadResult(workload=train_name(workload_name(path), config.train), path=str(path))
     key = result.workload
     settings = PlainSettings(
         home=str(solar_home(None)), workload_dir=str(path.parent),

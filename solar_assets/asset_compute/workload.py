@@ -59,7 +59,7 @@ def workload_source(key: str, solar: AssetSettings) -> Computed[WorkloadSource]:
     """The workload file (KernelBench convention), its content hash and framework."""
     from solar_assets.asset_compute.keys import split_train_key
 
-    train = split_train_key(key)[1]  # a training step is its own partition (keys.train_key)
+    train = split_train_key(key)[1] or solar.run_config.train  # Dagster: the step's own partition (keys.train_key)
     src = stages.read_source(solar.workload_path(key), dataclasses.replace(solar.run_config, train=train),
                              solar.cache_dir)
     return Computed(src, src.version, {

@@ -215,6 +215,8 @@ def trace_jax(src: WorkloadSource, constants: dict[str, int] | None = None) -> T
     f, _ = flat_function(w)
     overrides = literal_overrides(f, [[w.params[n] for n in names], *w.inputs], closed, src.name)
     program = _lower(closed, names, len(w.inputs), src.name, src.path, overrides)
+    if w.checked_only:  # a training step's gradients: validated, not charged (Program.checked_only)
+        program = program.model_copy(update={"checked_only": tuple(program.outputs[i] for i in w.checked_only)})
     check_program(program, src.path)
     seconds = time.perf_counter() - start
     log.info("traced %s (jax): %d steps in %.2fs", src.name, len(program.steps), seconds)

@@ -38,6 +38,7 @@ class JaxWorkload:
     inputs: list[Any]  # arrays, or jax.ShapeDtypeStruct when loaded abstract
     params: dict[str, Any] = field(default_factory=dict)  # keyed by binding ('param:Dense_0.kernel')
     kind: str = "function"  # "function", "linen" or "nnx"
+    checked_only: tuple[int, ...] = ()  # returned values validated but not results (a training step's gradients)
 
 
 
@@ -187,11 +188,17 @@ def _nnx_modules(model: Any) -> list[tuple[tuple, Any]]:
 def load_jax_workload(src: WorkloadSource, constants: dict[str, int] | None = None,
                       abstract: bool = False) -> JaxWorkload:
     """Execute the file (``constants`` rebinds its module-level sizes) and build its function,
-    inputs and parameters; ``abstract``: shapes and dtypes only (``jax.ShapeDtypeStruct``)."""
+    inputs and parameters; ``abstract``: shapes and dtypes only (``jax.ShapeDtypeStruct``). For a
+    training step's source (``src.train``), the step's (``workloads.jax_training``)."""
     from solar_assets.workloads.reads import recorded_reads
 
     with recorded_reads(src):
-        return _load_jax(src, constants, abstract)
+        w = _load_jax(src, constants, abstract)
+    if src.train is not None:
+        from solar_assets.workloads.jax_training import training_workload
+
+        return training_workload(w, src.train, abstract)
+    return w
 
 
 def _load_jax(src: WorkloadSource, constants: dict[str, int] | None, abstract: bool) -> JaxWorkload:

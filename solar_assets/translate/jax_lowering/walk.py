@@ -13,6 +13,7 @@ import functools
 import keyword
 import logging
 import os
+import re
 from typing import Any, Sequence
 
 import numpy as np
@@ -25,6 +26,7 @@ from solar_assets.translate.jax_lowering.context import Counter, JCtx, LoweringG
 from solar_assets.translate.jax_lowering.random import RandomKey
 from solar_assets.translate.jax_lowering.registry import find_lowering
 from solar_assets.translate.core.builder import ProgramBuilder
+from solar_assets.workloads.jax_training import OPTIMIZER_SCOPE
 
 log = logging.getLogger(__name__)
 
@@ -200,13 +202,30 @@ def eqn_origin(eqn: Any, path: str, module: str | None = None, source: str | Non
     user's line."""
     if module is None:
         module = eqn_module(eqn, "")
-    parts = [p for p in module.split("/") if p]
+    phase = eqn_phase(module)
+    module = _AUTODIFF_WRAPPER.sub("", module).replace(")", "") if phase else module
+    parts = [p for p in module.split("/") if p and p != OPTIMIZER_SCOPE]
+    module = "/".join(parts)
     scope = tuple(("/".join(parts[:i + 1]), "") for i in range(len(parts)))
     top = path.split(".", 1)[0]
     call_op = eqn.primitive.name if top == path else next(
         (f.primitive for f in _EQN_STACK if f.path == top), "")
     return Origin(node=path, op=eqn.primitive.name, module=module, scope=scope,
-                  source=user_line(eqn) if source is None else source, call=top, call_op=call_op)
+                  source=user_line(eqn) if source is None else source, call=top, call_op=call_op, phase=phase)
+
+
+_AUTODIFF_WRAPPER = re.compile(r"(transpose|jvp)\(")
+
+
+def eqn_phase(name_stack: str) -> str:
+    """Of a training step's equation (``workloads.jax_training``), from its name stack: the update
+    under ``solar_optimizer``, autograd's backward under ``transpose(jvp(…))``, its forward under
+    ``jvp(…)``; '' for an equation of one forward pass."""
+    if OPTIMIZER_SCOPE in name_stack.split("/"):
+        return "optimizer"
+    if "transpose(" in name_stack:
+        return "backward"
+    return "forward" if "jvp(" in name_stack else ""
 
 
 # node-wise validation: when a dict, the top-level jaxpr's values by key (``const<i>``, ``in<i>``,
