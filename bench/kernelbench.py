@@ -5,6 +5,7 @@
     .venv/bin/python bench/kernelbench.py KB_DIR --levels 2 --skip 20 --limit 10   # problems 21-30
     .venv/bin/python bench/kernelbench.py KB_DIR --levels 1 --limit 20 --code /work/main   # another checkout
     .venv/bin/python bench/kernelbench.py KB_DIR --analyze H100_SXM      # also bound every file on a part
+    .venv/bin/python bench/kernelbench.py KB_DIR --levels 1,2,3 --train  # each problem's training step
 
 ``KB_DIR`` holds KernelBench's ``level1`` … ``level4`` folders (the files unchanged). Per level, the
 files are taken in problem order (the leading number of ``12_Matmul_....py``) and, with ``--limit``,
@@ -91,14 +92,15 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
-def run_level(level: str, files: list[Path], *, code: Path, home: Path, jobs: int, timeout_s: int) -> LevelResult:
+def run_level(level: str, files: list[Path], *, code: Path, home: Path, jobs: int, timeout_s: int,
+              train: bool = False) -> LevelResult:
     """``solar coverage --json`` over ``files`` with ``code``'s ``solar_assets``, in a subprocess."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(code), *filter(None, [os.environ.get("PYTHONPATH")])])
     env["SOLAR_HOME"] = str(home)
     command = [sys.executable, "-c", "import sys; from solar_assets.cli import main; sys.exit(main())",
                "coverage", "--json", "--no-progress", "--home", str(home), "--jobs", str(jobs),
-               "--timeout", str(timeout_s), *(str(f.resolve()) for f in files)]
+               "--timeout", str(timeout_s), *(["--train"] if train else []), *(str(f.resolve()) for f in files)]
     start = time.perf_counter()
     # cwd: ``python -c`` puts the working directory first on sys.path, so it must be the checkout run
     done = subprocess.run(command, env=env, cwd=code, capture_output=True, text=True, check=False)
@@ -114,7 +116,7 @@ def run_level(level: str, files: list[Path], *, code: Path, home: Path, jobs: in
 
 
 def analyze_level(result: LevelResult, files: list[Path], hardware: str, *, code: Path, home: Path, jobs: int,
-                  timeout_s: int) -> None:
+                  timeout_s: int, train: bool = False) -> None:
     """``solar analyze --no-dagster --json`` over ``files`` on ``hardware``: which files got a row."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(code), *filter(None, [os.environ.get("PYTHONPATH")])])
@@ -122,7 +124,7 @@ def analyze_level(result: LevelResult, files: list[Path], hardware: str, *, code
     command = [sys.executable, "-c", "import sys; from solar_assets.cli import main; sys.exit(main())",
                "analyze", "--no-dagster", "--json", "--no-progress", "--home", str(home), "--hardware", hardware,
                "--jobs", str(jobs), "--timeout", str(timeout_s), "--output", str(home / "kb_reports" / result.level),
-               *(str(f.resolve()) for f in files)]
+               *(["--train"] if train else []), *(str(f.resolve()) for f in files)]
     start = time.perf_counter()
     done = subprocess.run(command, env=env, cwd=code, capture_output=True, text=True, check=False)
     result.analyze_wall_s = time.perf_counter() - start
@@ -133,12 +135,27 @@ def analyze_level(result: LevelResult, files: list[Path], hardware: str, *, code
         result.error = f"solar analyze exited with status {done.returncode}: {tail[0]}"
         result.bounded_paths = set()
         return
-    by_name = {f.stem: str(f.resolve()) for f in files}
+    by_name = {f.stem + ("[train]" if train else ""): str(f.resolve()) for f in files}
     result.bounded_paths = {by_name.get(row["workload"], row["workload"]) for row in payload["rows"]}
     for failure in payload.get("failures", []):
         name = failure.get("workload") or Path(failure.get("path", "?")).stem
         result.analyze_failures[by_name.get(name, name)] = (f"[{failure.get('stage') or failure.get('status')}] "
                                                             f"{failure.get('reason') or failure.get('error')}")
+
+
+def not_differentiable(row: dict[str, Any]) -> bool:
+    """A ``--train`` row of a problem that has no training step (``workloads.training.NotDifferentiable``)."""
+    return not row.get("validated") and "not differentiable" in str(row.get("error") or row.get("note") or "")
+
+
+def failure_class(row: dict[str, Any]) -> str:
+    """A failure's reason without the file and the figures: ``no lowering for aten.x.default``."""
+    text = str(row.get("error") or row.get("note") or "no reason given")
+    text = text.split(": ", 1)[1] if text.startswith("/") and ": " in text else text
+    match = re.search(r"no lowering for [\w.:]+", text)
+    if match:
+        return match.group(0)
+    return re.sub(r"\d[\d.e+-]*", "N", text)[:90]
 
 
 def format_results(results: list[LevelResult], total_wall_s: float) -> str:
@@ -152,11 +169,23 @@ def format_results(results: list[LevelResult], total_wall_s: float) -> str:
         lines.append(f"{r.level:<8} {len(r.rows):>5} {r.translated:>10} {r.validated:>9} {median:>8.1f} "
                      f"{percentile(seconds, 0.9):>7.1f} {r.wall_s:>7.1f}"
                      + (f" {r.bounded if r.bounded is not None else '-':>7} {r.analyze_wall_s:>9.1f}" if analyzed else ""))
-    failures = [(r.level, row) for r in results for row in r.rows if not row.get("validated")]
+    failures = [(r.level, row) for r in results for row in r.rows
+                if not row.get("validated") and not not_differentiable(row)]
+    undifferentiable = [(r.level, row) for r in results for row in r.rows if not_differentiable(row)]
     unbounded = [(r.level, row["path"], r.analyze_failures.get(row["path"], "no report row"))
                  for r in results if r.bounded_paths is not None for row in r.rows
                  if row.get("validated") and row["path"] not in r.bounded_paths]
     errors = [r for r in results if r.error]
+    if undifferentiable:
+        lines += ["", "not differentiable (no training step: no floating-point output depends on a parameter or "
+                      "input, or nothing to differentiate by):"]
+        lines += [f"  {level}/{Path(row['path']).name}" for level, row in undifferentiable]
+    if failures:
+        classes: dict[str, int] = {}
+        for _, row in failures:
+            key = f"[{row.get('failed_stage') or '?'}] {failure_class(row)}"
+            classes[key] = classes.get(key, 0) + 1
+        lines += ["", "failures by class:"] + [f"  {n:>3}  {k}" for k, n in sorted(classes.items(), key=lambda kv: -kv[1])]
     if failures or errors or unbounded:
         lines += ["", "failures:"]
         lines += [f"  {r.level}: {r.error}" for r in errors]
@@ -166,8 +195,12 @@ def format_results(results: list[LevelResult], total_wall_s: float) -> str:
         for level, path, reason in unbounded:
             lines.append(f"  {level}/{Path(path).name} [analyze]: {reason}")
     n = sum(len(r.rows) for r in results)
+    differentiable = n - len(undifferentiable)
+    validated = sum(r.validated for r in results)
     lines += ["", f"total: {sum(r.translated for r in results)}/{n} translated, "
-                  f"{sum(r.validated for r in results)}/{n} validated"
+                  f"{validated}/{n} validated"
+                  + (f" ({validated}/{differentiable} = {100 * validated / max(1, differentiable):.1f} % of the "
+                     f"differentiable)" if undifferentiable else "")
                   + (f", {sum(r.bounded or 0 for r in results)}/{n} bounded" if analyzed else "")
                   + f", wall time {total_wall_s:.1f} s"]
     return "\n".join(lines)
@@ -184,6 +217,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--home", type=Path, default=None, help="SOLAR_HOME to use (default: a fresh temporary one)")
     parser.add_argument("--code", type=Path, default=REPO, help="the solar checkout to run (default: this one)")
     parser.add_argument("--json", type=Path, default=None, help="also write every level's rows to this file")
+    parser.add_argument("--train", action="store_true",
+                        help="each problem's training step (solar coverage --train): forward, loss, backward, AdamW")
     parser.add_argument("--analyze", metavar="PART", default=None,
                         help="also run solar analyze --no-dagster on this hardware part and count bounded files")
     args = parser.parse_args(argv)
@@ -201,10 +236,10 @@ def main(argv: list[str] | None = None) -> int:
             files = problem_files(args.kb_dir / level, args.limit, args.skip)
             log.info("%s: %d files", level, len(files))
             results.append(run_level(level, files, code=args.code.resolve(), home=home, jobs=args.jobs,
-                                     timeout_s=args.timeout))
+                                     timeout_s=args.timeout, train=args.train))
             if args.analyze:
                 analyze_level(results[-1], files, args.analyze, code=args.code.resolve(), home=home, jobs=args.jobs,
-                              timeout_s=args.timeout)
+                              timeout_s=args.timeout, train=args.train)
     total = time.perf_counter() - start
     sys.stdout.write(format_results(results, total) + "\n")
     if args.json:

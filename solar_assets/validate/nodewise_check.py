@@ -230,6 +230,10 @@ def _plan(program: Program, value_of: dict[str, str], order: dict[str, int], key
             node = value_of.get(t)
             if node in order:
                 extra[node] = max(extra.get(node, 0), at)
+    for t in program.outputs:  # read at the output node (``on_node``): an output that is a view of an earlier
+        node = value_of.get(t)  # value (a training step's permuted gradient) keeps that value to the end
+        if node in order:
+            extra[node] = max(extra.get(node, 0), end)
     return _Plan(groups, check_at, extra, writes)
 
 
@@ -381,11 +385,12 @@ def checker_result(program: Program, checker: _Checker, note: str, start: float)
     """The verdict of a finished node-wise pass (PyTorch or JAX): the whole-program refusals on the
     framework's own outputs (an all-NaN or constant output checks nothing), then every group's checks."""
     checks = checker.checks
-    if checker.outputs is not None:
-        golden = type("_Outputs", (), {"outputs": checker.outputs, "outputs64": None})()
-        names = list(program.outputs)
-        checks = _refusals(program, golden, names, [program.tensor(n).dtype for n in names]) + checks
+    notes = [note]
+    if checker.outputs is not None:  # node-wise validation checks only the tracer's own lowering (``traced``):
+        golden = type("_Outputs", (), {"outputs": checker.outputs, "outputs64": None})()  # a constant the graph
+        names = list(program.outputs)  # makes from no input (a loss-sum's bias gradient) is compared, with a note
+        checks = _refusals(program, golden, names, [program.tensor(n).dtype for n in names], True, notes) + checks
     return ValidationResult(ok=bool(checks) and all(c.ok for c in checks), checks=checks,
                             max_abs_error=max((c.max_abs_error for c in checks), default=0.0),
                             max_rel_error=max((c.max_rel_error for c in checks), default=0.0),
-                            seconds=time.perf_counter() - start, notes=[note])
+                            seconds=time.perf_counter() - start, notes=notes)

@@ -131,7 +131,7 @@ class TrainStep(torch.nn.Module):
                 grads = tuple(g if g is not None else torch.zeros_like(w) for g, w in zip(grads, wrt))
         with phase("optimizer"):
             updated = self.update([p.detach() for p in params], list(grads[:len(params)]), states)
-        return (loss.detach(), *grads, *updated)
+        return (loss, *grads, *updated)
 
     def loss(self, outputs: Any) -> torch.Tensor:
         if self._loss_fn is not None:

@@ -47,11 +47,11 @@ def convolution_backward_lowering(c: Ctx, gy: SymTensor, x: SymTensor, w: SymTen
     weight (``core.conv.transposed_conv``: each real product once); the weight's, the forward's
     products summed over batch and positions (``core.conv.conv_weight_grad``); the bias's, ``gy``
     summed over all but its feature dim."""
-    if transposed:
-        raise LoweringGap("the backward of a transposed convolution is not lowered yet")
     nd = len(x.shape) - 2
     stride, padding, dilation = _expand(stride, nd), _expand(padding, nd), _expand(dilation, nd)
     layout = ConvLayout.channels_first(nd)
+    if transposed:
+        return _transposed_convolution_backward(c, gy, x, w, stride, padding, dilation, groups, output_mask)
 
     def grad_input() -> SymTensor:
         return transposed_conv(c.b, c.name + "_input", gy, w, c.out_shape(0), c.out_dtype(0),
@@ -75,6 +75,39 @@ def convolution_backward_lowering(c: Ctx, gy: SymTensor, x: SymTensor, w: SymTen
 
     mask = list(output_mask)
     return tuple(f if wanted else None for f, wanted in zip((grad_input, grad_weight, grad_bias), mask))
+
+
+def _transposed_convolution_backward(c: Ctx, gy: SymTensor, x: SymTensor, w: SymTensor, stride, padding, dilation,
+                                     groups: int, output_mask):
+    """A transposed convolution's gradients. Its forward puts ``x[ci, p]·w[ci, co, r]`` at
+    ``p·s + r·d - pad``, so the input's gradient is the ordinary convolution of ``gy`` with the same
+    weight read as OIHW (``gx[ci, p] += gy[co, p·s + r·d - pad]·w[ci, co, r]``), and the weight's is
+    ``conv_weight_grad`` with the roles of ``x`` and ``gy`` exchanged."""
+    nd = len(x.shape) - 2
+    layout = ConvLayout.channels_first(nd)
+
+    def windowed_gy() -> SymTensor:
+        if any(needs_pad(gy.shape[2 + d], x.shape[2 + d], w.shape[2 + d], stride[d], dilation[d], padding[d])
+               for d in range(nd)):
+            return c.b.padded(gy, 0.0, c.name + "_gy")
+        return gy
+
+    def grad_input() -> SymTensor:
+        return conv(c.b, c.name + "_input", windowed_gy(), w, c.new_output(0, c.name + "_input"), layout, stride,
+                    dilation, padding, groups)
+
+    def grad_weight() -> SymTensor:
+        return conv_weight_grad(c.b, c.name + "_weight", windowed_gy(), x, c.new_output(1, c.name + "_weight"),
+                                layout, stride, dilation, padding, groups)
+
+    def grad_bias() -> SymTensor:
+        out = c.new_output(2, c.name + "_bias")
+        v = loop_vars("i", len(gy.shape))
+        c.b.kernel(out.base, [(v[1], gy.shape[1]), (v[0], gy.shape[0])] + list(zip(v[2:], gy.shape[2:])),
+                   out.access([Lin.of(v[1])]), "+=", gy.access(lins(v)))
+        return out
+
+    return tuple(f if wanted else None for f, wanted in zip((grad_input, grad_weight, grad_bias), list(output_mask)))
 
 
 def _pool(c: Ctx, x: SymTensor, kernel, stride, padding, dilation, update: str, pad_value: float,
@@ -129,13 +162,56 @@ def max_pool_lowering(c: Ctx, x, kernel, stride=(), padding=0, dilation=1, ceil_
 def max_pool_backward_lowering(c: Ctx, gy: SymTensor, x: SymTensor, kernel, stride, padding, dilation, ceil_mode,
                                indices: SymTensor) -> SymTensor:
     """A max pool's input gradient: each window's output gradient added at the position its first
-    maximum came from (``indices``, flat in the input's spatial plane as ``_pool_indices`` gives it),
-    into a zeroed buffer spanning every window (the input plus its padding), the input's window of
-    which is the gradient."""
+    maximum came from (``indices``, flat in the input's spatial plane as ``_pool_indices`` gives it)."""
     nd = len(_expand(kernel, 1)) if isinstance(kernel, (list, tuple)) else 1
     kernel = _expand(kernel, nd)
     stride = _expand(stride, nd) if stride else list(kernel)
     padding, dilation = _expand(padding, nd), _expand(dilation, nd)
+    spatial = x.shape[len(x.shape) - nd:]
+
+    def value(p: list[str], r: list[str], pos: list[Lin]) -> str:
+        lead = len(p) - nd
+        flat, plane = Lin.constant(0), 1
+        for d in range(nd - 1, -1, -1):
+            flat, plane = flat + (pos[d] + Lin.constant(-padding[d])).scale(plane), plane * spatial[d]
+        return f"select({indices.access(lins(p))} == {flat.render()}, {gy.access(lins(p))}, 0.0)"
+
+    return _scatter_windows(c, gy, x, kernel, stride, padding, dilation, value)
+
+
+@lowers(aten.avg_pool2d_backward, aten.avg_pool3d_backward)
+def avg_pool_backward_lowering(c: Ctx, gy: SymTensor, x: SymTensor, kernel, stride, padding, ceil_mode,
+                               count_include_pad, divisor_override) -> SymTensor:
+    """An average pool's input gradient: each window's output gradient, divided as the forward
+    divided it (the window size, ``divisor_override``, or where windows differ the taps each one
+    counts: ``avg_pool_lowering``), added at every position of the window."""
+    nd = len(_expand(kernel, 1)) if isinstance(kernel, (list, tuple)) else 1
+    kernel = _expand(kernel, nd)
+    stride = _expand(stride, nd) if stride else list(kernel)
+    pads = _expand(padding, nd)
+    if divisor_override:
+        divisor = lambda p: fmt(divisor_override)  # noqa: E731
+    elif not ceil_mode and not (any(pads) and not count_include_pad):
+        size = 1
+        for k in kernel:
+            size *= k
+        divisor = lambda p: fmt(size)  # noqa: E731
+    else:
+        taps = _window_taps(c, x, gy, kernel, stride, pads, count_include_pad)
+        divisor = lambda p: taps.access(lins(p)[len(p) - nd:])  # noqa: E731
+    return _scatter_windows(c, gy, x, kernel, stride, pads, [1] * nd,
+                            lambda p, r, pos: f"{gy.access(lins(p))} / {divisor(p)}")
+
+
+def fmt(x: float | int) -> str:
+    return repr(float(x))
+
+
+def _scatter_windows(c: Ctx, gy: SymTensor, x: SymTensor, kernel, stride, padding, dilation, value) -> SymTensor:
+    """A pool's input gradient as a scatter-add: for every window ``p`` and tap ``r``, ``value(p, r,
+    pos)`` (pos: the tap's position in the span) added at that position of a zeroed buffer spanning
+    every window (the input plus its padding); the input's window of it is the gradient."""
+    nd = len(kernel)
     lead = len(x.shape) - nd
     spatial = x.shape[lead:]
     out_sp = gy.shape[lead:]
@@ -146,13 +222,9 @@ def max_pool_backward_lowering(c: Ctx, gy: SymTensor, x: SymTensor, kernel, stri
     v = loop_vars("i", len(buf.shape))
     c.b.kernel(buf.base + "_zero", list(zip(v, buf.shape)), buf.access(lins(v)), "=", "0.0")
     p, r = loop_vars("p", len(gy.shape)), loop_vars("r", nd)
-    pos = [Lin.of(p[lead + d], stride[d]) + Lin.of(r[d], dilation[d]) for d in range(nd)]  # in the span
-    flat, plane = Lin.constant(0), 1
-    for d in range(nd - 1, -1, -1):
-        flat, plane = flat + (pos[d] + Lin.constant(-padding[d])).scale(plane), plane * spatial[d]
-    at = [*lins(p[:lead]), *pos] if not whole else [*lins(p[:lead]), *pos]
-    c.b.kernel(c.name, list(zip(p, gy.shape)) + list(zip(r, kernel)), buf.access(at), "+=",
-               f"select({indices.access(lins(p))} == {flat.render()}, {gy.access(lins(p))}, 0.0)", init="keep")
+    pos = [Lin.of(p[lead + d], stride[d]) + Lin.of(r[d], dilation[d]) for d in range(nd)]
+    c.b.kernel(c.name, list(zip(p, gy.shape)) + list(zip(r, kernel)), buf.access([*lins(p[:lead]), *pos]), "+=",
+               value(p, r, pos), init="keep")
     if whole:
         return buf
     out = c.new_output()
@@ -160,6 +232,26 @@ def max_pool_backward_lowering(c: Ctx, gy: SymTensor, x: SymTensor, kernel, stri
     src = [*lins(w[:lead]), *[Lin.of(w[lead + d]) + Lin.constant(padding[d]) for d in range(nd)]]
     c.b.kernel(c.name + "_window", list(zip(w, x.shape)), out.access(lins(w)), "=", buf.access(src))
     return out
+
+
+def _window_taps(c: Ctx, x: SymTensor, gy: SymTensor, kernel, stride, pads, count_include_pad) -> SymTensor:
+    """Per output window, the taps an average pool divided it by (``avg_pool_lowering``'s count)."""
+    nd = len(kernel)
+    lead = len(x.shape) - nd
+    spatial = list(x.shape[lead:])
+    counted = [n + 2 * p for n, p in zip(spatial, pads)] if count_include_pad else spatial
+    ones = c.b.declare(c.name + "_ones", counted, x.dtype)
+    v = loop_vars("i", nd)
+    c.b.kernel(ones.base, list(zip(v, counted)), ones.access(lins(v)), "=", "1.0")
+    shift = [0] * nd if count_include_pad else pads
+    src = c.b.padded(ones, 0.0, c.name + "_ones_in")
+    out_spatial = list(gy.shape[lead:])
+    taps = c.b.declare(c.name + "_taps", out_spatial, x.dtype)
+    p, r = loop_vars("p", nd), loop_vars("r", nd)
+    reads = [Lin.of(p[d], stride[d]) + Lin.of(r[d]) + Lin.constant(-shift[d]) for d in range(nd)]
+    c.b.kernel(taps.base, list(zip(p, out_spatial)) + list(zip(r, kernel)), taps.access(lins(p)), "+=",
+               src.access(reads))
+    return taps
 
 
 @lowers(aten.avg_pool2d, aten.avg_pool3d)
