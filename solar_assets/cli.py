@@ -646,9 +646,14 @@ def _measure_options(args: argparse.Namespace):
 
     if args.runs < 1:
         raise SolarError(f"--runs must be at least 1, got {args.runs}")
+    from solar_assets.workloads.training import TrainSpec
+
+    train = TrainSpec(optimizer=args.optimizer or "adamw", loss=args.loss or "auto") if args.train else None
+    if train is not None and getattr(args, "per_op", None) is not None:
+        raise SolarError("--measure --per-op times a forward pass op by op; with --train give --measure alone")
     return MeasureOptions(backends=parse_backends(args.backends),
                           timing=TimingOptions(runs=args.runs, min_runs=min(5, args.runs)),
-                          per_op=getattr(args, "per_op", None) is not None)
+                          per_op=getattr(args, "per_op", None) is not None, train=train)
 
 
 def _print_checks(evaluations) -> None:

@@ -275,3 +275,85 @@ def test_a_training_step_is_its_own_dagster_partition(tmp_path):
         keys = set(instance.get_dynamic_partitions("workload"))
     assert {"mlp_classifier", "mlp_classifier@train"} <= {split_train_key(k)[0].split(".")[-1] + (
         "@train" if split_train_key(k)[1] else "") for k in keys}
+
+
+JAX_MLP = '''import jax
+import jax.numpy as jnp
+import flax.linen as nn
+
+
+class Model(nn.Module):
+    hidden: int
+    out: int
+
+    @nn.compact
+    def __call__(self, x):
+        x = jnp.tanh(nn.Dense(self.hidden)(x))
+        return nn.Dense(self.out)(x)
+
+
+batch_size = 8
+in_features = 16
+
+
+def get_inputs():
+    return [jax.random.normal(jax.random.key(1), (batch_size, in_features))]
+
+
+def get_init_inputs():
+    return [32, 4]
+'''
+
+
+def test_a_flax_step_takes_optax_sgd_by_hand(tmp_path):
+    """A linen MLP's step: MACs by hand (backward: both weight gradients and the hidden layer's
+    input gradient), phases from the name stack, and the updated parameters equal SGD with momentum
+    written out here over ``jax.grad`` of the plain loss."""
+    import jax
+    import jax.numpy as jnp
+
+    from solar_assets.execute import execute_program
+    from solar_assets.golden.jax_golden import make_jax_golden
+    from solar_assets.translate.jax_tracer import trace_jax
+    from solar_assets.workloads import read_workload_source
+    from solar_assets.workloads.jax_loader import load_jax_workload
+
+    path = tmp_path / "linen_mlp.py"
+    path.write_text(JAX_MLP)
+    analysis = solar.analyze(path, hardware="H100_SXM", train=True, optimizer="sgd", home=tmp_path / "home")
+    row = analysis.rows[0]
+    assert row.workload == "linen_mlp[train:sgd]"
+    forward = 8 * (16 * 32 + 32 * 4)
+    assert row.macs == forward + forward + 8 * 32 * 4
+    assert {r.phase for r in analysis.per_op if r.op != "output"} == {"forward", "backward", "optimizer"}
+
+    src = read_workload_source(path, train=TrainSpec("sgd"))
+    program = trace_jax(src).program
+    golden = make_jax_golden(src)
+    outputs = execute_program(program, golden.bindings(np.float64), np.float64)
+    plain = load_jax_workload(read_workload_source(path))
+    names = sorted(plain.params)
+    grads = jax.grad(lambda p: plain.fn(p, *plain.inputs).astype(jnp.float32).sum())(dict(plain.params))
+    h = SGD_HYPERPARAMETERS
+    n = len(names)
+    updated = dict(zip([b for b in golden.params if b.startswith("param:")], outputs[1 + n:1 + 2 * n]))
+    for name in names:
+        buf = golden.params[f"buffer:momentum__{name.removeprefix('param:').replace('.', '__')}"]
+        want = np.asarray(plain.params[name], np.float64) - h["lr"] * (h["momentum"] * buf + np.asarray(grads[name]))
+        np.testing.assert_allclose(updated[name], want, rtol=1e-5, atol=1e-7)
+
+
+def test_a_measured_training_step_does_not_beat_its_bounds(tmp_path):
+    """``--train --measure`` times the eager step itself (forward, backward, torch.optim) on this
+    host and audits it against the step's bounds."""
+    done = subprocess.run(
+        [sys.executable, "-m", "solar_assets", "analyze", str(MLP), "--hardware", "host", "--train", "--measure",
+         "--runs", "3", "--no-dagster", "--no-progress", "--json", "--home", str(tmp_path)],
+        capture_output=True, text=True, cwd=REPO, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    import json
+
+    rows = [r for r in json.loads(done.stdout)["rows"] if r["hardware"] == "host"]
+    assert [r["workload"] for r in rows] == ["mlp_classifier[train]"]
+    assert rows[0]["measured_s"] > 0 and not rows[0]["violation"]
+    assert rows[0]["measured_s"] >= rows[0]["sol_fused_s"]

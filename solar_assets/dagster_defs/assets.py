@@ -176,7 +176,8 @@ def measured_runtime(context: dg.AssetExecutionContext, config: MeasureConfig, w
         raise dg.Failure(description=f"{workload_source.path}: a {workload_source.framework} workload has no "
                                      f"{keys['backend']} measurement", allow_retries=False)
     runs = max(config.runs, 1)
-    options = MeasureOptions(backends=(backend,), timing=TimingOptions(runs=runs, min_runs=min(config.min_runs, runs)))
+    options = MeasureOptions(backends=(backend,), timing=TimingOptions(runs=runs, min_runs=min(config.min_runs, runs)),
+                             train=workload_source.train)  # a training step's partition times the step
     from solar_assets.asset_compute.isolated import call_in_worker
 
     with _user_errors():  # the timing runs execute the user's file: in a worker with the limits

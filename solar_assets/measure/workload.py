@@ -11,6 +11,7 @@ from pathlib import Path
 from solar_assets.errors import SolarError
 from solar_assets.measure.backends import LABELS, MeasureError, parse_backends, resolve_backends, runner_for
 from solar_assets.measure.flush import CacheFlusher
+from solar_assets.workloads.training import TrainSpec
 from solar_assets.measure.runtime import Timing, TimingOptions, time_runs
 
 logger = logging.getLogger(__name__)
@@ -27,6 +28,7 @@ class MeasureOptions:
     flush_bytes: int | None = None
     threads: int | None = None  # None: every CPU, or 1 where that is faster (``choose_threads``)
     per_op: bool = False  # also profile each op of the eager run and join it with the per-op SOL (``op_measure``)
+    train: TrainSpec | None = None  # time the file's training step (``workloads.training``), not its forward pass
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "backends", parse_backends(self.backends))
@@ -82,7 +84,7 @@ def measure_workload(path: str | Path, options: MeasureOptions | None = None,
     from solar_assets.workloads import read_workload_source
 
     options = options or MeasureOptions()
-    src = read_workload_source(path)
+    src = read_workload_source(path, train=options.train)
     result = WorkloadMeasurement(src.name, str(src.path), src.framework)
     threads = options.threads or len(os.sched_getaffinity(0))
     flush = flusher or CacheFlusher(options.flush_bytes)
