@@ -273,11 +273,9 @@ def _use_train(args: argparse.Namespace) -> None:
 
 def _run_names(paths: Sequence[Path]) -> list[str]:
     """The workloads' names as this run's rows give them (``stem[train]`` with ``--train``)."""
-    from solar_assets.chain.config import RunConfig
-    from solar_assets.workloads.training import train_name
+    from solar_assets.chain.run import run_name
 
-    train = RunConfig.from_env().train
-    return [train_name(workload_name(p), train) for p in paths]
+    return [run_name(p) for p in paths]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -98,12 +98,14 @@ class _Walk:
     event kept, its value stored; a failure stops what depends on it (``upstream_failed``)."""
 
     def __init__(self, path: str, options: dict[str, Any]) -> None:
+        from solar_assets.asset_compute.keys import split_train_key
         from solar_assets.workloads.source import workload_name
+        from solar_assets.workloads.training import train_name
 
         self.path = path
-        self.result = WorkloadResult(workload=workload_name(path), path=path)
         self.settings = AssetSettings(**options["settings"])
         self.key, self.home = options["keys"][path], self.settings.home
+        self.result = WorkloadResult(workload=train_name(workload_name(path), split_train_key(self.key)[1]), path=path)
         self.defer = bool(options.get("defer_pictures"))
         self.bound_nodes = [n for n in BOUND_NODES if options["inverse"] or n.name != "inverse_roofline"]
         self.events: list[PartitionEvent] = []

@@ -147,9 +147,7 @@ def measure_in_workers(results: Sequence[WorkloadResult], measure: MeasureOption
 
 
 def _measure_task(path: str, cache_dir: str | None, arg: dict[str, object]) -> WorkloadResult:
-    from solar_assets.workloads.source import workload_name
-
-    result = WorkloadResult(workload=workload_name(path), path=path)
+    result = WorkloadResult(workload=run_name(path), path=path)
     state = ChainState(result.seconds)
     try:
         with state.timing("measure"):
@@ -161,12 +159,19 @@ def _measure_task(path: str, cache_dir: str | None, arg: dict[str, object]) -> W
     return result
 
 
+def run_name(path: str | Path) -> str:
+    """The workload's name in this run's results: ``stem[train]`` when the run bounds training steps
+    (the options ``solar`` exported for its processes: ``RunConfig.from_env``)."""
+    from solar_assets.workloads.source import workload_name
+    from solar_assets.workloads.training import train_name
+
+    return train_name(workload_name(path), RunConfig.from_env().train)
+
+
 def unfinished_result(path: str | Path, message: str, seconds: float, last_event: str | None) -> WorkloadResult:
     """The result of a workload whose worker was killed (time or memory limit) or died: the
     message says why and during which stage (``last_event``: "trace", "golden at BATCH=3", ...)."""
-    from solar_assets.workloads.source import workload_name
-
     where = f" during {last_event}" if last_event else ("" if last_event == "" else " before its first stage")
     stage = last_event.split(" ", 1)[0] if last_event else None
-    return WorkloadResult(workload=workload_name(path), path=str(path), error=with_path(message + where, path),
+    return WorkloadResult(workload=run_name(path), path=str(path), error=with_path(message + where, path),
                           failed_stage=stage, seconds={"unfinished": seconds})
