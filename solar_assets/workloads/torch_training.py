@@ -17,7 +17,8 @@ that graph, so the export sees ATen ops over the step's parameters, buffers and 
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+import contextlib
+from typing import Any, Callable, Iterator, Sequence
 
 import torch
 
@@ -130,6 +131,7 @@ class TrainStep(torch.nn.Module):
                 grads = torch.autograd.grad(loss, wrt, allow_unused=True)
                 grads = tuple(g if g is not None else torch.zeros_like(w) for g, w in zip(grads, wrt))
         with phase("optimizer"):
+            _leave_module_scope()  # the last backward node's module does not reach the update
             updated = self.update([p.detach() for p in params], list(grads[:len(params)]), states)
         return (loss, *grads, *updated)
 
@@ -191,6 +193,74 @@ class TrainStep(torch.nn.Module):
         return new_params + out
 
 
+@contextlib.contextmanager
+def module_scopes(model: torch.nn.Module) -> Iterator[None]:
+    """While tracing, each submodule call sets the traced nodes' ``nn_module_stack`` (path → (path,
+    class), outermost first, as torch.export writes it), which ``functional_call`` under ``make_fx``
+    records nothing of; the hooks are removed afterwards."""
+    import torch.fx.traceback as fx_traceback
+
+    stack: list[tuple[str, tuple[str, str]]] = []
+    names = {id(m): n for n, m in model.named_modules()}
+    backward_hooks: list[Any] = []
+    scoped: set[Any] = set()  # autograd nodes given their module already (the innermost one)
+
+    before: list[set[Any]] = []  # per open module: the autograd nodes its inputs came from (made outside it)
+
+    def enter(module: torch.nn.Module, args: Any) -> None:
+        before.append({t.grad_fn for t in torch.utils._pytree.tree_leaves(args)
+                       if isinstance(t, torch.Tensor) and t.grad_fn is not None})
+        path = names.get(id(module), "")
+        stack.append((path, (path, f"{type(module).__module__}.{type(module).__qualname__}")))
+        fx_traceback.current_meta["nn_module_stack"] = dict(stack)
+
+    def leave(module: torch.nn.Module, args: Any, out: Any) -> None:
+        scope_backward(out, dict(stack), before.pop() if before else set())  # its ops' backward: in its scope too
+        if stack:
+            stack.pop()
+        if stack:
+            fx_traceback.current_meta["nn_module_stack"] = dict(stack)
+        else:
+            fx_traceback.current_meta.pop("nn_module_stack", None)
+
+    def scope_backward(out: Any, scope: dict, outside: set[Any]) -> None:
+        todo = [t.grad_fn for t in torch.utils._pytree.tree_leaves(out)
+                if isinstance(t, torch.Tensor) and t.grad_fn is not None]
+        seen: set[Any] = set()
+        while todo:  # every node between the module's inputs and its outputs; inner modules' keep their scope
+            node = todo.pop()
+            if node is None or node in seen or node in outside:
+                continue
+            seen.add(node)
+            if node not in scoped:
+                scoped.add(node)
+                backward_hooks.append(node.register_prehook(_set_scope(scope)))
+            todo += [n for n, _ in node.next_functions if n is not None]
+
+    handles = [h for m in model.modules() for h in (m.register_forward_pre_hook(enter),
+                                                      m.register_forward_hook(leave, always_call=True))]
+    try:
+        yield
+    finally:
+        for h in handles + backward_hooks:
+            h.remove()
+        fx_traceback.current_meta.pop("nn_module_stack", None)
+
+
+def _leave_module_scope() -> None:
+    import torch.fx.traceback as fx_traceback
+
+    fx_traceback.current_meta.pop("nn_module_stack", None)
+
+
+def _set_scope(scope: dict) -> Callable[[Any], None]:
+    def prehook(grad_outputs: Any) -> None:
+        import torch.fx.traceback as fx_traceback
+
+        fx_traceback.current_meta["nn_module_stack"] = scope
+    return prehook
+
+
 def trace_joint(step: TrainStep, inputs: Sequence[Any], decompositions: dict[Any, Any]) -> None:
     """Record the whole step as one ATen graph (forward, autograd's backward, torch.optim's update),
     which ``step.forward`` replays from then on (module docstring). ``inputs`` and the step's
@@ -209,7 +279,7 @@ def trace_joint(step: TrainStep, inputs: Sequence[Any], decompositions: dict[Any
     states = [step.get_buffer(n) for n in step.state_names]
     import torch.fx.traceback as fx_traceback
 
-    with fx_traceback.preserve_node_meta():  # the phases (``phase``) reach the nodes
+    with fx_traceback.preserve_node_meta(), module_scopes(step.model):  # phases and module paths reach the nodes
         graph = make_fx(joint, tracing_mode="real", decomposition_table=decompositions,
                         record_stack_traces=True)(*params, *buffers, *states, *inputs)
     object.__setattr__(step, "_joint", graph)  # not a submodule: the export's state is the step's own
