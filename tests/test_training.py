@@ -357,3 +357,50 @@ def test_a_measured_training_step_does_not_beat_its_bounds(tmp_path):
     assert [r["workload"] for r in rows] == ["mlp_classifier[train]"]
     assert rows[0]["measured_s"] > 0 and not rows[0]["violation"]
     assert rows[0]["measured_s"] >= rows[0]["sol_fused_s"]
+
+
+RECURRENT_AND_ATTENTION = '''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    def __init__(self, features, hidden):
+        super().__init__()
+        self.lstm = nn.LSTM(features, hidden, batch_first=True)
+        self.q = nn.Linear(hidden, hidden)
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x):
+        h, _ = self.lstm(x)
+        q = self.q(h).unsqueeze(1)
+        a = F.scaled_dot_product_attention(q, h.unsqueeze(1), h.unsqueeze(1), is_causal=True)
+        return self.drop(a).squeeze(1)
+
+
+batch_size = 2
+seq_len = 6
+features = 8
+hidden = 12
+
+
+def get_inputs():
+    return [torch.randn(batch_size, seq_len, features)]
+
+
+def get_init_inputs():
+    return [features, hidden]
+'''
+
+
+def test_an_lstm_causal_attention_and_training_mode_dropout_train(tmp_path):
+    """The ops a step meets beyond a forward pass: an LSTM's cell (in-place gate updates:
+    functionalised), attention differentiated through its decomposition, and dropout's mask in
+    training mode (the same pattern in the IR and the eager step)."""
+    path = tmp_path / "lstm_attention.py"
+    path.write_text(RECURRENT_AND_ATTENTION)
+    analysis = solar.analyze(path, hardware="H100_SXM", train=True, home=tmp_path / "home")
+    row = analysis.rows[0]
+    assert row.workload == "lstm_attention[train]" and row.validated
+    assert {r.phase for r in analysis.per_op if r.op != "output"} == {"forward", "backward", "optimizer"}
+    assert any(r.module == "lstm" and r.phase == "backward" for r in analysis.per_op)

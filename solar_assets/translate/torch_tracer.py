@@ -516,6 +516,16 @@ def _copy_lowering(c: Ctx, dst: Any, src: Any, non_blocking: bool = False) -> An
     return c.elementwise("{0}", src)
 
 
+def _bernoulli_lowering(c: Ctx, x: Any, p: Any = 0.5, generator: Any = None) -> Any:
+    """``bernoulli(x, p)``: 1 where the uniform pattern of ``in_forward`` is below ``p`` (a float;
+    ``deterministic_random`` draws the eager one so), else 0; ``x`` only gives the shape."""
+    if not isinstance(p, (int, float)):
+        raise LoweringGap("bernoulli with a tensor of probabilities")
+    shape = c.out_shape()
+    u = random_pattern_expr("uniform", [f"i{i}" for i in range(len(shape))], shape)
+    return c.elementwise(f"select(({u}) < {float(p)!r}, 1.0, 0.0)")
+
+
 def model_tensor_lowering(target: Any) -> Any:
     """The lowering of an op that makes or overwrites a model's own tensor, which the op lowerings do not
     cover: a random draw inside ``forward`` (``aten.randn`` / ``rand`` / ``_like``) is one kernel writing
@@ -525,6 +535,8 @@ def model_tensor_lowering(target: Any) -> Any:
     name = getattr(packet, "__name__", "")
     if name == "copy":
         return _copy_lowering
+    if name == "bernoulli":  # training-mode dropout's mask: ``pattern < p``, as the golden run draws it
+        return _bernoulli_lowering
     kind = random_kind(name)
     if kind is None:
         return None

@@ -135,6 +135,12 @@ def deterministic_random(float_dtype: Any = None) -> Iterator[None]:
                 p = args[1] if len(args) > 1 else kwargs.get("p", args[0])
                 u = random_pattern("uniform", out if float_dtype is None else out.to(float_dtype))
                 return (u < p).to(out.dtype)
+            if func is torch.ops.aten.bernoulli_.float and isinstance(args[1] if len(args) > 1 else
+                                                                       kwargs.get("p", 0.5), (int, float)):
+                # training-mode dropout's mask, drawn in place (eager ``native_dropout``): the same pattern
+                p = args[1] if len(args) > 1 else kwargs.get("p", 0.5)
+                u = random_pattern("uniform", out if float_dtype is None else out.to(float_dtype))
+                return args[0].copy_((u < p).to(args[0].dtype))
             kind = random_kind(name)
             if kind is None:
                 return out

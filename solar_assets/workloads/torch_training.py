@@ -261,6 +261,16 @@ def _set_scope(scope: dict) -> Callable[[Any], None]:
     return prehook
 
 
+def _writes_a_view(node: Any) -> bool:
+    """An in-place op whose target is not a graph input: a view, or a value made in the step (an
+    LSTM cell's ``split`` gates updated in place), which the replay's export refuses to write."""
+    schema = getattr(node.target, "_schema", None)
+    if node.op != "call_function" or schema is None or not schema.arguments or not node.args:
+        return False
+    first = schema.arguments[0].alias_info
+    return bool(first is not None and first.is_write and getattr(node.args[0], "op", "") != "placeholder")
+
+
 def trace_joint(step: TrainStep, inputs: Sequence[Any], decompositions: dict[Any, Any]) -> None:
     """Record the whole step as one ATen graph (forward, autograd's backward, torch.optim's update),
     which ``step.forward`` replays from then on (module docstring). ``inputs`` and the step's
@@ -279,9 +289,17 @@ def trace_joint(step: TrainStep, inputs: Sequence[Any], decompositions: dict[Any
     states = [step.get_buffer(n) for n in step.state_names]
     import torch.fx.traceback as fx_traceback
 
-    with fx_traceback.preserve_node_meta(), module_scopes(step.model):  # phases and module paths reach the nodes
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    with fx_traceback.preserve_node_meta(), module_scopes(step.model), \
+            torch.backends.mkldnn.flags(enabled=False), sdpa_kernel(SDPBackend.MATH):
+        # phases and module paths reach the nodes; an RNN and attention as their decompositions, which
+        # autograd differentiates op by op (no oneDNN RNN, no CPU flash-attention backward kernel)
         graph = make_fx(joint, tracing_mode="real", decomposition_table=decompositions,
                         record_stack_traces=True)(*params, *buffers, *states, *inputs)
+        if any(_writes_a_view(n) for n in graph.graph.nodes):  # functionalised (node by node, keeping each
+            graph = make_fx(torch.func.functionalize(torch.fx.Interpreter(graph).run),  # node's metadata): the
+                            tracing_mode="real")(*params, *buffers, *states, *inputs)  # export refuses such writes
     object.__setattr__(step, "_joint", graph)  # not a submodule: the export's state is the step's own
 
 
