@@ -66,15 +66,8 @@ def convolution_backward_lowering(c: Ctx, gy: SymTensor, x: SymTensor, w: SymTen
         return conv_weight_grad(c.b, c.name + "_weight", src, gy, c.new_output(1, c.name + "_weight"), layout,
                                 stride, dilation, padding, groups)
 
-    def grad_bias() -> SymTensor:
-        out = c.new_output(2, c.name + "_bias")
-        v = loop_vars("i", len(gy.shape))
-        c.b.kernel(out.base, [(v[1], gy.shape[1]), (v[0], gy.shape[0])] + list(zip(v[2:], gy.shape[2:])),
-                   out.access([Lin.of(v[1])]), "+=", gy.access(lins(v)))
-        return out
-
     mask = list(output_mask)
-    return tuple(f if wanted else None for f, wanted in zip((grad_input, grad_weight, grad_bias), mask))
+    return tuple(f if wanted else None for f, wanted in zip((grad_input, grad_weight, lambda: _bias_grad(c, gy)), mask))
 
 
 def _transposed_convolution_backward(c: Ctx, gy: SymTensor, x: SymTensor, w: SymTensor, stride, padding, dilation,
@@ -100,14 +93,17 @@ def _transposed_convolution_backward(c: Ctx, gy: SymTensor, x: SymTensor, w: Sym
         return conv_weight_grad(c.b, c.name + "_weight", windowed_gy(), x, c.new_output(1, c.name + "_weight"),
                                 layout, stride, dilation, padding, groups)
 
-    def grad_bias() -> SymTensor:
-        out = c.new_output(2, c.name + "_bias")
-        v = loop_vars("i", len(gy.shape))
-        c.b.kernel(out.base, [(v[1], gy.shape[1]), (v[0], gy.shape[0])] + list(zip(v[2:], gy.shape[2:])),
-                   out.access([Lin.of(v[1])]), "+=", gy.access(lins(v)))
-        return out
+    return tuple(f if wanted else None
+                 for f, wanted in zip((grad_input, grad_weight, lambda: _bias_grad(c, gy)), list(output_mask)))
 
-    return tuple(f if wanted else None for f, wanted in zip((grad_input, grad_weight, grad_bias), list(output_mask)))
+
+def _bias_grad(c: Ctx, gy: SymTensor) -> SymTensor:
+    """A convolution's bias gradient: ``gy`` summed over all but its feature dim."""
+    out = c.new_output(2, c.name + "_bias")
+    v = loop_vars("i", len(gy.shape))
+    c.b.kernel(out.base, [(v[1], gy.shape[1]), (v[0], gy.shape[0])] + list(zip(v[2:], gy.shape[2:])),
+               out.access([Lin.of(v[1])]), "+=", gy.access(lins(v)))
+    return out
 
 
 def _pool(c: Ctx, x: SymTensor, kernel, stride, padding, dilation, update: str, pad_value: float,
@@ -235,7 +231,8 @@ def _scatter_windows(c: Ctx, gy: SymTensor, x: SymTensor, kernel, stride, paddin
 
 
 def _window_taps(c: Ctx, x: SymTensor, gy: SymTensor, kernel, stride, pads, count_include_pad) -> SymTensor:
-    """Per output window, the taps an average pool divided it by (``avg_pool_lowering``'s count)."""
+    """Per output window (``gy``'s positions), the taps an average pool divides it by where windows
+    differ: the window sum over a tensor of ones (1 where a tap counts)."""
     nd = len(kernel)
     lead = len(x.shape) - nd
     spatial = list(x.shape[lead:])
@@ -270,20 +267,7 @@ def avg_pool_lowering(c: Ctx, x, kernel, stride=(), padding=0, ceil_mode=False, 
         return _pool(c, x, kernel, stride, padding, 1, "+=", 0.0, 1.0 / count)
     sums = _pool(c, x, kernel, stride, padding, 1, "+=", 0.0, None)
     lead = len(x.shape) - nd
-    spatial = list(x.shape[lead:])
-    counted = [n + 2 * p for n, p in zip(spatial, pads)] if count_include_pad else spatial
-    ones = c.b.declare(c.name + "_ones", counted, x.dtype)
-    v = loop_vars("i", nd)
-    c.b.kernel(ones.base, list(zip(v, counted)), ones.access(lins(v)), "=", "1.0")
-    shift = [0] * nd if count_include_pad else pads
-    stride = _expand(stride, nd) if stride else list(kernel)
-    out_spatial = list(sums.shape[lead:])
-    src = c.b.padded(ones, 0.0, c.name + "_ones_in")
-    taps = c.b.declare(c.name + "_taps", out_spatial, x.dtype)
-    p, r = loop_vars("p", nd), loop_vars("r", nd)
-    reads = [Lin.of(p[d], stride[d]) + Lin.of(r[d]) + Lin.constant(-shift[d]) for d in range(nd)]
-    c.b.kernel(taps.base, list(zip(p, out_spatial)) + list(zip(r, kernel)), taps.access(lins(p)), "+=",
-               src.access(reads))
+    taps = _window_taps(c, x, sums, kernel, _expand(stride, nd) if stride else list(kernel), pads, count_include_pad)
     w = loop_vars("i", len(sums.shape))
     out = c.new_output()
     c.b.kernel(c.name + "_mean", list(zip(w, sums.shape)), out.access(lins(w)), "=",
