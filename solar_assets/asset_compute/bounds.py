@@ -19,6 +19,7 @@ from solar_assets.chain.artifacts import BoundsRow
 from solar_assets.graph import EinsumGraph
 from solar_assets.hardware import HardwareSpec
 from solar_assets.paths import file_stem
+from solar_assets.stage_clock import clocked
 from solar_assets.validate.validated import ValidatedIR
 from solar_assets.workloads import WorkloadSource
 
@@ -95,6 +96,7 @@ def sol_bounds(workload_source: WorkloadSource, ir_validation: ValidatedIR, eins
     return Computed(BoundsRow(bounds=bounds, row=row), digest(row.model_dump_json()), metadata)
 
 
+@clocked("pictures")
 def roofline_picture(row: ReportRow, per_op: "list[PerOpRow] | str", solar: AssetSettings) -> Metadata:
     """``{"roofline": the pair's roofline}`` with its ops, drawn under the reports dir unless drawn
     from the same row before; when it cannot be drawn, the entry says why."""

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from solar_assets.asset_compute.keys import Partition
 from solar_assets.cache_store import note_written
+from solar_assets.stage_clock import clocked
 
 PICKLE_PROTOCOL = 4  # as Dagster's filesystem IO manager writes
 
@@ -30,6 +31,7 @@ def stored_form(value: object) -> object:
     return value
 
 
+@clocked("recording")
 def store_value(home: str | Path, partition: Partition, value: object) -> None:
     """``stored_form(value)`` where Dagster's IO manager reads it."""
     value = stored_form(value)
@@ -54,6 +56,7 @@ def file_version(path: Path) -> tuple[str, int, int]:
     return str(path), stat.st_mtime_ns if stat else 0, stat.st_size if stat else 0
 
 
+@clocked("recording")
 def write_events(path: Path, events: list) -> None:
     """A worker's partition events, logged by the call's step (``dagster_defs.step_events``)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")

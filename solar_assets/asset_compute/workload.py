@@ -28,6 +28,7 @@ from solar_assets.golden.recipe import CAP_ENV, GoldenRecipe, check_remade, gold
 from solar_assets.graph import EinsumGraph
 from solar_assets.ir.printer import format_program
 from solar_assets.paths import file_stem
+from solar_assets.stage_clock import clocked
 from solar_assets.translate import Translation
 from solar_assets.validate import ValidationResult
 from solar_assets.workloads import WorkloadSource
@@ -196,6 +197,7 @@ def einsum_graph(workload_source: WorkloadSource, ir_validation: ValidatedIR, so
     return Computed(graph, str(graph.digest()), metadata)
 
 
+@clocked("pictures")
 def graph_picture(graph: EinsumGraph, name: str, solar: AssetSettings) -> Metadata:
     """``{"graph": the picture}``, drawn under ``$SOLAR_HOME/graphs`` unless drawn from the same
     graph before; a picture is a nicety: when it cannot be drawn, the entry says why."""

@@ -21,6 +21,7 @@ from solar_assets import cache_store
 from solar_assets.chain.artifacts import SizeChoice
 from solar_assets.chain.config import RunConfig
 from solar_assets.progress import starting
+from solar_assets.stage_clock import clocked
 from solar_assets.errors import SolarError
 from solar_assets.validate.errors import ValidationFailed
 from solar_assets.validate.validated import ValidatedIR, validation_summary
@@ -61,6 +62,7 @@ def read_source(path: str | Path, config: RunConfig, cache_dir: Path | None = No
     return src
 
 
+@clocked("trace")
 def translate(src: WorkloadSource, config: RunConfig, cache_dir: Path | None = None,
               constants: Mapping[str, int] | None = None) -> Translation:
     """The workload's IR by ``config.translator`` ("tracer", "agent" or "auto": see
@@ -137,6 +139,7 @@ def _agent_variant(translator: str) -> dict[str, object]:
 
 
 # ---------------------------------------------------------------------------- the validation size
+@clocked("sizing")
 def choose_size(src: WorkloadSource, translation: Translation, config: RunConfig,
                 cache_dir: Path | None = None) -> ValidationSize:
     """The size to validate at (``solar_assets.sizing.choose_validation_size``): full size where
@@ -203,6 +206,7 @@ def retrace(src: WorkloadSource, translation: Translation, constants: Mapping[st
 
 
 # ---------------------------------------------------------------------------- golden and validation
+@clocked("golden")
 def golden(src: WorkloadSource, size: ValidationSize | Mapping[str, int], cache_dir: Path | None = None) -> Golden:
     """The workload's golden outputs at ``size`` (a ``ValidationSize``, or the constants to rebind;
     {} = full size), from the cache when this source and code made them before."""
@@ -242,6 +246,7 @@ that kept every one wrote ~50 GB (its GEMMs keep 8192 × 8192 weights at the val
 Larger ones are made again from the seed when needed (one forward pass)."""
 
 
+@clocked("validate (cache, transport)")
 def validate(src: WorkloadSource, translation: Translation, golden_outputs: Golden,
              scaled: Translation | None = None, cache_dir: Path | None = None) -> ValidatedIR:
     """Run the IR on the golden inputs; raise ``ValidationFailed`` unless every output matches.
@@ -272,6 +277,7 @@ def validate(src: WorkloadSource, translation: Translation, golden_outputs: Gold
                        validated_program=scaled.program if scaled is not None else None)
 
 
+@clocked("node-wise validation")
 def validate_nodewise(src: WorkloadSource, translation: Translation, choice: SizeChoice, config: RunConfig,
                       cache_dir: Path | None = None) -> ValidatedIR:
     """Validation when no scaled-down size worked (``choice.nodewise``): each op group of the IR
@@ -306,6 +312,7 @@ def validate_nodewise(src: WorkloadSource, translation: Translation, choice: Siz
 
 
 # ---------------------------------------------------------------------------- graph and bounds
+@clocked("graph")
 def lift_graph(src: WorkloadSource, validated: ValidatedIR) -> EinsumGraph:
     """The validated full-size IR as an einsum graph (exact MACs, FLOPs, bytes per node)."""
     from solar_assets.graph import build_einsum_graph
@@ -321,6 +328,7 @@ def load_spec(name: str, hardware_dir: str | Path | None = None) -> HardwareSpec
     return load_hardware(name, hardware_dir) if hardware_dir else load_hardware(name)
 
 
+@clocked("bounds")
 def bound_graph(src: WorkloadSource, graph: EinsumGraph, hw: HardwareSpec, config: RunConfig) -> SolBounds:
     """``sol_bounds`` under ``config.fp32_math`` (``auto``: resolved from the file's settings)."""
     from solar_assets.bounds import sol_bounds
@@ -340,6 +348,7 @@ def fp32_math_of(src: WorkloadSource, policy: str = "auto") -> Fp32Math:
     return fp32_math_for(text, policy)
 
 
+@clocked("inverse roofline")
 def inverse_for(src: WorkloadSource, hw: HardwareSpec, target_latency_s: float | None,
                 bounds: SolBounds) -> InverseRoofline | None:
     """The inverse roofline at ``target_latency_s`` from ``bounds`` (None when no target was asked for)."""
@@ -353,6 +362,7 @@ def inverse_for(src: WorkloadSource, hw: HardwareSpec, target_latency_s: float |
     return inverse_roofline(bounds, target_latency_s)
 
 
+@clocked("cache-aware ILP", part=lambda src, graph, hw, *a, **k: hw.name)
 def cache_aware_for(src: WorkloadSource, graph: EinsumGraph, hw: HardwareSpec,
                     cache_dir: Path | None = None) -> CacheAwareOutcome:
     """The cache-aware bracket (``CacheAwareOutcome``): the best modelled schedule at ``hw``'s on-chip
@@ -379,6 +389,7 @@ def cache_aware_for(src: WorkloadSource, graph: EinsumGraph, hw: HardwareSpec,
     return outcome
 
 
+@clocked("ski-slope")
 def ski_slope_for(src: WorkloadSource, graph: EinsumGraph, out_dir: Path, marks: Mapping[str, int] | None = None,
                   cache_dir: Path | None = None) -> dict[str, Path]:
     """The workload's ski-slope (minimum DRAM traffic against buffer capacity, 64 KiB to 1 GiB) as

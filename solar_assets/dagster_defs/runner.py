@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from solar_assets import pipeline
 from solar_assets.progress import FINISHED
+from solar_assets.stage_clock import WAITING, timed
 from solar_assets.dagster_defs.instance import (  # noqa: F401 - the runner's storage, as callers import it
     DAGSTER_YAML,
     DAGSTER_YAML_MARK,
@@ -134,7 +135,7 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
 
         base = SolarConfig(**settings.as_dict())
         call_id = uuid.uuid4().hex[:12]  # both runs of the call carry it (``call.CALL_TAG``)
-        with storage_guard(home_dir):
+        with storage_guard(home_dir), timed("call set-up (Dagster instance, preparation)"):
             instance = stack.enter_context(solar_instance(home_dir))
             with home_lock(home_dir):  # another call's registration or report run goes first
                 remember_paths(home_dir, {split_train_key(k)[0]: p for p, k in keys.items()  # the sensor watches
@@ -146,7 +147,8 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
                              memory_limit_bytes=memory_limit_bytes, on_stage=on_stage, started=started)
         with storage_guard(home_dir):
             if scale_out is None:
-                call.run_analysis(instance, driver, home_dir, call_id)
+                with timed(WAITING + "the call's Dagster run, on its workers"):
+                    call.run_analysis(instance, driver, home_dir, call_id)
             else:
                 used = call.run_distributed(instance, driver, home_dir, call_id, scale_out, Path(call_dir))
                 if notices is not None and used:
@@ -174,8 +176,10 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
             fail_abandoned_runs(instance)  # a worker killed by a limit left its measurement run started
             # every materialised partition: the report is the whole table, this call's rows within it
             start = time.perf_counter()
-            every_row, evaluations = call.report_call(instance, base,
-                                                      [*failures, *(r.error for r in results if r.error)], call_id)
+            with timed("report run (headroom_report, checks)"):
+                every_row, evaluations = call.report_call(instance, base,
+                                                          [*failures, *(r.error for r in results if r.error)],
+                                                          call_id)
             log.debug("the report run took %.2f s", time.perf_counter() - start)
         if checks is not None:
             checks.extend(evaluations)

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from solar_assets.errors import SolarError
+from solar_assets.stage_clock import timed
 from solar_assets.translate.jax_lowering import PrimitiveError, run_jaxpr, walk
 from solar_assets.translate.jax_lowering.context import LoweringGap, ir_dtype
 from solar_assets.translate.core.complex import ComplexPair
@@ -48,7 +49,8 @@ def make_workload_jaxpr(w: JaxWorkload) -> tuple[Any, list[str]]:
 
     f, names = flat_function(w)
     try:
-        closed = jax.make_jaxpr(f)([w.params[n] for n in names], *w.inputs)
+        with timed("export"):
+            closed = jax.make_jaxpr(f)([w.params[n] for n in names], *w.inputs)
     except SolarError:
         raise
     except Exception as e:
@@ -99,7 +101,8 @@ def literal_overrides(f: Any, args: list[Any], closed: Any, name: str = "") -> d
 
     try:
         with jax.enable_x64(True):
-            closed64 = jax.make_jaxpr(f)(*jax.tree_util.tree_map(as64, list(args)))
+            with timed("export"):
+                closed64 = jax.make_jaxpr(f)(*jax.tree_util.tree_map(as64, list(args)))
     except Exception:  # noqa: BLE001 - the float32 literals are still a valid (slightly rounded) program
         log.debug("%s: no float64 trace", name, exc_info=True)
         return {}
@@ -197,7 +200,8 @@ def trace_function(fn: Any, inputs: list[Any], name: str = "fn") -> Any:
         return list(out) if isinstance(out, (tuple, list)) else [out]
 
     try:
-        closed = jax.make_jaxpr(f)(*inputs)
+        with timed("export"):
+            closed = jax.make_jaxpr(f)(*inputs)
     except Exception as e:
         raise TranslationError(f"{name}: jax.make_jaxpr failed: {type(e).__name__}: {e}") from e
     program = _lower(closed, [], len(inputs), name, name, literal_overrides(f, list(inputs), closed, name))

@@ -18,6 +18,7 @@ from ir_schemas import Origin
 from solar_assets.translate.torch_lowering.inplace import SliceUpdate, exclusive_feeders, packet_name, slice_update
 from solar_assets.translate.torch_lowering.masks import masked_attention, restrict_contraction
 from solar_assets.errors import SolarError
+from solar_assets.stage_clock import clocked
 from solar_assets.logconf import fake_tensor_failures_quiet
 from solar_assets.translate.core.complex import ComplexPair, has_complex
 from solar_assets.translate.out_of_scope import export_reason_suffix, reason_suffix
@@ -100,6 +101,7 @@ def _same_type(node: Any, source: Any) -> bool:
     return a is not None and b is not None and tuple(a.shape) == tuple(b.shape) and a.dtype == b.dtype
 
 
+@clocked("export")
 def export_graph(model: Any, inputs: list[Any], path: str) -> Any:
     """``torch.export`` then the core-ATen decompositions (recurrent ops kept whole: exported as
     ``solar::`` ops, ``torch_lowering.recurrent.whole_recurrent_ops``)."""

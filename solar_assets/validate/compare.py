@@ -36,6 +36,7 @@ import numpy as np
 from ir_schemas import Program
 from solar_assets.ir.scalar_functions import expression_accuracy
 from solar_assets.ir.dtypes import DTYPES, NARROW_FLOAT_DTYPES, numpy_dtype
+from solar_assets.stage_clock import clocked
 
 TINY = float(np.finfo(np.float64).tiny)
 
@@ -494,6 +495,7 @@ class _WithOutputs:
         return getattr(self._golden, name)
 
 
+@clocked("comparison")
 def validate_program(program: Program, golden: GoldenLike, *, source: str = "<program>",
                      einsum: bool = True, traced: bool = False) -> ValidationResult:
     """Run ``program`` in float64 on the golden inputs (rounding where it converts into a narrow
@@ -504,13 +506,16 @@ def validate_program(program: Program, golden: GoldenLike, *, source: str = "<pr
     deterministic tracer's, whose constants are the exported graph's). IR errors (checker, missing
     bindings) raise."""
     from solar_assets.execute import execute_program
+    from solar_assets.stage_clock import timed, watch_numba
 
+    watch_numba()
     start = time.perf_counter()
     if hasattr(golden, "for_program"):  # in-place updates: the updated tensors' values after the call
         golden = golden.for_program(program)
     names = list(program.outputs)
     declared = [program.tensor(n).dtype for n in names]
-    got64 = execute_program(program, golden.bindings(np.float64), np.float64, einsum=einsum, source=source)
+    with timed("IR execution"):
+        got64 = execute_program(program, golden.bindings(np.float64), np.float64, einsum=einsum, source=source)
     checks: list[OutputCheck] = []
     notes: list[str] = []
     if golden.outputs64 is not None:  # the framework's own float32 vectors may take other signs too

@@ -23,6 +23,8 @@ import sys
 from multiprocessing.connection import Connection
 from typing import Any
 
+from solar_assets.stage_clock import WAITING, clocked, timed
+
 log = logging.getLogger(__name__)
 
 
@@ -50,7 +52,8 @@ class Checker:
         """``validate_program(program, golden, source=..., traced=...)`` in the checker."""
         try:
             self.conn.send(("program", program, golden, source, traced))
-            kind, payload = self.conn.recv()
+            with timed(WAITING + "the checker"):
+                kind, payload = self.conn.recv()
         except (EOFError, OSError, BrokenPipeError):
             try:
                 code = self.process.wait(5)
@@ -121,7 +124,8 @@ def main(fd: int) -> None:
 
 def _serve(conn: Any) -> None:
     """The checker: validate each request; never imports a workload."""
-    from solar_assets.validate.compare import validate_program
+    with timed("checker start (imports)"):
+        from solar_assets.validate.compare import validate_program
 
     while True:
         try:
@@ -172,7 +176,8 @@ class NodewiseSession:
         try:
             self._checker.conn.send(message)
             while True:
-                kind, payload = self._checker.conn.recv()
+                with timed(WAITING + "the checker"):
+                    kind, payload = self._checker.conn.recv()
                 if kind == "get":  # a framework value the check reads, as NumPy (narrow floats widened)
                     try:
                         value = ("value", _numpy(live[payload]))
@@ -234,13 +239,15 @@ class _RemoteLive:
             raise KeyError(name)
         if name not in self._got:
             self._conn.send(("get", name))
-            kind, value = self._conn.recv()
+            with timed(WAITING + "the worker's framework values"):
+                kind, value = self._conn.recv()
             if kind != "value":
                 raise RuntimeError(f"the worker could not give the framework's value of {name}: {value}")
             self._got[name] = value
         return self._got[name]
 
 
+@clocked("node-wise checks (in the checker)")
 def _serve_nodewise(conn: Any, setup: tuple) -> None:
     """One node-wise pass: ``_Checker`` here, fed by the worker's values (``NodewiseSession``)."""
     import time

@@ -117,28 +117,31 @@ def _serve(conn: Any, task: Task, cache_dir: str | None, task_arg: Any, threads:
         os.setsid()
     become_subreaper()  # what a workload starts stays this worker's descendant (containment)
     watch = Watch()
+    from solar_assets.stage_clock import timed
     from solar_assets.workers.checker import checker_pids, start_checker
 
-    start_checker()  # the verdicts, in a process that never imports a workload (checker)
+    with timed("worker start (imports, checker, warm-up)"):
 
-    import torch  # the stages' heavy imports, before the first file's clock starts
+        start_checker()  # the verdicts, in a process that never imports a workload (checker)
 
-    import solar_assets.execute  # noqa: F401
-    import solar_assets.golden  # noqa: F401 - loaded before the first file: its snapshot covers them
-    import solar_assets.graph  # noqa: F401
-    import solar_assets.translate  # noqa: F401
-    import solar_assets.validate  # noqa: F401
-    import solar_assets.validate.compare  # noqa: F401
-    from solar_assets.progress import progress_listener
-    from solar_assets.workers import state
+        import torch  # the stages' heavy imports, before the first file's clock starts
 
-    if threads:
-        torch.set_num_threads(threads)
-    try:
-        send(("ready", warm_up_tracer()))
-    except Exception:  # the warm-up is an optimisation: the first file pays it instead
-        log.debug("tracer warm-up failed", exc_info=True)
-        send(("ready", 0.0))
+        import solar_assets.execute  # noqa: F401
+        import solar_assets.golden  # noqa: F401 - loaded before the first file: its snapshot covers them
+        import solar_assets.graph  # noqa: F401
+        import solar_assets.translate  # noqa: F401
+        import solar_assets.validate  # noqa: F401
+        import solar_assets.validate.compare  # noqa: F401
+        from solar_assets.progress import progress_listener
+        from solar_assets.workers import state
+
+        if threads:
+            torch.set_num_threads(threads)
+        try:
+            send(("ready", warm_up_tracer()))
+        except Exception:  # the warm-up is an optimisation: the first file pays it instead
+            log.debug("tracer warm-up failed", exc_info=True)
+            send(("ready", 0.0))
     with progress_listener(lambda workload, stage: send(("stage", (workload, stage)))):
         while True:
             try:
@@ -148,18 +151,23 @@ def _serve(conn: Any, task: Task, cache_dir: str | None, task_arg: Any, threads:
             if path is None:
                 _exit_now()
             send(("start", path))
+            isolation = timed("worker isolation (snapshot, restore, checks)")
+            isolation.__enter__()
             saved = state.snapshot()
             capture.begin()
             raised = None
             before = set(descendants(os.getpid()))
             watch.begin(path, os.environ.get("SOLAR_HOME"))
             identities = tamper.snapshot()
+            isolation.__exit__(None, None, None)
             try:
-                with journal() as stored:
+                with journal() as stored, timed("per file, outside the stages"):
                     result = task(path, cache_dir, task_arg)
             except (KeyboardInterrupt, SystemExit) as e:  # raised in the workload's code: its row says so
                 raised = f"the workload raised {type(e).__name__}" + (f" ({e})" if str(e) else "")
             finally:
+                isolation = timed("worker isolation (snapshot, restore, checks)")
+                isolation.__enter__()
                 replaced = tamper.replaced(identities)
                 if replaced:  # its result is not trusted: nothing it computed is kept, this worker ends
                     raised = (f"the workload replaced {', '.join(replaced[:4])}{' …' if len(replaced) > 4 else ''} "
@@ -172,6 +180,7 @@ def _serve(conn: Any, task: Task, cache_dir: str | None, task_arg: Any, threads:
                 left = stop_descendants(os.getpid(), keep=before | checker_pids())
                 written = capture.end()
                 unrestorable = state.restore(saved)
+                isolation.__exit__(None, None, None)
             if left:
                 notes.append(f"left {len(left)} process(es) running, stopped: {'; '.join(left[:4])}")
             for note in notes:

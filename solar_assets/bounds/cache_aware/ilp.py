@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from solar_assets.bounds.cache_aware.errors import CacheAwareError
+from solar_assets.stage_clock import timed
 
 logger = logging.getLogger(__name__)
 
@@ -90,7 +91,8 @@ def select_cover(n_einsums: int, candidates: Sequence[Candidate], capacity_bytes
                              sense=pe.minimize)
     built = time.perf_counter()
     try:  # glpsol takes whole seconds
-        results = solver.solve(m, load_solutions=False, timelimit=max(1, math.ceil(time_limit_s)))
+        with timed("glpsol"):
+            results = solver.solve(m, load_solutions=False, timelimit=max(1, math.ceil(time_limit_s)))
     except ApplicationError as e:
         raise CacheAwareError(f"{where} at a {capacity_bytes:,} B buffer: glpsol failed ({e}); "
                               f"{UNAFFECTED}") from None
