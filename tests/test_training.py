@@ -404,3 +404,47 @@ def test_an_lstm_causal_attention_and_training_mode_dropout_train(tmp_path):
     assert row.workload == "lstm_attention[train]" and row.validated
     assert {r.phase for r in analysis.per_op if r.op != "output"} == {"forward", "backward", "optimizer"}
     assert any(r.module == "lstm" and r.phase == "backward" for r in analysis.per_op)
+
+
+PADDED_TRANSPOSED_CONV = '''import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding):
+        super(Model, self).__init__()
+        self.conv_transpose2d = nn.ConvTranspose2d(in_channels, out_channels, kernel_size, stride=stride,
+                                                   padding=padding, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv_transpose2d(x)
+
+batch_size = 2
+in_channels = 3
+out_channels = 4
+kernel_size = 3
+stride = 2
+padding = 1
+
+def get_inputs():
+    x = torch.rand(batch_size, in_channels, 5, 6)
+    return [x]
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size, stride, padding]
+'''
+
+
+def test_a_padded_transposed_convolution_weight_gradient_reads_zeros_outside(tmp_path):
+    """The weight gradient of a padded transposed convolution windows over the output's gradient;
+    with the default loss that gradient is ``ones`` broadcast, and a window leaving it must read
+    the pad's zeros, not the broadcast element (KernelBench level 1's transposed convolutions)."""
+    path = tmp_path / "conv_transposed_padded.py"
+    path.write_text(PADDED_TRANSPOSED_CONV)
+    program, golden, outputs = _traced(path, TrainSpec(optimizer="none"))
+    model, inputs = _eager(path)
+    model.zero_grad()
+    model(*inputs).sum().backward()
+    grads = {n: o for n, o in zip(program.outputs, outputs) if "weight" in n}
+    [got] = grads.values()
+    want = model.conv_transpose2d.weight.grad.double().numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6 * np.abs(want).max())

@@ -53,9 +53,11 @@ class SymTensor:
         return f"{self.base}[{', '.join(lin.subst(env).render() for lin in self.index)}]"
 
     def per_dim_monotone(self, base_shape: Sequence[int]) -> bool:
-        """Each base dim is one view dim, unshifted, over the whole extent (or is constant): an
-        out-of-range view index is then out of range in the base too (needed for padding). A
-        slice is not: a read just before it is a real element of the base."""
+        """Each base dim is one view dim, unshifted, over the whole extent (or is constant), and
+        every view dim is one base dim's: an out-of-range view index is then out of range in the
+        base too (needed for padding). A slice is not (a read just before it is a real element of
+        the base), nor a broadcast (an expanded dim reads the one element wherever it looks: the
+        gradient of a sum, ``ones`` expanded, read by a transposed convolution's window)."""
         used: set[str] = set()
         for lin, n in zip(self.index, base_shape):
             if not lin.coefs:
@@ -66,7 +68,7 @@ class SymTensor:
             if s in used or self.shape[int(s[1:])] != n:
                 return False
             used.add(s)
-        return True
+        return len(used) == len(self.shape)
 
 
 def split_reshape(old: Sequence[int], new: Sequence[int]) -> list[Lin] | None:
