@@ -4,11 +4,11 @@ Off unless ``SOLAR_STAGE_CLOCK`` names a directory: then each process that impor
 ``<dir>/<pid>.jsonl``, one line as it starts and one per finished outermost section, holding the
 self time (a nested section's seconds belong to it, not to the section around it) of every
 section closed since. Workers and checkers inherit the variable, so one run's directory holds
-the whole tree; ``read_clock`` adds it up. Off, a section costs one dictionary lookup.
+the whole tree; ``read_clock`` adds it up. Off, a section costs one environment lookup.
 
 Stages are the cold path's, as ``bench/cold_path.py`` prints them: export, trace (lowering),
 sizing, golden, IR execution, numba compile (numba's own compile events), comparison, graph,
-bounds, cache-aware ILP (per part, each glpsol start counted), ski-slope, pictures, recording.
+bounds, cache-aware ILP (per part; each glpsol run its own entry), ski-slope, pictures, recording.
 """
 from __future__ import annotations
 
@@ -107,17 +107,6 @@ def clocked(stage: str, part: Callable[..., str] | None = None) -> Callable[[F],
     return decorate
 
 
-def count(stage: str, n: int = 1) -> None:
-    """Count ``n`` events of ``stage`` (glpsol starts) without timing them."""
-    if clock_dir() is None:
-        return
-    _announce_process()
-    _stack()
-    _local.done[f"#{stage}"][1] += n
-    if not _local.stack:
-        _flush()
-
-
 def _flush() -> None:
     done = dict(_local.done)
     _local.done.clear()
@@ -184,8 +173,7 @@ def read_clock(directory: Path) -> ClockTotals:
             if "process" in record:
                 totals.processes += 1
             for name, (s, n) in record.get("sections", {}).items():
-                if not name.startswith("#"):
-                    seconds[name] += s
-                entries[name.lstrip("#")] += n
+                seconds[name] += s
+                entries[name] += n
     totals.seconds, totals.entries = dict(seconds), dict(entries)
     return totals

@@ -36,7 +36,7 @@ import numpy as np
 from ir_schemas import Program
 from solar_assets.ir.scalar_functions import expression_accuracy
 from solar_assets.ir.dtypes import DTYPES, NARROW_FLOAT_DTYPES, numpy_dtype
-from solar_assets.stage_clock import clocked
+from solar_assets.stage_clock import clocked, timed, watch_numba
 
 TINY = float(np.finfo(np.float64).tiny)
 
@@ -506,7 +506,6 @@ def validate_program(program: Program, golden: GoldenLike, *, source: str = "<pr
     deterministic tracer's, whose constants are the exported graph's). IR errors (checker, missing
     bindings) raise."""
     from solar_assets.execute import execute_program
-    from solar_assets.stage_clock import timed, watch_numba
 
     watch_numba()
     start = time.perf_counter()

@@ -151,36 +151,32 @@ def _serve(conn: Any, task: Task, cache_dir: str | None, task_arg: Any, threads:
             if path is None:
                 _exit_now()
             send(("start", path))
-            isolation = timed("worker isolation (snapshot, restore, checks)")
-            isolation.__enter__()
-            saved = state.snapshot()
-            capture.begin()
-            raised = None
-            before = set(descendants(os.getpid()))
-            watch.begin(path, os.environ.get("SOLAR_HOME"))
-            identities = tamper.snapshot()
-            isolation.__exit__(None, None, None)
+            with timed(ISOLATION):
+                saved = state.snapshot()
+                capture.begin()
+                raised = None
+                before = set(descendants(os.getpid()))
+                watch.begin(path, os.environ.get("SOLAR_HOME"))
+                identities = tamper.snapshot()
             try:
                 with journal() as stored, timed("per file, outside the stages"):
                     result = task(path, cache_dir, task_arg)
             except (KeyboardInterrupt, SystemExit) as e:  # raised in the workload's code: its row says so
                 raised = f"the workload raised {type(e).__name__}" + (f" ({e})" if str(e) else "")
             finally:
-                isolation = timed("worker isolation (snapshot, restore, checks)")
-                isolation.__enter__()
-                replaced = tamper.replaced(identities)
-                if replaced:  # its result is not trusted: nothing it computed is kept, this worker ends
-                    raised = (f"the workload replaced {', '.join(replaced[:4])}{' …' if len(replaced) > 4 else ''} "
-                              "(found when its run ended): its result is not trusted, nothing it computed is kept, "
-                              "and the next file gets a fresh worker")
-                    for stale in stored:
-                        with contextlib.suppress(OSError):
-                            os.unlink(stale)
-                notes = watch.end().lines()
-                left = stop_descendants(os.getpid(), keep=before | checker_pids())
-                written = capture.end()
-                unrestorable = state.restore(saved)
-                isolation.__exit__(None, None, None)
+                with timed(ISOLATION):
+                    replaced = tamper.replaced(identities)
+                    if replaced:  # its result is not trusted: nothing it computed is kept, this worker ends
+                        raised = (f"the workload replaced {', '.join(replaced[:4])}{' …' if len(replaced) > 4 else ''} "
+                                  "(found when its run ended): its result is not trusted, nothing it computed is kept, "
+                                  "and the next file gets a fresh worker")
+                        for stale in stored:
+                            with contextlib.suppress(OSError):
+                                os.unlink(stale)
+                    notes = watch.end().lines()
+                    left = stop_descendants(os.getpid(), keep=before | checker_pids())
+                    written = capture.end()
+                    unrestorable = state.restore(saved)
             if left:
                 notes.append(f"left {len(left)} process(es) running, stopped: {'; '.join(left[:4])}")
             for note in notes:
@@ -258,6 +254,8 @@ def _exit_reason(code: int | None) -> str:
         return f"the worker was killed by {name}" + (" (out of memory?)" if name == "SIGKILL" else "")
     return f"the worker exited with status {code}"
 
+
+ISOLATION = "worker isolation (snapshot, restore, checks)"  # the stage clock's name for it
 
 FRESH_WORKERS_ENV = "SOLAR_FRESH_WORKERS"
 
