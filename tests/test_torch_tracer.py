@@ -73,6 +73,28 @@ def test_conv_with_padding_declares_the_pad_value():
     assert "p0 + r0 - 1" in conv.expr
 
 
+def test_a_batch_broadcast_conv_input_is_padded_in_place(tmp_path):
+    """A window leaves only the spatial dims, so an input expanded over the batch keeps its view:
+    the pad value goes on the base tensor and no copy is charged (a size-1 or broadcast dim that
+    is padded would need one: see the lowering cases)."""
+    path = _write(tmp_path, "bcast_conv", """
+        import torch
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = torch.nn.Conv2d(4, 6, 3, padding=1)
+            def forward(self, x):
+                return self.conv(x.expand(3, -1, -1, -1))
+        def get_inputs(): return [torch.randn(1, 4, 5, 6)]
+        def get_init_inputs(): return []
+    """)
+    program = _trace(path)
+    assert program.tensor("x").pad_value == 0.0
+    kernels = [s for s in program.steps if isinstance(s, Kernel)]
+    assert [k.name for k in kernels] == ["convolution_bias", "convolution"]
+    assert kernels[1].expr.startswith("x[0, c, p0 + r0 - 1, p1 + r1 - 1] * ")
+
+
 def test_unknown_op_is_named_with_the_file(tmp_path):
     path = _write(tmp_path, "airy", """
         import torch

@@ -52,12 +52,14 @@ class SymTensor:
             return f"{self.base}[()]"  # a rank-0 tensor
         return f"{self.base}[{', '.join(lin.subst(env).render() for lin in self.index)}]"
 
-    def per_dim_monotone(self, base_shape: Sequence[int]) -> bool:
+    def per_dim_monotone(self, base_shape: Sequence[int], dims: Sequence[int] | None = None) -> bool:
         """Each base dim is one view dim, unshifted, over the whole extent (or is constant), and
-        every view dim is one base dim's: an out-of-range view index is then out of range in the
-        base too (needed for padding). A slice is not (a read just before it is a real element of
-        the base), nor a broadcast (an expanded dim reads the one element wherever it looks: the
-        gradient of a sum, ``ones`` expanded, read by a transposed convolution's window)."""
+        every view dim in ``dims`` (those a window may leave; default all) is one base dim's: an
+        out-of-range view index there is then out of range in the base too (needed for padding).
+        A slice is not (a read just before it is a real element of the base), nor a broadcast
+        along a padded dim (an expanded dim reads the one element wherever it looks: the gradient
+        of a sum, ``ones`` expanded, read by a transposed convolution's window). A broadcast or
+        unsqueezed dim no window leaves (batch, channels) keeps the view lazy."""
         used: set[str] = set()
         for lin, n in zip(self.index, base_shape):
             if not lin.coefs:
@@ -68,7 +70,8 @@ class SymTensor:
             if s in used or self.shape[int(s[1:])] != n:
                 return False
             used.add(s)
-        return len(used) == len(self.shape)
+        wanted = range(len(self.shape)) if dims is None else dims
+        return all(view_dim(d % len(self.shape)) in used for d in wanted)
 
 
 def split_reshape(old: Sequence[int], new: Sequence[int]) -> list[Lin] | None:

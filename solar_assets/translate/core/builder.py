@@ -193,10 +193,10 @@ class ProgramBuilder:
             out=out, update=update, expr=expr, init=init, where=where, view=view,
         ))
 
-    def padded(self, x: SymTensor, pad_value: float, hint: str) -> SymTensor:
-        """``x`` on a base tensor whose out-of-range reads give ``pad_value``."""
+    def padded(self, x: SymTensor, pad_value: float, hint: str, dims: Sequence[int] | None = None) -> SymTensor:
+        """``x`` on a base tensor whose out-of-range reads (along ``dims``, default any) give ``pad_value``."""
         decl = self.decls[x.base]
-        if x.per_dim_monotone(decl.shape) and decl.pad_value in (None, pad_value):
+        if x.per_dim_monotone(decl.shape, dims) and decl.pad_value in (None, pad_value):
             decl.pad_value = pad_value
             return x
         y = self.materialize(x, hint, force=True)

@@ -15,6 +15,11 @@ from solar_assets.translate.core.window import needs_pad, window_reduce
 aten = torch.ops.aten
 
 
+def _spatial(x: SymTensor) -> range:
+    """The dims a channels-first window may leave (a batch or channel broadcast stays a view)."""
+    return range(2, len(x.shape))
+
+
 def _expand(v, n: int) -> list[int]:
     v = list(v) if isinstance(v, (list, tuple)) else [v]
     return v * n if len(v) == 1 else v
@@ -31,10 +36,10 @@ def convolution_lowering(c: Ctx, x: SymTensor, w: SymTensor, bias, stride, paddi
     if transposed:
         return transposed_conv(c.b, c.name, x, w, shape, c.out_dtype(), ConvLayout.channels_first(nd, True),
                                stride, dilation, [-p for p in padding], groups,
-                               lambda t: c.b.padded(t, 0.0, c.name + "_in"), group_on_input=True, bias=bias)
+                               lambda t: c.b.padded(t, 0.0, c.name + "_in", _spatial(t)), group_on_input=True, bias=bias)
     if any(needs_pad(x.shape[2 + d], shape[2 + d], w.shape[2 + d], stride[d], dilation[d], padding[d])
            for d in range(nd)):
-        x = c.b.padded(x, 0.0, c.name + "_in")
+        x = c.b.padded(x, 0.0, c.name + "_in", _spatial(x))
     return conv(c.b, c.name, x, w, c.new_output(), ConvLayout.channels_first(nd), stride, dilation, padding,
                 groups, bias)
 
@@ -56,13 +61,13 @@ def convolution_backward_lowering(c: Ctx, gy: SymTensor, x: SymTensor, w: SymTen
     def grad_input() -> SymTensor:
         return transposed_conv(c.b, c.name + "_input", gy, w, c.out_shape(0), c.out_dtype(0),
                                ConvLayout.channels_first(nd, True), stride, dilation, [-p for p in padding], groups,
-                               lambda t: c.b.padded(t, 0.0, c.name + "_gy"), group_on_input=True)
+                               lambda t: c.b.padded(t, 0.0, c.name + "_gy", _spatial(t)), group_on_input=True)
 
     def grad_weight() -> SymTensor:
         src = x
         if any(needs_pad(x.shape[2 + d], gy.shape[2 + d], w.shape[2 + d], stride[d], dilation[d], padding[d])
                for d in range(nd)):
-            src = c.b.padded(x, 0.0, c.name + "_in")
+            src = c.b.padded(x, 0.0, c.name + "_in", _spatial(x))
         return conv_weight_grad(c.b, c.name + "_weight", src, gy, c.new_output(1, c.name + "_weight"), layout,
                                 stride, dilation, padding, groups)
 
@@ -82,7 +87,7 @@ def _transposed_convolution_backward(c: Ctx, gy: SymTensor, x: SymTensor, w: Sym
     def windowed_gy() -> SymTensor:
         if any(needs_pad(gy.shape[2 + d], x.shape[2 + d], w.shape[2 + d], stride[d], dilation[d], padding[d])
                for d in range(nd)):
-            return c.b.padded(gy, 0.0, c.name + "_gy")
+            return c.b.padded(gy, 0.0, c.name + "_gy", _spatial(gy))
         return gy
 
     def grad_input() -> SymTensor:
@@ -117,7 +122,7 @@ def _pool(c: Ctx, x: SymTensor, kernel, stride, padding, dilation, update: str, 
     lead = len(x.shape) - nd
     if any(needs_pad(x.shape[lead + d], shape[lead + d], kernel[d], stride[d], dilation[d], padding[d])
            for d in range(nd)):
-        x = c.b.padded(x, pad_value, c.name + "_in")
+        x = c.b.padded(x, pad_value, c.name + "_in", range(lead, len(x.shape)))
     out = c.b.declare(c.name, shape, x.dtype)
     return window_reduce(c.b, c.name, x, out, [1] * lead + kernel, [1] * lead + stride, [1] * lead + dilation,
                          [0] * lead + padding, update, scale)
@@ -129,7 +134,7 @@ def _pool_indices(c: Ctx, x: SymTensor, values: SymTensor, kernel, stride, paddi
     nd = len(kernel)
     lead = len(x.shape) - nd
     spatial = x.shape[lead:]
-    src = c.b.padded(x, float("-inf"), c.name + "_in") if any(
+    src = c.b.padded(x, float("-inf"), c.name + "_in", range(lead, len(x.shape))) if any(
         needs_pad(spatial[d], values.shape[lead + d], kernel[d], stride[d], dilation[d], padding[d])
         for d in range(nd)) else x
     out = c.b.declare(c.name + "_indices", values.shape, "int64")

@@ -147,7 +147,8 @@ def constant_pad_lowering(c: Ctx, x: SymTensor, pad, value: float = 0.0) -> SymT
     for j in range(len(pad) // 2):
         before[len(x.shape) - 1 - j] = pad[2 * j]
     if any(p > 0 for p in pad):
-        x = c.b.padded(x, float(value), c.name + "_in")
+        x = c.b.padded(x, float(value), c.name + "_in", [d for d in range(len(x.shape)) if before[d] > 0
+                                                          or shape[d] > x.shape[d] + before[d]])
     out = c.new_output()
     v = loop_vars("i", len(shape))
     src = [Lin.of(v[d]) + Lin.constant(-before[d]) for d in range(len(shape))]
