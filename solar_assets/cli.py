@@ -150,6 +150,14 @@ def _parser() -> argparse.ArgumentParser:
                          help="also compute the inverse roofline: peak FLOP/s and bandwidth needed for this latency")
     analyze.add_argument("--target-hz", type=float, metavar="HZ",
                          help="the inverse roofline for a rate: --target-hz 500 is --target-latency 0.002")
+    analyze.add_argument("--ski-slope", action="store_true",
+                         help="also write each workload's ski-slope (least DRAM traffic against buffer size, "
+                              "64 KiB to 1 GiB) to <report>/skislope/<workload>.{csv,png}: a sweep of "
+                              "cache-aware solves, left out unless asked (or materialised in the UI)")
+    analyze.add_argument("--pictures", action="store_true",
+                         help="also draw each workload's einsum graph and each pair's roofline into the Dagster "
+                              "UI's metadata (the report's charts are drawn either way; the UI draws them when "
+                              "it materialises a partition)")
     analyze.add_argument("--project", action="store_true",
                          help="also bound on every shipped hardware spec: the cross-platform projection")
     analyze.add_argument("--measure", action="store_true",
@@ -497,7 +505,7 @@ def analyze(args: argparse.Namespace) -> int:
     _use_train(args)
     os.environ["SOLAR_FP32_MATH"] = args.fp32_math  # every path reads it (chain.config.RunConfig.from_env: FP32_MATH_ENV)
     paths, input_errors = _workload_paths(args.paths)
-    report_dir = _report_dir(args, home)  # before the run: the ski-slopes are written into it
+    report_dir = _report_dir(args, home)  # before the run: the ski-slopes (--ski-slope) are written into it
     progress = Progress(_run_names(paths), enabled=not args.no_progress)
     notes: list[str] = []
     scale_out = _scale_out(args)
@@ -513,7 +521,8 @@ def analyze(args: argparse.Namespace) -> int:
             results, rows = analyze_with_dagster(paths, hardware_names, args.target_latency, home,
                                                  failures=input_errors, on_stage=progress, measure=measure,
                                                  checks=checks, jobs=args.jobs, notices=notices,
-                                                 scale_out=scale_out, **limits)
+                                                 scale_out=scale_out, ski_slope=args.ski_slope,
+                                                 pictures=args.pictures, **limits)
             for line in notices:  # what changed since the last call, and what ran again for it
                 print(f"solar: {line}", file=sys.stderr)
             _print_checks(checks)
@@ -560,7 +569,7 @@ def analyze(args: argparse.Namespace) -> int:
         print(f"\n{bounded}/{bounded + len(errors) - len(notes)} workloads bounded on {', '.join(hardware_names)}; "
               f"report: {report_dir}/{{report.csv, report.json, report.md, failures.csv, per_op.csv, "
               + ("measured_per_op.csv, " if any(getattr(r, "op_joins", ()) for r in results) else "") +
-              "report_roofline.png, skislope/<workload>.{csv,png}}")
+              "report_roofline.png" + (", skislope/<workload>.{csv,png}" if args.ski_slope else "") + "}")
     _print_charts(rows, report_dir, quiet=args.json)
     _keep_within_limit(home, limit)
     return EXIT_FAILED if errors else EXIT_OK
@@ -608,7 +617,8 @@ def _analyze_plain(paths, hardware_names, args, measure, home: Path, limits, pro
     report is written after, with the rows that landed)."""
     results = pipeline.analyze_in_workers(paths, hardware_names, target_latency_s=args.target_latency,
                                           cache_dir=home / "cache", measure=measure, translator=args.translator,
-                                          ski_slope_dir=report_dir / "skislope", on_stage=progress,
+                                          ski_slope_dir=report_dir / "skislope" if args.ski_slope else None,
+                                          on_stage=progress,
                                           jobs=args.jobs, **limits)
     rows = [row for r in results for row in r.rows]
     return results, rows
@@ -819,7 +829,7 @@ def _write_run_report(args: argparse.Namespace, rows, results, input_errors: Seq
         from solar_assets.measure.op_join import with_measured_rows
 
         per_op = with_measured_rows(per_op, joins)
-    if not args.no_dagster:  # the ski_slope asset writes under reports/skislope: this run's, copied beside
+    if args.ski_slope and not args.no_dagster:  # the ski_slope asset writes under reports/skislope: copied beside
         _copy_ski_slopes(pipeline.reports_dir(home) / "skislope", report_dir / "skislope", {r.workload for r in rows})
     failures = _failures(results, input_errors)
     on_roofline = () if args.per_op is None else PerOpTable(per_op).top(_per_op_top(args.per_op)).rows

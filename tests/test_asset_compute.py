@@ -107,7 +107,7 @@ def test_a_worker_computes_without_dagster_what_a_dagster_step_computes(tmp_path
     assert done["error"] is None and done["dagster"] == []
     assert done["pictures"] == []  # deferred: the CLI draws them (asset_compute.pictures)
     assert set(done["events"]) == {"workload_source", "golden_outputs", "ir_translation", "ir_validation",
-                                   "einsum_graph", "ski_slope", "cache_aware_bound", "sol_bounds"}
+                                   "einsum_graph", "cache_aware_bound", "sol_bounds"}  # no on-demand ski_slope
     # the same data versions as Dagster's own steps: tests/test_dagster_call.py (after a CLI call)
 
 

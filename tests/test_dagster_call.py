@@ -105,7 +105,7 @@ def test_one_run_materialises_every_partition_and_fails_only_the_broken_file(ana
     for f in good:
         key = workload_key(f, REPO / "data" / "workloads")
         expected |= {(a, key) for a in ("workload_source", "golden_outputs", "ir_translation", "ir_validation",
-                                        "einsum_graph", "ski_slope")}
+                                        "einsum_graph")}  # ski_slope: only with --ski-slope
         expected |= {(a, _pair(f, h)) for a in ("cache_aware_bound", "sol_bounds") for h in HARDWARE}
     assert materialised_in(runs["solar_analyze"]) == {(a, p, "analyse_workloads") for a, p in expected}
     assert materialised_in(runs["__ephemeral_asset_job__"]) == {("headroom_report", None, "headroom_report")}

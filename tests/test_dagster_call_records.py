@@ -237,12 +237,12 @@ class Spy:
         monkeypatch.setattr(workers, "run_in_workers", spy)
 
 
-def _call(setup, names, hardware=HARDWARE, monkeypatch=None):
+def _call(setup, names, hardware=HARDWARE, monkeypatch=None, **options):
     from solar_assets.dagster_defs.runner import analyze_with_dagster
 
     spy = Spy(monkeypatch)
     results, rows = analyze_with_dagster([str(setup["files"][n]) for n in names], hardware, home=setup["home"],
-                                         timeout_s=600)
+                                         timeout_s=600, **options)
     return spy.calls, {Path(r.path).stem: r for r in results}, [r.model_dump() for r in rows]
 
 
@@ -303,9 +303,9 @@ def test_a_warm_call_starts_no_worker_and_records_nothing_new(setup, monkeypatch
     # the record holds what the call recorded: every workload asset and, per part, the bound assets
     record_of_fc = load_record(home, _key(setup["files"]["fc_tanh"]))
     assert {p.asset for p in record_of_fc.partitions} == {
-        "workload_source", "golden_outputs", "ir_translation", "ir_validation", "einsum_graph", "ski_slope",
-        "cache_aware_bound", "sol_bounds"}
-    assert len(record_of_fc.partitions) == 6 + 2 * len(HARDWARE)
+        "workload_source", "golden_outputs", "ir_translation", "ir_validation", "einsum_graph",
+        "cache_aware_bound", "sol_bounds"}  # the ski-slope is on demand (--ski-slope)
+    assert len(record_of_fc.partitions) == 5 + 2 * len(HARDWARE)
     with solar_instance(home) as instance:
         runs_before = len(instance.get_runs())
     latest_before = _latest(home, [first[n] for n in GOOD])
@@ -328,6 +328,14 @@ def test_a_warm_call_starts_no_worker_and_records_nothing_new(setup, monkeypatch
         base = SolarConfig.default(home)
         config = base.model_copy(update={"workload_files": {_key(f): str(f) for f in setup["files"].values()}})
         assert stale_partitions(instance, build_definitions(config)) == {}
+
+    # --ski-slope asks for an asset the record lacks: the file is computed again, the ski-slope with it
+    calls, _, _ = _call(setup, ["stays"], monkeypatch=monkeypatch, ski_slope=True)
+    assert calls == [["stays"]]
+    assert "ski_slope" in {p.asset for p in load_record(home, _key(setup["files"]["stays"])).partitions}
+    assert (home / "reports" / "skislope" / "stays.csv").is_file()
+    calls, _, _ = _call(setup, ["stays"], monkeypatch=monkeypatch)  # a record holding more still answers
+    assert calls == []
 
 
 @pytest.mark.slow

@@ -73,6 +73,17 @@ def test_output_dir_and_the_latest_pointer_stays(home, tmp_path, capsys):
     assert read_report(out / "report.json").rows[0].workload == "tiny_mlp"
     assert set(pd.read_csv(out / "per_op.csv")["node"]) == {"addmm", "relu"}
     assert latest_run(home / "reports") is None  # --output does not move reports/latest
+    assert not (out / "skislope").exists()  # on demand only
+
+
+def test_the_ski_slope_is_written_when_asked(home, tmp_path, capsys):
+    good = tmp_path / "tiny_mlp.py"
+    good.write_text(TINY_LINEAR_RELU)
+    out = tmp_path / "my_report"
+    assert main(["analyze", str(good), "--no-dagster", "--no-progress", "--output", str(out), "--ski-slope"]) == 0
+    assert "skislope/<workload>.{csv,png}" in capsys.readouterr().out
+    rows = pd.read_csv(out / "skislope" / "tiny_mlp.csv")
+    assert len(rows) > 1 and (out / "skislope" / "tiny_mlp.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_progress_says_why_a_second_trace_runs(home, tmp_path, capsys):

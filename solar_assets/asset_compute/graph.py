@@ -37,6 +37,10 @@ class AssetNode:
     runs_workload_code: bool = False
     """Whether ``fn`` executes the user's file: a Dagster step runs it in a worker with limits
     (``asset_compute.isolated``); a worker of ``solar analyze`` is one already."""
+    on_demand: bool = False
+    """Computed only when asked (``solar analyze --ski-slope``, "Materialize" in the UI; once
+    materialised, re-analysis keeps it fresh): nothing else reads it, and a person looks at it for
+    few workloads. The ski-slope is a tenth of a cold call's work (docs/cold_path.md)."""
 
     @property
     def inputs(self) -> tuple[str, ...]:
@@ -53,10 +57,10 @@ class AssetNode:
 
 
 def _node(fn: Callable[..., Computed], partitioning: Partitioning, group: str, kinds: str,
-          sources: tuple[str, ...] = (), runs_workload_code: bool = False) -> AssetNode:
+          sources: tuple[str, ...] = (), runs_workload_code: bool = False, on_demand: bool = False) -> AssetNode:
     versions = {**workload.CODE_VERSIONS, **bounds.CODE_VERSIONS}
     return AssetNode(fn.__name__, fn, partitioning, versions[fn.__name__], sources, group,
-                     frozenset(kinds.split()), runs_workload_code)
+                     frozenset(kinds.split()), runs_workload_code, on_demand)
 
 
 WORKLOAD_NODES = (
@@ -65,7 +69,7 @@ WORKLOAD_NODES = (
     _node(workload.golden_outputs, "workload", "workload", "pytorch numpy", runs_workload_code=True),
     _node(workload.ir_validation, "workload", "workload", "numba", runs_workload_code=True),
     _node(workload.einsum_graph, "workload", "workload", "networkx"),
-    _node(workload.ski_slope, "workload", "bounds", "pyomo matplotlib"),
+    _node(workload.ski_slope, "workload", "bounds", "pyomo matplotlib", on_demand=True),
 )
 """The per-workload assets, in an order that puts each after its inputs."""
 HARDWARE_NODE = _node(bounds.hardware_spec, "hardware", "hardware", "yaml", ("hardware_file",))
@@ -77,3 +81,8 @@ BOUND_NODES = (
 """The per-pair assets, each after its inputs."""
 _NAMES = {n.fn.__name__ for n in (*WORKLOAD_NODES, HARDWARE_NODE, *BOUND_NODES)}
 NODES = {n.name: n for n in (*WORKLOAD_NODES, HARDWARE_NODE, *BOUND_NODES)}
+
+
+def workload_nodes(on_demand: bool = False) -> tuple[AssetNode, ...]:
+    """The per-workload nodes a call computes: the on-demand ones only when asked."""
+    return tuple(n for n in WORKLOAD_NODES if on_demand or not n.on_demand)

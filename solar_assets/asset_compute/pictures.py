@@ -58,6 +58,21 @@ def with_pictures(events: list[PartitionEvent], settings: AssetSettings, assets:
     return out
 
 
+NOT_DRAWN = "not drawn by `solar analyze` (add --pictures), or materialise this partition in the UI"
+
+
+def not_drawn(events: list[PartitionEvent], assets: tuple[str, ...]) -> list[PartitionEvent]:
+    """``events`` with an entry saying how to get the picture a call did not draw: a person looks
+    at the report's charts, and at few partitions' own (docs/cold_path.md: a tenth of a cold call)."""
+    out = []
+    for event in events:
+        if event.error is None and not event.observation and event.partition.asset in assets:
+            name = "graph" if event.partition.asset == "einsum_graph" else "roofline"
+            event = dataclasses.replace(event, metadata={**event.metadata, name: Text(NOT_DRAWN)})
+        out.append(event)
+    return out
+
+
 def draw_file(path: Path, settings: AssetSettings, assets: tuple[str, ...]) -> None:
     """Rewrite the events file at ``path`` with the pictures of its partitions of ``assets``."""
     try:
@@ -84,6 +99,8 @@ class Pictures:
         self._drawn: dict[Path, concurrent.futures.Future] = {}
 
     def submit(self, events_file: Path) -> None:
+        if not self.assets:  # nothing to draw (a call without --pictures): the file is not rewritten
+            return
         self._drawn[Path(events_file)] = self._executor.submit(draw_file, Path(events_file), self.settings, self.assets)
 
     def wait(self, events_file: Path) -> None:

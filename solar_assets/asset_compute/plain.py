@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from solar_assets.asset_compute.graph import BOUND_NODES, HARDWARE_NODE, NODES, WORKLOAD_NODES, AssetNode
+from solar_assets.asset_compute.graph import BOUND_NODES, HARDWARE_NODE, NODES, AssetNode, workload_nodes
 from solar_assets.asset_compute.settings import AssetSettings
 from solar_assets.asset_compute.worker import DRAWN_BY_CLI
 from solar_assets.chain import stages
@@ -131,12 +131,11 @@ def analyze_workload(path: str | Path, hardware_names: Sequence[str] = DEFAULT_H
         ski_slope_out=Path(ski_slope_dir) if ski_slope_dir is not None else None)
     state = ChainState(result.seconds)
     walk = _PlainWalk(settings, key, state)
-    workload_nodes = [n for n in WORKLOAD_NODES if n.name != "ski_slope"]
     try:
         for name in hardware_names:  # a spec that cannot be read stops the file before any tracing
             walk.run(HARDWARE_NODE, name)
         try:
-            for node in workload_nodes:
+            for node in workload_nodes():  # the on-demand ski-slope after the rows, when asked
                 walk.run(node)
         finally:
             validated = walk.values.get(("ir_validation", None))

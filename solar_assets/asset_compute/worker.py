@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from solar_assets.asset_compute.graph import BOUND_NODES, HARDWARE_NODE, NODES, WORKLOAD_NODES, AssetNode
+from solar_assets.asset_compute.graph import BOUND_NODES, HARDWARE_NODE, NODES, WORKLOAD_NODES, AssetNode, workload_nodes
 from solar_assets.asset_compute.keys import Partition, PartitionEvent
 from solar_assets.asset_compute.settings import AssetSettings
 from solar_assets.asset_compute.storage import file_version, store_value, write_events
@@ -88,9 +88,10 @@ def events_file(call_dir: str | Path, path: str) -> Path:
 def killed_events(key: str, error: str) -> list[PartitionEvent]:
     """A worker killed before it wrote a file's events (time or memory limit, a crash): its
     workload partition's assets as failed with its error."""
-    first = partition_of(WORKLOAD_NODES[0], key, None)
-    return [PartitionEvent(first, WORKLOAD_NODES[0].code_version, error=error),
-            *(upstream_failed(n, partition_of(n, key, None), first) for n in WORKLOAD_NODES[1:])]
+    nodes = workload_nodes()
+    first = partition_of(nodes[0], key, None)
+    return [PartitionEvent(first, nodes[0].code_version, error=error),
+            *(upstream_failed(n, partition_of(n, key, None), first) for n in nodes[1:])]
 
 
 class _Walk:
@@ -161,11 +162,11 @@ def compute_workload(path: str, cache_dir: str | None, options: dict[str, Any]) 
 
     ``options``: ``settings`` (``AssetSettings.as_dict()``), ``keys`` (path -> workload key),
     ``hardware`` (names), ``inverse`` (compute ``inverse_roofline``), ``call_dir``,
-    ``defer_pictures``."""
+    ``defer_pictures``, ``on_demand`` (also the on-demand nodes: ``--ski-slope``)."""
     walk = _Walk(path, options)
     try:
         start = time.perf_counter()
-        for node in WORKLOAD_NODES:
+        for node in workload_nodes(bool(options.get("on_demand"))):
             walk.run(node, None)
         walk.result.seconds["workload stages"] = time.perf_counter() - start
         if walk.result.error is None:

@@ -171,16 +171,21 @@ class Hit:
 
 
 def find_hits(home: Path, keys: Mapping[str, str], freshness: Mapping[str, str | None],
-              specs: Mapping[str, str]) -> dict[str, Hit]:
+              specs: Mapping[str, str], required: Sequence[str] = ()) -> dict[str, Hit]:
     """``path -> Hit`` of each file (``keys``: path -> workload partition key) whose record's
-    freshness key equals ``freshness[path]`` and whose recorded workload partitions' storage files
-    all exist with the recorded size and mtime; ``specs`` (``spec_versions`` of the parts asked)
-    decides each part's staleness. No Dagster: the CLI decides this before importing it."""
+    freshness key equals ``freshness[path]``, that recorded every workload asset in ``required``
+    (the on-demand ones the call asks for: ``--ski-slope`` after a call without it is a miss), and
+    whose recorded workload partitions' storage files all exist with the recorded size and mtime;
+    ``specs`` (``spec_versions`` of the parts asked) decides each part's staleness. No Dagster:
+    the CLI decides this before importing it."""
     hits = {}
     for path, key in keys.items():
         wanted = freshness.get(path)
         record = load_record(home, key) if wanted is not None else None
         if record is None or record.freshness_key != wanted or record.workload_key != key:
+            continue
+        if not set(required) <= {p.asset for p in record.partitions}:
+            log.debug("%s: the record has no %s: computed again", path, ", ".join(required))
             continue
         changed = [p for p in record.partitions if not _unchanged(home, p)]
         if any(p.hardware is None for p in changed):

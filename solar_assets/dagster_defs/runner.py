@@ -68,7 +68,8 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
                          on_stage: Callable[[str, str], None] | None = None,
                          measure: MeasureOptions | None = None, checks: list[dg.AssetCheckEvaluation] | None = None,
                          record: bool = True, jobs: int = 1, notices: list[str] | None = None,
-                         scale_out: ScaleOut | None = None) -> tuple[list[WorkloadResult], list[ReportRow]]:
+                         scale_out: ScaleOut | None = None,
+                         ski_slope: bool = False, pictures: bool = False) -> tuple[list[WorkloadResult], list[ReportRow]]:
     """Materialise every asset for ``paths`` × ``hardware_names`` through Dagster; return
     per-workload results (``error`` set where a stage failed) and the ``headroom_report`` rows, in
     the order asked. ``failures``: errors found before any run (bad paths), listed in the report
@@ -91,7 +92,12 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
 
     ``scale_out``: the call's run on Dagster's Dask executor instead, one step per file on the
     cluster's worker processes (``call.run_distributed``); its files under ``$SOLAR_HOME/calls``,
-    which every worker must see."""
+    which every worker must see.
+
+    ``ski_slope``: also the on-demand assets (``ski_slope``; ``asset_compute.graph.workload_nodes``),
+    which a call otherwise leaves to the UI. ``pictures``: draw each einsum graph's and pair's roofline
+    picture into the UI's metadata (else an entry says how to get it; the report's charts are drawn
+    either way)."""
     import tempfile
     import uuid
 
@@ -115,7 +121,10 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
     freshness = {p: call_records.freshness_key(p, k, target_latency_s, RunConfig.from_env(), home_dir / "cache")
                  for p, k in keys.items()} if record else {}
     specs = call_records.spec_versions(hardware_names, Path(settings.hardware_dir))
-    hits = call_records.find_hits(home_dir, keys, freshness, specs) if record else {}
+    from solar_assets.asset_compute.graph import WORKLOAD_NODES
+
+    on_demand = [n.name for n in WORKLOAD_NODES if n.on_demand] if ski_slope else []
+    hits = call_records.find_hits(home_dir, keys, freshness, specs, on_demand) if record else {}
     calls_dir = None
     if scale_out is not None:  # the steps elsewhere read and write the call's files: on the shared home
         calls_dir = home_dir / "calls"
@@ -123,7 +132,8 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
     with tempfile.TemporaryDirectory(prefix="solar-call-", dir=calls_dir) as call_dir, contextlib.ExitStack() as stack:
         options = {"home": str(home_dir), "settings": settings.as_dict(), "keys": keys,
                    "hardware": list(hardware_names), "inverse": target_latency_s is not None,
-                   "call_dir": call_dir, "defer_pictures": True}
+                   "call_dir": call_dir, "defer_pictures": True, "on_demand": ski_slope,
+                   "pictures": pictures}
         # the workers start before Dagster is imported: their start (torch, numba) hides its import and the instance
         to_compute = [p for p in keys if p not in hits]
         started = prestart(_compute_workload, options, jobs=jobs, files=len(to_compute)) \
@@ -305,12 +315,13 @@ class _CallDriver:
         """``compute`` in the workers, the stale parts' bounds of ``bounds`` here, their pictures
         drawn meanwhile (in a process of their own when bounds run here: ``Pictures``); then each
         file's partition events logged through ``events``, each picture's asset when drawn."""
-        from solar_assets.asset_compute.pictures import Pictures
+        from solar_assets.asset_compute.pictures import Pictures, not_drawn
         from solar_assets.asset_compute.worker import DRAWN_BY_CLI, events_file
         from solar_assets.dagster_defs.call import worker_events
 
         call_dir = self.options["call_dir"]
-        pictures = Pictures(self.settings, DRAWN_BY_CLI, own_process=bool(bounds))
+        drawing = bool(self.options.get("pictures"))
+        pictures = Pictures(self.settings, DRAWN_BY_CLI if drawing else (), own_process=bool(bounds) and drawing)
         try:
             computed = self._compute(compute, pictures)
             partial = {p: self.hits[p] for p in bounds}
@@ -325,7 +336,8 @@ class _CallDriver:
 
             def settle(path: str) -> list[Any]:
                 pictures.wait(events_file(call_dir, path))
-                self.file_events[path] = worker_events(call_dir, path, self.keys[path], computed[path])
+                events_of = worker_events(call_dir, path, self.keys[path], computed[path])
+                self.file_events[path] = events_of if drawing else not_drawn(events_of, DRAWN_BY_CLI)
                 return self.file_events[path]
 
             ordered = [p for p in self.keys if p in computed]
