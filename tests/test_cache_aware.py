@@ -405,6 +405,24 @@ def test_ski_slope_rows_csv_png(tmp_path):
     assert capacity_sweep()[0] == 64 << 10 and capacity_sweep()[-1] == GIB
 
 
+def test_a_forced_cover_needs_no_solve_and_a_choice_still_gets_glpk(monkeypatch):
+    """One candidate per einsum is the only cover: taken as is, no glpsol run. Where two covers
+    compete, GLPK picks the cheaper, as a hand count says (fused run 7 < 5 + 4)."""
+    import pyomo.opt
+
+    forced = [Candidate(0, 0, (0,), 10, 5.0), Candidate(1, 0, (1, 2), 20, 7.0)]
+    solves = []
+    real = pyomo.opt.SolverFactory("glpk").__class__.solve
+    monkeypatch.setattr(pyomo.opt.SolverFactory("glpk").__class__, "solve",
+                        lambda self, *a, **k: solves.append(1) or real(self, *a, **k))
+    sel = select_cover(3, forced, 100)
+    assert sel.objective == 12.0 and sel.proven_optimal and set(sel.chosen) == set(forced) and solves == []
+    choice = [Candidate(0, 0, (0,), 10, 5.0), Candidate(1, 0, (1,), 10, 5.0), Candidate(2, 0, (2,), 10, 4.0),
+              Candidate(3, 0, (1, 2), 20, 7.0)]
+    sel = select_cover(3, choice, 100)
+    assert sel.objective == 12.0 and {c.segment for c in sel.chosen} == {0, 3} and solves == [1]
+
+
 def test_missing_glpsol_infeasible_and_time_limit_are_clear_errors():
     g = problem_from_graph(gemm(8, 8, 8))  # the mapping model itself (a graph that fits needs no solver)
     with pytest.raises(CacheAwareError, match="glpsol.*not found.*unfused and fused bounds are unaffected"):

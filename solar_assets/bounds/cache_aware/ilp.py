@@ -52,6 +52,23 @@ class Selection:
 
 def glpk_solver(executable: str | None = None):
     """The Pyomo GLPK plugin (``glpsol``), or CacheAwareError naming what is missing."""
+    solver = _available_glpk(executable)
+    if solver is None:
+        where = executable or "glpsol on PATH"
+        raise CacheAwareError(f"the cache-aware bound needs GLPK's solver, but {where} was not found "
+                              f"(install glpk-utils, e.g. apt-get install glpk-utils); {UNAFFECTED}")
+    return solver
+
+
+_GLPK: dict[str | None, object] = {}
+
+
+def _available_glpk(executable: str | None):
+    """The plugin once per executable and process: asking whether it is available runs
+    ``glpsol --version`` (a process start per solve otherwise); a missing one (None) is asked
+    again next time, as glpsol may be installed meanwhile."""
+    if executable in _GLPK:
+        return _GLPK[executable]
     try:
         import pyomo.environ as pe
     except ImportError as e:  # pragma: no cover - pyomo is a dependency
@@ -59,9 +76,8 @@ def glpk_solver(executable: str | None = None):
     kwargs = {"executable": executable} if executable else {}
     solver = pe.SolverFactory("glpk", **kwargs)
     if not solver.available(exception_flag=False):
-        where = executable or "glpsol on PATH"
-        raise CacheAwareError(f"the cache-aware bound needs GLPK's solver, but {where} was not found "
-                              f"(install glpk-utils, e.g. apt-get install glpk-utils); {UNAFFECTED}")
+        return None
+    _GLPK[executable] = solver
     return solver
 
 
@@ -82,6 +98,11 @@ def select_cover(n_einsums: int, candidates: Sequence[Candidate], capacity_bytes
     for i, c in enumerate(cands):
         for e in c.members:
             by_einsum[e].append(i)
+    if all(len(b) == 1 for b in by_einsum) and all(c.members for c in cands):
+        # the reductions left one candidate per einsum: each must be chosen, so this partition is
+        # the only cover and its traffic the optimum, without a model (most solves of small graphs)
+        return Selection(tuple(cands), sum(c.traffic for c in cands), True, time.perf_counter() - start, 0.0,
+                         len(cands))
     m = pe.ConcreteModel(name=f"cache_aware[{where}]")
     m.y = pe.Var(range(len(cands)), domain=pe.Binary)
     m.cover = pe.Constraint(range(n_einsums),
