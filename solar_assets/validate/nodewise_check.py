@@ -99,6 +99,41 @@ FACE_POINTS = 4  # seeded points on each face of the output box (every dim at it
 EXTREME_POINTS = 8  # points at the largest and at the smallest framework values (a clamp, a branch)
 
 
+EXTREME_BLOCK = 4096  # elements per block when the extremes are found through block maxima
+
+
+def extreme_points(flat: np.ndarray, k: int) -> list[int]:
+    """Flat indices of the ``k`` largest and ``k`` smallest finite values. A large all-finite tensor
+    is searched through its blocks' maxima and minima: the blocks holding the top k values are among
+    the k blocks with the largest maxima, so only those are partitioned (exact, and one vectorised
+    pass instead of a float64 copy and a partition of the whole tensor: node-wise validation of a
+    full-size model spent most of its time here)."""
+    if k <= 0:
+        return []
+    n = flat.size
+    if n >= 4 * EXTREME_BLOCK * k:
+        whole = n // EXTREME_BLOCK * EXTREME_BLOCK
+        blocks = flat[:whole].reshape(-1, EXTREME_BLOCK)
+        highs, lows = blocks.max(axis=1), blocks.min(axis=1)
+        tail = flat[whole:]
+        if np.isfinite(highs).all() and np.isfinite(lows).all() and np.isfinite(tail).all():
+            tail_at = np.arange(whole, n, dtype=np.int64)
+            picked: list[int] = []
+            for sign, marks in ((1, highs), (-1, lows)):
+                chosen = np.argpartition(-sign * marks, k - 1)[:k]
+                at = np.concatenate([(chosen[:, None] * EXTREME_BLOCK + np.arange(EXTREME_BLOCK)).reshape(-1),
+                                     tail_at])
+                vals = flat[at].astype(np.float64)
+                picked += [int(i) for i in at[np.argpartition(-sign * vals, k - 1)[:k]]]
+            return picked
+    finite = np.where(np.isfinite(flat), flat, np.nan).astype(np.float64)
+    if not np.isfinite(finite).any():
+        return []
+    top = np.argpartition(np.nan_to_num(finite, nan=-np.inf), -k)[-k:]
+    bottom = np.argpartition(np.nan_to_num(finite, nan=np.inf), k)[:k]
+    return [int(i) for i in (*top, *bottom)]
+
+
 def sample_points(shape: tuple[int, ...], n: int, seed_text: str, values: np.ndarray | None = None) -> np.ndarray:
     """Up to ``n`` distinct flat indices of ``shape``: its corners, ``FACE_POINTS`` on every face
     (an index off by one at a border or a loop one short shows on a face, not inside), the
@@ -122,12 +157,7 @@ def sample_points(shape: tuple[int, ...], n: int, seed_text: str, values: np.nda
             coords[d] = np.full(FACE_POINTS, side)
             picked.update(int(i) for i in np.ravel_multi_index(tuple(coords), shape))
     if EXTREME_POINTS and values is not None and values.size == size and np.issubdtype(values.dtype, np.number):
-        finite = np.where(np.isfinite(values), values, np.nan).astype(np.float64)
-        if np.isfinite(finite).any():
-            k = min(EXTREME_POINTS, size - 1)
-            top = np.argpartition(np.nan_to_num(finite, nan=-np.inf), -k)[-k:]
-            bottom = np.argpartition(np.nan_to_num(finite, nan=np.inf), k)[:k]
-            picked.update(int(i) for i in (*top, *bottom))
+        picked.update(extreme_points(values.reshape(-1), min(EXTREME_POINTS, size - 1)))
     while len(picked) < n:
         picked.update(int(i) for i in rng.integers(0, size, n - len(picked)))
     return np.array(sorted(picked), dtype=np.int64)
