@@ -119,12 +119,13 @@ def extreme_points(flat: np.ndarray, k: int) -> list[int]:
         if np.isfinite(highs).all() and np.isfinite(lows).all() and np.isfinite(tail).all():
             tail_at = np.arange(whole, n, dtype=np.int64)
             picked: list[int] = []
-            for sign, marks in ((1, highs), (-1, lows)):
-                chosen = np.argpartition(-sign * marks, k - 1)[:k]
+            for largest, marks in ((True, highs), (False, lows)):  # no negation: it wraps unsigned dtypes
+                chosen = np.argpartition(marks, -k)[-k:] if largest else np.argpartition(marks, k - 1)[:k]
                 at = np.concatenate([(chosen[:, None] * EXTREME_BLOCK + np.arange(EXTREME_BLOCK)).reshape(-1),
                                      tail_at])
-                vals = flat[at].astype(np.float64)
-                picked += [int(i) for i in at[np.argpartition(-sign * vals, k - 1)[:k]]]
+                vals = flat[at]
+                best = np.argpartition(vals, -k)[-k:] if largest else np.argpartition(vals, k - 1)[:k]
+                picked += [int(i) for i in at[best]]
             return picked
     finite = np.where(np.isfinite(flat), flat, np.nan).astype(np.float64)
     if not np.isfinite(finite).any():
