@@ -319,14 +319,17 @@ def run_in_workers(paths: Sequence[str | Path], task: Task, unfinished: Unfinish
                    cache_dir: str | Path | None = None, *, jobs: int = 1, timeout_s: float | None = None,
                    memory_limit_bytes: int | None = None, task_arg: Any = None,
                    on_result: Callable[[int, Any], None] | None = None,
-                   on_event: EventCallback | None = None, started: StartedWorkers | None = None) -> list[Any]:
+                   on_event: EventCallback | None = None, started: StartedWorkers | None = None,
+                   order: Sequence[int] | None = None) -> list[Any]:
     """``task(path, cache_dir, task_arg)`` for each path, results in order. ``task`` must be a
     module-level function (workers are spawned). A file that runs past ``timeout_s`` seconds,
     whose worker's resident memory passes ``memory_limit_bytes``, or that kills its worker, gets
     ``unfinished(path, message, seconds, last stage)`` instead. ``on_result(index, result)`` as
     each file finishes; ``on_event(index, workload, stage)`` as each stage starts. ``jobs=0``:
     in this process, without limits or isolation (for debugging). ``started``: workers spawned
-    ahead (``prestart``) with this task and argument, used before any new one."""
+    ahead (``prestart``) with this task and argument, used before any new one. ``order``: the
+    indices of ``paths`` in the order workers take them (``order.longest_first``); results keep
+    the order of ``paths`` either way."""
     paths = [str(p) for p in paths]
     cache = str(cache_dir) if cache_dir is not None else None
     fresh = fresh_workers()
@@ -342,7 +345,10 @@ def run_in_workers(paths: Sequence[str | Path], task: Task, unfinished: Unfinish
 
     ctx = multiprocessing.get_context("spawn")
     threads = _threads(jobs)
-    pending = deque(enumerate(paths))
+    taken = list(range(len(paths))) if order is None else list(order)
+    if sorted(taken) != list(range(len(paths))):
+        raise ValueError(f"order must be a permutation of the {len(paths)} paths' indices")
+    pending = deque((i, paths[i]) for i in taken)
     results: list[Any] = [None] * len(paths)
     done = [False] * len(paths)
     workers: list[_Worker] = []
