@@ -148,6 +148,11 @@ def not_differentiable(row: dict[str, Any]) -> bool:
     return not row.get("validated") and "not differentiable" in str(row.get("error") or row.get("note") or "")
 
 
+def not_trainable(row: dict[str, Any]) -> bool:
+    """A ``--train`` row of a problem whose own step autograd refuses (``workloads.training.NotTrainable``)."""
+    return not row.get("validated") and "not trainable as written" in str(row.get("error") or row.get("note") or "")
+
+
 def failure_class(row: dict[str, Any]) -> str:
     """A failure's reason without the file and the figures: ``no lowering for aten.x.default``."""
     text = str(row.get("error") or row.get("note") or "no reason given")
@@ -170,8 +175,9 @@ def format_results(results: list[LevelResult], total_wall_s: float) -> str:
                      f"{percentile(seconds, 0.9):>7.1f} {r.wall_s:>7.1f}"
                      + (f" {r.bounded if r.bounded is not None else '-':>7} {r.analyze_wall_s:>9.1f}" if analyzed else ""))
     failures = [(r.level, row) for r in results for row in r.rows
-                if not row.get("validated") and not not_differentiable(row)]
+                if not row.get("validated") and not not_differentiable(row) and not not_trainable(row)]
     undifferentiable = [(r.level, row) for r in results for row in r.rows if not_differentiable(row)]
+    untrainable = [(r.level, row) for r in results for row in r.rows if not_trainable(row)]
     unbounded = [(r.level, row["path"], r.analyze_failures.get(row["path"], "no report row"))
                  for r in results if r.bounded_paths is not None for row in r.rows
                  if row.get("validated") and row["path"] not in r.bounded_paths]
@@ -180,6 +186,9 @@ def format_results(results: list[LevelResult], total_wall_s: float) -> str:
         lines += ["", "not differentiable (no training step: no floating-point output depends on a parameter or "
                       "input, or nothing to differentiate by):"]
         lines += [f"  {level}/{Path(row['path']).name}" for level, row in undifferentiable]
+    if untrainable:
+        lines += ["", "not trainable as written (the file's own eager backward raises the same way):"]
+        lines += [f"  {level}/{Path(row['path']).name}" for level, row in untrainable]
     if failures:
         classes: dict[str, int] = {}
         for _, row in failures:
@@ -200,7 +209,11 @@ def format_results(results: list[LevelResult], total_wall_s: float) -> str:
     lines += ["", f"total: {sum(r.translated for r in results)}/{n} translated, "
                   f"{validated}/{n} validated"
                   + (f" ({validated}/{differentiable} = {100 * validated / max(1, differentiable):.1f} % of the "
-                     f"differentiable)" if undifferentiable else "")
+                     f"differentiable" if undifferentiable or untrainable else "")
+                  + (f"; {validated}/{differentiable - len(untrainable)} = "
+                     f"{100 * validated / max(1, differentiable - len(untrainable)):.1f} % of those trainable as "
+                     f"written" if untrainable else "")
+                  + (")" if undifferentiable or untrainable else "")
                   + (f", {sum(r.bounded or 0 for r in results)}/{n} bounded" if analyzed else "")
                   + f", wall time {total_wall_s:.1f} s"]
     return "\n".join(lines)

@@ -238,6 +238,53 @@ def test_a_workload_without_a_differentiable_output_says_so_in_one_line(tmp_path
     assert "argmax_only.py" in message and "not differentiable" in message
 
 
+def test_a_model_whose_own_backward_autograd_refuses_is_not_trainable_as_written(tmp_path):
+    """ShuffleNet-style: ``out += shortcut(x)`` writes into a ReLU output its backward saved; the
+    file's own eager ``loss.backward()`` raises, so there is no step to translate (one line)."""
+    path = tmp_path / "inplace_residual.py"
+    path.write_text(textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Model(nn.Module):
+            def __init__(self, channels):
+                super().__init__()
+                self.conv = nn.Conv2d(channels, channels, 3, padding=1)
+
+            def forward(self, x):
+                out = torch.relu(self.conv(x))
+                out += x
+                return out
+
+
+        channels = 4
+
+
+        def get_inputs():
+            return [torch.randn(2, channels, 8, 8)]
+
+
+        def get_init_inputs():
+            return [channels]
+        """))
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("inplace_residual", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    eager = module.Model(*module.get_init_inputs())
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        eager(*module.get_inputs()).sum().backward()  # the independent reference: eager autograd itself
+
+    from solar_assets.workloads.training import NotDifferentiable
+
+    with pytest.raises(NotDifferentiable) as caught:
+        solar.analyze(path, hardware="H100_SXM", train=True, home=tmp_path / "home")
+    message = str(caught.value)
+    assert message.startswith(str(path)) and "not trainable as written" in message and "\n" not in message
+
+
 def test_the_training_spec_is_part_of_the_workload_key():
     from solar_assets.workloads import read_workload_source
 

@@ -50,10 +50,13 @@ class Golden:
         """``"full"``, or the rebound constants as ``"BATCH=3,DIM=64"``."""
         return size_label(self.constants)
 
-    def bindings(self, dtype: type = np.float64) -> dict[str, np.ndarray]:
-        """Values keyed by IR binding strings; float arrays converted to ``dtype``."""
+    def bindings(self, dtype: type | None = np.float64) -> dict[str, np.ndarray]:
+        """Values keyed by IR binding strings; float arrays converted to ``dtype`` (None: as they
+        are, for ``execute_program``, whose binding converts and copies each once anyway)."""
         out = {f"input:{i}": a for i, a in enumerate(self.inputs)}
         out.update(self.params)
+        if dtype is None:
+            return out
         return {k: (v.astype(dtype) if np.issubdtype(v.dtype, np.floating) else v) for k, v in out.items()}
 
     def for_program(self, program: Program) -> Golden:

@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterator, Sequence
 import torch
 
 from solar_assets.workloads.training import (
-    ADAMW_HYPERPARAMETERS, SGD_HYPERPARAMETERS, STATE_SEED, STEPS_TAKEN, NotDifferentiable, TrainSpec,
+    ADAMW_HYPERPARAMETERS, SGD_HYPERPARAMETERS, STATE_SEED, STEPS_TAKEN, NotDifferentiable, NotTrainable, TrainSpec,
 )
 
 NARROW_FLOATS = (torch.bfloat16, torch.float16)
@@ -128,12 +128,25 @@ class TrainStep(torch.nn.Module):
                 loss = self.loss(outputs)
             wrt = leaves + [xs[i] for i in self.grad_inputs]
             with phase("backward"):
-                grads = torch.autograd.grad(loss, wrt, allow_unused=True)
+                grads = self._grad(loss, wrt)
                 grads = tuple(g if g is not None else torch.zeros_like(w) for g, w in zip(grads, wrt))
         with phase("optimizer"):
             _leave_module_scope()  # the last backward node's module does not reach the update
             updated = self.update([p.detach() for p in params], list(grads[:len(params)]), states)
         return (loss, *grads, *updated)
+
+    def _grad(self, loss: torch.Tensor, wrt: list[torch.Tensor]) -> tuple[torch.Tensor | None, ...]:
+        """Autograd's gradients; a file whose own step autograd refuses (an in-place write to a
+        value its backward saved: ShuffleNet's ``out += shortcut(x)`` over a ReLU's output) has no
+        training step as written, which is the file's property, not a translation failure."""
+        try:
+            return torch.autograd.grad(loss, wrt, allow_unused=True)
+        except RuntimeError as e:
+            if "modified by an inplace operation" not in str(e):
+                raise
+            reason = str(e).split("Hint:")[0].strip()
+            raise NotTrainable(f"{self.path}: not trainable as written: autograd refuses the file's own "
+                               f"backward ({reason})") from None
 
     def loss(self, outputs: Any) -> torch.Tensor:
         if self._loss_fn is not None:

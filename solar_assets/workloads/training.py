@@ -73,3 +73,8 @@ def train_name(stem: str, spec: TrainSpec | None) -> str:
 class NotDifferentiable(SolarError):
     """A workload with no training step: no floating-point output to take a loss of, or nothing
     (no trainable parameter, no floating-point input) to differentiate it by."""
+
+
+class NotTrainable(NotDifferentiable):
+    """A workload whose own training step the framework refuses as written (eager autograd raises
+    on it the same way): no step to bound, reported in one line like a non-differentiable one."""
