@@ -110,6 +110,7 @@ def export_graph(model: Any, inputs: list[Any], path: str) -> Any:
     from solar_assets.translate.torch_lowering.recurrent import whole_recurrent_ops
 
     from solar_assets.workloads.torch_training import TrainStep, trace_joint
+    from solar_assets.workloads.training import NotDifferentiable
 
     try:
         with warnings.catch_warnings(), fake_tensor_failures_quiet(shown_when_verbose=True):
@@ -122,6 +123,8 @@ def export_graph(model: Any, inputs: list[Any], path: str) -> Any:
                 return ep
             with whole_recurrent_ops():
                 return torch.export.export(model, tuple(inputs)).run_decompositions(decomposition_table())
+    except NotDifferentiable:
+        raise  # the file has no step to export (its own message, one line)
     except Exception as e:
         raise TranslationError(f"{path}: torch.export failed: {type(e).__name__}: {str(e).splitlines()[0]}"
                                + export_reason_suffix(type(e).__name__)) from e
