@@ -71,13 +71,17 @@ def format_projection(rows: Sequence[ReportRow], markdown: bool = False) -> str:
     return render_columns(cells, columns, markdown)
 
 
-def plot_projection(rows: Sequence[ReportRow], path: str | Path) -> Path:
+MAX_WIDTH_IN = 32.0  # a wider picture is read by no one (``chart_rows`` picks what it shows)
+
+
+def plot_projection(rows: Sequence[ReportRow], path: str | Path, note: str | None = None) -> Path:
     """Two panels: the fused SOL per workload on each hardware (bars; unfused as a dash, the
-    target latency as a line), and the fusion benefit per workload and hardware."""
+    target latency as a line), and the fusion benefit per workload and hardware; ``note``: a
+    footnote (what the picture leaves out, ``chart_rows``)."""
     hardware = list(dict.fromkeys(r.hardware for r in rows))
     workloads = list(dict.fromkeys(r.workload for r in rows))
     by_key = {(r.workload, r.hardware): r for r in rows}
-    fig = Figure(figsize=(max(8.0, 1.3 * len(workloads) * max(len(hardware), 1) / 3 + 3), 8.0), dpi=100,
+    fig = Figure(figsize=(min(MAX_WIDTH_IN, max(8.0, 1.3 * len(workloads) * max(len(hardware), 1) / 3 + 3)), 8.0), dpi=100,
                  layout="constrained")
     FigureCanvasAgg(fig)
     top, bottom = fig.add_subplot(2, 1, 1), fig.add_subplot(2, 1, 2)
@@ -109,6 +113,8 @@ def plot_projection(rows: Sequence[ReportRow], path: str | Path) -> Path:
         ax.set_xticks(range(len(workloads)), workloads, rotation=20, ha="right")
         ax.grid(True, axis="y", which="both", alpha=0.2)
     top.legend(fontsize="x-small", ncols=2, loc="upper left")
+    if note:
+        fig.supxlabel(f"({note})", fontsize="small")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)

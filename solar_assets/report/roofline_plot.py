@@ -69,9 +69,11 @@ def unit_roofs(row: ReportRow) -> list[tuple[str, float]]:
     return [(f"{unit} {dtype}", peak) for unit, dtype, peak in unit_peaks(row)] or [(row.dtype, row.peak_flop_per_s)]
 
 
-def plot_roofline(rows: Sequence[ReportRow], path: str | Path, per_op: Sequence[PerOpRow] = ()) -> Path:
+def plot_roofline(rows: Sequence[ReportRow], path: str | Path, per_op: Sequence[PerOpRow] = (),
+                  note: str | None = None) -> Path:
     """Draw the plot to ``path`` (PNG, Agg backend: no display needed) and return the path;
-    ``per_op``: the framework ops to place as points as well (those of the rows' workloads)."""
+    ``per_op``: the framework ops to place as points as well (those of the rows' workloads);
+    ``note``: a footnote (what the picture leaves out, ``chart_rows``)."""
     hardware = list(dict.fromkeys(r.hardware for r in rows)) or ["(no bounds)"]
     ncols = min(len(hardware), 3)
     nrows = math.ceil(len(hardware) / ncols)
@@ -85,6 +87,8 @@ def plot_roofline(rows: Sequence[ReportRow], path: str | Path, per_op: Sequence[
     for i, hw in enumerate(hardware):
         ax = fig.add_subplot(nrows, ncols, i + 1)
         _panel(ax, hw, [r for r in rows if r.hardware == hw], [o for o in per_op if o.hardware == hw])
+    if note:
+        fig.supxlabel(f"({note})", fontsize="small")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_png(fig, path)  # a palette PNG: half the encoding time of savefig's

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from ir_schemas import REPORT_SCHEMA, REPORT_VERSION, Failure, PerOpRow, ReportDocument, ReportRow
+from solar_assets.report.chart_rows import MAX_ROOFLINE_WORKLOADS, charted_rows
 from solar_assets.report.roofline_plot import plot_roofline
 from solar_assets.report.rows import rows_to_frame
 from solar_assets.report.table import format_table
@@ -151,16 +153,24 @@ same rows is the first one's bytes (~0.4 s of a call)."""
 
 
 def _roofline(rows: Sequence[ReportRow], path: Path, ops: Sequence[PerOpRow]) -> Path:
+    drawn, note = charted_rows(rows, MAX_ROOFLINE_WORKLOADS)
+    kept = {r.workload for r in drawn}
+    return _drawn_once("roofline", [drawn, [o for o in ops if o.workload in kept]], path,
+                       lambda: plot_roofline(drawn, path, per_op=[o for o in ops if o.workload in kept], note=note))
+
+
+def _drawn_once(kind: str, shown: Sequence[Sequence[Any]], path: Path, draw: Callable[[], Path]) -> Path:
+    """``draw()``, or a copy of the picture this process drew of the same values (``_DRAWN``)."""
     import hashlib
     import shutil
 
-    key = hashlib.sha256(json.dumps([[r.model_dump_json() for r in rows], [o.model_dump_json() for o in ops]])
-                         .encode()).hexdigest()
+    key = kind + hashlib.sha256(json.dumps([[v.model_dump_json() for v in part] for part in shown])
+                                .encode()).hexdigest()
     earlier = _DRAWN.get(key)
     if earlier is not None and earlier != path and earlier.is_file():
         shutil.copyfile(earlier, path)
         return path
-    _DRAWN[key] = plot_roofline(rows, path, per_op=ops)
+    _DRAWN[key] = draw()
     return _DRAWN[key]
 
 
@@ -177,7 +187,9 @@ def _write_charts(rows: Sequence[ReportRow], out: Path, stem: str) -> dict[str, 
     if any(r.measured_s is not None for r in rows):
         written["headroom"] = plot_headroom(rows, targets["headroom"])
     if len({r.hardware for r in rows}) > 1:
-        written["projection"] = plot_projection(rows, targets["projection"])
+        drawn, note = charted_rows(rows)
+        written["projection"] = _drawn_once("projection", [drawn], targets["projection"],
+                                            lambda: plot_projection(drawn, targets["projection"], note=note))
         projection_frame(rows).to_csv(targets["projection_csv"], index=False)
         written["projection_csv"] = targets["projection_csv"]
     for kind, path in targets.items():
