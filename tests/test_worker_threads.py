@@ -32,15 +32,3 @@ def test_spawned_workers_read_their_thread_share_at_their_first_import():
     share = max(1, (os.cpu_count() or 1) // jobs)
     results = run_in_workers(["a", "b"], _thread_settings, _unfinished, jobs=jobs, timeout_s=120)
     assert results == [(str(share), share), (str(share), share)]
-
-
-def _allocator_setting(path: str, cache_dir: str | None, task_arg: object) -> str | None:
-    return os.environ.get("THP_MEM_ALLOC_ENABLE")
-
-
-def test_workers_ask_for_huge_pages_unless_the_user_said_otherwise(monkeypatch):
-    monkeypatch.delenv("THP_MEM_ALLOC_ENABLE", raising=False)
-    assert run_in_workers(["a"], _allocator_setting, _unfinished, jobs=1, timeout_s=120) == ["1"]
-    assert "THP_MEM_ALLOC_ENABLE" not in os.environ  # the CLI's own environment is left as it was
-    monkeypatch.setenv("THP_MEM_ALLOC_ENABLE", "0")
-    assert run_in_workers(["a"], _allocator_setting, _unfinished, jobs=1, timeout_s=120) == ["0"]

@@ -41,11 +41,6 @@ from solar_assets.workers.output import OutputCapture, read_tail
 log = logging.getLogger(__name__)
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS")
-# What a worker starts with unless the user set it: PyTorch's CPU allocator asks for transparent
-# huge pages (madvise) for large tensors. Without it a full-size model's tensors were faulted in
-# 4 KiB at a time: 129 M minor faults and a fifth of KernelBench's CPU time in the kernel zeroing
-# pages (20 allocations of 400 MB: 6.6 s -> 2.3 s here). Where the kernel's THP is off, it does nothing.
-SPAWN_DEFAULTS = {"THP_MEM_ALLOC_ENABLE": "1"}
 SHUTDOWN_WAIT_S = 5.0
 STARTUP_LIMIT_S = 600.0  # a worker's imports (torch, numba) before its first file's clock starts
 MEMORY_POLL_S = 0.2  # how often the parent reads a busy worker's resident memory
@@ -76,14 +71,15 @@ def warm_up_tracer() -> float:
 
 @contextlib.contextmanager
 def _thread_environment(threads: int | None) -> Iterator[None]:
-    """The thread variables (and ``SPAWN_DEFAULTS`` the user did not set) set in this process while
-    a worker is spawned, so the child has them from its first import: unpickling its task imports the stages, numba among them, and numba
+    """The thread variables set in this process while a worker is spawned, so the child has them
+    from its first import: unpickling its task imports the stages, numba among them, and numba
     reads NUMBA_NUM_THREADS once at import ("Cannot set NUMBA_NUM_THREADS to a different value
     once the threads have been launched" when ``_serve`` changes it later)."""
-    wanted = {v: str(threads) for v in THREAD_VARIABLES} if threads else {}
-    wanted.update({v: value for v, value in SPAWN_DEFAULTS.items() if v not in os.environ})
-    saved = {v: os.environ.get(v) for v in wanted}
-    os.environ.update(wanted)
+    if not threads:
+        yield
+        return
+    saved = {v: os.environ.get(v) for v in THREAD_VARIABLES}
+    os.environ.update({v: str(threads) for v in THREAD_VARIABLES})
     try:
         yield
     finally:
