@@ -83,6 +83,20 @@ def rows_of(done: subprocess.CompletedProcess) -> tuple[int, int]:
     return len(payload.get("rows", [])), len(payload.get("failures", []))
 
 
+def machine_cpu_seconds() -> tuple[float, float] | None:
+    """``(busy, available)`` CPU seconds of the whole machine since boot (Linux ``/proc/stat``), or
+    None elsewhere. The children's rusage misses processes not reaped by their parent (a worker's
+    checker ended with it), so on an otherwise idle machine this is the figure to trust."""
+    try:
+        fields = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    except (OSError, ValueError, IndexError):
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    total = sum(fields[:8])  # user nice system idle iowait irq softirq steal (guest is inside user)
+    return (total - idle) / tick, total / tick
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("kb_dir", type=Path, help="the folder holding level1 … level4")
@@ -102,9 +116,11 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"{home}: exists (a cold run needs a new home)")
         clock = Path(tmp) / "clock"
         clock.mkdir()
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        before, machine_before = resource.getrusage(resource.RUSAGE_CHILDREN), machine_cpu_seconds()
         wall, done = run_analyze(files, home, args.hardware, args.jobs, args.no_dagster, clock)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        after, machine_after = resource.getrusage(resource.RUSAGE_CHILDREN), machine_cpu_seconds()
+        busy = (machine_after[0] - machine_before[0], machine_after[1] - machine_before[1]) \
+            if machine_before and machine_after else None
         rows, failures = rows_of(done)
         totals = read_clock(clock)
         home_bytes = tree_bytes(home)
@@ -128,7 +144,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{stage:<{width}}  {seconds:9.1f}  {totals.entries.get(stage, 0):7d}")
     user, system = after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
     glpsol = totals.entries.get("glpsol", 0)
-    print(f"wall {wall:.1f} s; CPU {user:.0f} s user + {system:.0f} s system; peak RSS {after.ru_maxrss / 2**20:.2f} GiB")
+    print(f"wall {wall:.1f} s; CPU {user:.0f} s user + {system:.0f} s system (reaped processes); "
+          f"peak RSS {after.ru_maxrss / 2**20:.2f} GiB")
+    if busy is not None:
+        print(f"machine CPU busy {busy[0]:.0f} s of {busy[1]:.0f} s ({busy[0] / max(busy[1], 1e-9):.0%}; "
+              "all processes, this run's and any other)")
     print(f"processes started: {totals.processes} solar (CLI, workers, checkers, picture drawers) + {glpsol} glpsol")
     print(f"rows {rows}, failures {failures}; home {home_bytes / 2**30:.2f} GiB")
     if warm_s is not None:
@@ -138,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
             "files": [str(f) for f in files], "wall_s": wall, "user_s": user, "system_s": system,
             "peak_rss_bytes": after.ru_maxrss * 1024, "processes": totals.processes, "glpsol": glpsol,
             "rows": rows, "failures": failures, "home_bytes": home_bytes, "warm_s": warm_s,
+            "machine_busy_s": busy[0] if busy else None, "machine_available_s": busy[1] if busy else None,
             "stages": {s: {"seconds": v, "entries": totals.entries.get(s, 0)} for s, v in totals.seconds.items()},
         }, indent=1))
     return 0
