@@ -206,7 +206,9 @@ CODE_PACKAGES = ("solar_assets", "ir_schemas")  # the code a finished result dep
 # the frameworks and numeric libraries whose installed versions a finished result depends on
 LIBRARIES = ("torch", "numpy", "numba", "transformers", "einops", "jax", "jaxlib", "flax")
 SETTINGS_PREFIX = "SOLAR_"
-NOT_SETTINGS = ("SOLAR_HOME", "SOLAR_FRESH_WORKERS")  # where results live and how workers run, not what they are
+# where results live, how workers run, what is measured of the run and how big the home may grow:
+# not what the results are (SOLAR_STAGE_CLOCK set for a profile made every call record a miss)
+NOT_SETTINGS = ("SOLAR_HOME", "SOLAR_FRESH_WORKERS", "SOLAR_STAGE_CLOCK", "SOLAR_CACHE_LIMIT", "SOLAR_K8S_EXECUTOR")
 
 class KeyedSource(Protocol):
     """What a cache key reads of a workload (``solar_assets.workloads.WorkloadSource``)."""
