@@ -292,7 +292,8 @@ class _CallDriver:
         """The files' observations and the parts' specs, before what reads them."""
         events.log(self.prepared)
 
-    def _compute(self, files: list[str], pictures: Any) -> dict[str, WorkloadResult]:
+    def _compute(self, files: list[str], pictures: Any,
+                 on_file: Callable[[str, WorkloadResult], None] | None = None) -> dict[str, WorkloadResult]:
         from solar_assets.asset_compute.worker import events_file
         from solar_assets.workers import run_in_workers as workers
         from solar_assets.workers.order import load_durations, longest_first, save_durations
@@ -307,6 +308,8 @@ class _CallDriver:
         def landed(index: int, result: WorkloadResult) -> None:
             pictures.submit(events_file(call_dir, files[index]))
             took[files[index]] = result.total_s
+            if on_file is not None:
+                on_file(files[index], result)
             if on_stage:
                 on_stage(result.workload, FINISHED)
 
@@ -321,8 +324,9 @@ class _CallDriver:
 
     def run_files(self, context: Any, events: Any, compute: list[str], bounds: list[str]) -> None:
         """``compute`` in the workers, the stale parts' bounds of ``bounds`` here, their pictures
-        drawn meanwhile (in a process of their own when bounds run here: ``Pictures``); then each
-        file's partition events logged through ``events``, each picture's asset when drawn."""
+        drawn meanwhile (in a process of their own when bounds run here: ``Pictures``); each
+        file's partition events logged through ``events`` as the file lands (with ``--pictures``,
+        and for ``bounds``, after the workers: each picture's asset when drawn)."""
         from solar_assets.asset_compute.pictures import Pictures, not_drawn
         from solar_assets.asset_compute.worker import DRAWN_BY_CLI, events_file
         from solar_assets.dagster_defs.call import worker_events
@@ -330,17 +334,29 @@ class _CallDriver:
         call_dir = self.options["call_dir"]
         drawing = bool(self.options.get("pictures"))
         pictures = Pictures(self.settings, DRAWN_BY_CLI if drawing else (), own_process=bool(bounds) and drawing)
+        counts: dict[str, int] = {}
+
+        def log_now(path: str, result: WorkloadResult) -> None:
+            """A file's events as it lands, while the workers go on (logged after the last file, the
+            ~6,700 events of KernelBench's 270 files were a minute with one core busy). With
+            ``--pictures`` a file's events wait for its pictures: logged after the workers."""
+            self.file_events[path] = not_drawn(worker_events(call_dir, path, self.keys[path], result), DRAWN_BY_CLI)
+            events.prefetch(self.file_events[path])
+            counts.update(events.log_files({path: self.file_events[path]}, lambda p: self.file_events[p],
+                                           DRAWN_BY_CLI))
+
         try:
-            computed = self._compute(compute, pictures)
+            computed = self._compute(compute, pictures, None if drawing else log_now)
             partial = {p: self.hits[p] for p in bounds}
             bounded = _bounds_only(partial, self.options, pictures, self.on_stage)
             computed.update(bounded)
             self.partial.update(partial)
             self.bounded.update(bounded)
             self.computed.update(computed)
-            for path in computed:  # as the workers wrote them: the pictures come with ``settle``
+            later = [p for p in computed if p not in counts]
+            for path in later:  # as the workers wrote them: the pictures come with ``settle``
                 self.file_events[path] = worker_events(call_dir, path, self.keys[path], computed[path])
-            events.prefetch(e for path in computed for e in self.file_events[path])
+            events.prefetch(e for path in later for e in self.file_events[path])
 
             def settle(path: str) -> list[Any]:
                 pictures.wait(events_file(call_dir, path))
@@ -349,7 +365,8 @@ class _CallDriver:
                 return self.file_events[path]
 
             ordered = [p for p in self.keys if p in computed]
-            counts = events.log_files({p: self.file_events[p] for p in ordered}, settle, DRAWN_BY_CLI)
+            counts.update(events.log_files({p: self.file_events[p] for p in ordered if p in later}, settle,
+                                           DRAWN_BY_CLI))
         finally:
             pictures.join()
         for path in ordered:
