@@ -263,8 +263,22 @@ def report_document(rows: Sequence[ReportRow], failures: Sequence[Failure] = (),
 
 def document_as_json(rows: Sequence[ReportRow], failures: Sequence[Failure] = (),
                      per_op: Sequence[PerOpRow] = (), measured_ops: Sequence = ()) -> str:
-    """The report document as ``report.json`` holds it (what ``solar analyze --json`` prints)."""
-    return json.dumps(report_document(rows, failures, per_op, measured_ops), indent=2) + "\n"
+    """The report document as ``report.json`` holds it (what ``solar analyze --json`` prints): each
+    top-level field on a line of its own, a list one element a line. ``json.dumps(indent=2)`` takes
+    the pure-Python encoder: 6.7 s for KernelBench's 1,620 rows and their per-op rows, written
+    twice a call; each element here goes through the C encoder."""
+    return _one_element_a_line(report_document(rows, failures, per_op, measured_ops))
+
+
+def _one_element_a_line(document: Mapping[str, Any]) -> str:
+    fields = []
+    for key, value in document.items():
+        if isinstance(value, list) and value:
+            inner = ",\n".join("    " + json.dumps(item) for item in value)
+            fields.append(f"  {json.dumps(key)}: [\n{inner}\n  ]")
+        else:
+            fields.append(f"  {json.dumps(key)}: {json.dumps(value)}")
+    return "{\n" + ",\n".join(fields) + "\n}\n"
 
 
 def write_document(rows: Sequence[ReportRow], path: Path, failures: Sequence[Failure] = (),
