@@ -64,7 +64,22 @@ def training_decompositions() -> dict[Any, Any]:
     differentiates ops the lowerings know (their fused forms have backward kernels of their own)."""
     import torch
 
-    return torch.export.default_decompositions()
+    table = torch.export.default_decompositions()
+    table[torch.ops.aten.hardsigmoid_backward.default] = _hardsigmoid_backward
+    return table
+
+
+ATEN_ONE_SIXTH = 0.1666666716337204
+"""``1.0f / 6.0f`` widened: ATen's hardsigmoid backward kernels (CPU and CUDA) multiply by this
+float32 constant for every dtype, so its float64 run's gradient is 0.166666672, not 1/6."""
+
+
+def _hardsigmoid_backward(grad_output: Any, self: Any) -> Any:
+    """``aten.hardsigmoid_backward`` as ATen computes it (``torch._decomp``'s takes 1/6 in double,
+    3e-8 from the framework's own float64 result: level 1's HardSigmoid step failed the 1e-9 check)."""
+    import torch
+
+    return torch.where((self > -3.0) & (self < 3.0), grad_output * ATEN_ONE_SIXTH, 0.0)
 
 
 CHECKED_ONLY_META = "solar_checked_only"
