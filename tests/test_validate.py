@@ -276,3 +276,27 @@ def test_forward_returning_a_non_tensor_gives_one_line(tmp_path, value, type_nam
         with pytest.raises(SolarError) as caught:
             stage(src)
         assert str(caught.value) == line
+
+
+def test_an_all_zero_float32_output_is_checked_against_the_terms_that_cancelled():
+    """KernelBench level 2's 36 (a transposed convolution under ``min``): the weight gradient is 0
+    in float32 and ~1e-17 in float64; ``atol``·max|ref| allowed nothing, so the IR's 1.45e-17
+    failed. The floor follows the float32 drift (M ≈ drift / 2^-24); a real error still fails."""
+    from types import SimpleNamespace
+
+    from solar_assets.validate.compare import _zero_reference_floor, compare_outputs
+
+    ref32 = np.zeros((9, 3), np.float32)
+    ref64 = np.full((9, 3), -1.0e-17)
+    golden = SimpleNamespace(outputs=[ref32], outputs64=[ref64])
+    notes: list[str] = []
+    floor = _zero_reference_floor("dw", 0, golden, 1e-4, notes)
+    assert floor == pytest.approx(1e-4 * 1.0e-17 / 2.0 ** -24)  # by hand: 1.68e-14
+    assert notes and "cancelled" in notes[0]
+    [ok] = compare_outputs(["dw"], [np.full((9, 3), -1.45e-17, np.float32)], [ref32], 1e-4, 1e-4,
+                           dtypes=["float32"], atol_floor=floor)
+    [wrong] = compare_outputs(["dw"], [np.full((9, 3), 1e-12, np.float32)], [ref32], 1e-4, 1e-4,
+                              dtypes=["float32"], atol_floor=floor)
+    assert ok.ok and not wrong.ok
+    nonzero = SimpleNamespace(outputs=[np.ones((2,), np.float32)], outputs64=[np.ones(2) + 1e-9])
+    assert _zero_reference_floor("y", 0, nonzero, 1e-4, []) == 0.0  # a reference with a scale keeps its own

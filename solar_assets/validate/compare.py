@@ -112,7 +112,7 @@ def tolerance_for(*dtypes: str) -> tuple[float, float]:
 
 
 @numba.njit(cache=True, nogil=True)
-def _float_errors(got, ref, rtol, atol_scale):  # pragma: no cover - compiled
+def _float_errors(got, ref, rtol, atol_scale, atol_floor):  # pragma: no cover - compiled
     """One pass for max|ref|, one for the errors. Returns (max|ref|, max abs error, its index,
     elements outside tolerance, first such index, non-finite mismatches, first such index)."""
     max_ref = 0.0
@@ -131,7 +131,7 @@ def _float_errors(got, ref, rtol, atol_scale):  # pragma: no cover - compiled
             n_nonfinite += 1
             if first_nonfinite < 0:
                 first_nonfinite = i
-    atol = atol_scale * max_ref
+    atol = max(atol_scale * max_ref, atol_floor)
     max_err = 0.0
     worst = -1
     n_bad = 0
@@ -189,7 +189,7 @@ def _at(flat_index: int, shape: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def _check_one(name: str, got: np.ndarray, ref: np.ndarray, dtype: str, rtol: float | None,
-               atol_scale: float | None, reference: str) -> OutputCheck:
+               atol_scale: float | None, reference: str, atol_floor: float = 0.0) -> OutputCheck:
     label = f"output {name!r} ({dtype} check against {reference})"
     shape, golden_shape = tuple(got.shape), tuple(ref.shape)
     cat_got, cat_ref = _category(dtype), _category(ref.dtype)
@@ -218,10 +218,12 @@ def _check_one(name: str, got: np.ndarray, ref: np.ndarray, dtype: str, rtol: fl
         rtol = default[0] if rtol is None else rtol
         atol_scale = default[1] if atol_scale is None else atol_scale
     g, r = _flat(got), _flat(ref)
-    max_ref, max_abs, worst, n_bad, first_bad, n_nonfinite, first_nonfinite = _float_errors(g, r, rtol, atol_scale)
+    max_ref, max_abs, worst, n_bad, first_bad, n_nonfinite, first_nonfinite = _float_errors(g, r, rtol, atol_scale,
+                                                                                          atol_floor)
     max_rel = max_abs / max(max_ref, TINY)
-    tol_abs = atol_scale * max_ref
-    tolerance = f"|got-ref| <= {atol_scale:g}*max|ref| (= {tol_abs:.3g}) + {rtol:g}*|ref|"
+    tol_abs = max(atol_scale * max_ref, atol_floor)
+    tolerance = f"|got-ref| <= {atol_scale:g}*max|ref| (= {tol_abs:.3g}) + {rtol:g}*|ref|" if not atol_floor \
+        else f"|got-ref| <= {tol_abs:.3g} (the reference is all zero: {atol_scale:g}*the cancelled terms) + {rtol:g}*|ref|"
     errors = f"max abs error {max_abs:.6g}"
     if worst >= 0:
         at = _at(worst, shape)
@@ -244,13 +246,15 @@ def _check_one(name: str, got: np.ndarray, ref: np.ndarray, dtype: str, rtol: fl
 
 def compare_outputs(names: Sequence[str], got: Sequence[np.ndarray], golden: Sequence[np.ndarray],
                     rtol: float | None = None, atol_scale: float | None = None, *,
-                    dtypes: Sequence[str] | None = None, reference: str = "outputs") -> list[OutputCheck]:
+                    dtypes: Sequence[str] | None = None, reference: str = "outputs",
+                    atol_floor: float = 0.0) -> list[OutputCheck]:
     """One check per output. ``rtol`` / ``atol_scale`` default to the tolerance of the looser of
-    the declared dtype (``dtypes``, else the array's) and the golden array's dtype."""
+    the declared dtype (``dtypes``, else the array's) and the golden array's dtype; ``atol_floor``:
+    the least absolute tolerance (``_zero_reference_floor``)."""
     got = [np.asarray(a) for a in got]
     golden = [np.asarray(a) for a in golden]
     dtypes = list(dtypes) if dtypes is not None else [str(a.dtype) for a in got]
-    checks = [_check_one(n, g, r, d, rtol, atol_scale, reference)
+    checks = [_check_one(n, g, r, d, rtol, atol_scale, reference, atol_floor)
               for n, g, r, d in zip(names, got, golden, dtypes)]
     for i in range(len(golden), len(got)):
         checks.append(OutputCheck(names[i], tuple(got[i].shape), (), dtypes[i], float("inf"), float("inf"),
@@ -362,6 +366,26 @@ def _cancellation_scale(name: str, i: int, golden: GoldenLike, atol_scale: float
     return atol_scale * magnitude / max_ref
 
 
+def _zero_reference_floor(name: str, i: int, golden: GoldenLike, atol_scale: float, notes: list[str]) -> float:
+    """An absolute tolerance for a float32 framework output that is exactly zero everywhere while
+    its float64 result is not: a sum that cancels (a weight gradient through a ``min`` whose terms
+    cancel, 0 in float32, 1e-17 in float64), where ``atol_scale``·max|ref| allows nothing. As in
+    ``_cancellation_scale``, the float32 drift over one unit roundoff (2^-24) estimates the magnitude
+    M of the summed terms, and the check allows ``atol_scale``·M. 0 elsewhere."""
+    if golden.outputs64 is None or i >= len(golden.outputs) or i >= len(golden.outputs64):
+        return 0.0
+    ref32, ref64 = np.asarray(golden.outputs[i]), np.asarray(golden.outputs64[i])
+    if ref32.dtype != np.float32 or ref32.shape != ref64.shape or not ref32.size:
+        return 0.0
+    finite, drift, max_ref, _ = pair_extremes(ref32, ref64)
+    if not finite or max_ref > 0.0 or drift <= 0.0:
+        return 0.0
+    magnitude = drift / 2.0 ** -24
+    notes.append(f"output {name!r} is 0 in float32 and at most {drift:.3g} in float64 (terms near "
+                 f"{magnitude:.3g} cancelled): its float32 check allows {atol_scale:g}*{magnitude:.3g}")
+    return atol_scale * magnitude
+
+
 def _framework_precision_checks(names: list[str], stored: list[np.ndarray], golden: GoldenLike,
                                 declared: list[str], narrow: tuple[float, float] | None,
                                 notes: list[str]) -> list[OutputCheck]:
@@ -379,8 +403,9 @@ def _framework_precision_checks(names: list[str], stored: list[np.ndarray], gold
         if atol_scale is not None:
             what = declared[i] if narrow is None else "narrow-precision"
             atol_scale = _widened_by_drift(name, i, golden, declared[i], atol_scale, what, notes)
+        floor = _zero_reference_floor(name, i, golden, atol_scale, notes) if atol_scale is not None else 0.0
         checks += compare_outputs([name], stored[i:i + 1], golden.outputs[i:i + 1], rtol, atol_scale,
-                                  dtypes=declared[i:i + 1], reference="outputs")
+                                  dtypes=declared[i:i + 1], reference="outputs", atol_floor=floor)
     return checks
 
 
