@@ -284,13 +284,13 @@ def test_an_all_zero_float32_output_is_checked_against_the_terms_that_cancelled(
     failed. The floor follows the float32 drift (M ≈ drift / 2^-24); a real error still fails."""
     from types import SimpleNamespace
 
-    from solar_assets.validate.compare import _zero_reference_floor, compare_outputs
+    from solar_assets.validate.compare import _extremes, _zero_reference_floor, compare_outputs
 
     ref32 = np.zeros((9, 3), np.float32)
     ref64 = np.full((9, 3), -1.0e-17)
     golden = SimpleNamespace(outputs=[ref32], outputs64=[ref64])
     notes: list[str] = []
-    floor = _zero_reference_floor("dw", 0, golden, 1e-4, notes)
+    floor = _zero_reference_floor("dw", 0, golden, 1e-4, _extremes(golden, 0), notes)
     assert floor == pytest.approx(1e-4 * 1.0e-17 / 2.0 ** -24)  # by hand: 1.68e-14
     assert notes and "cancelled" in notes[0]
     [ok] = compare_outputs(["dw"], [np.full((9, 3), -1.45e-17, np.float32)], [ref32], 1e-4, 1e-4,
@@ -299,4 +299,4 @@ def test_an_all_zero_float32_output_is_checked_against_the_terms_that_cancelled(
                               dtypes=["float32"], atol_floor=floor)
     assert ok.ok and not wrong.ok
     nonzero = SimpleNamespace(outputs=[np.ones((2,), np.float32)], outputs64=[np.ones(2) + 1e-9])
-    assert _zero_reference_floor("y", 0, nonzero, 1e-4, []) == 0.0  # a reference with a scale keeps its own
+    assert _zero_reference_floor("y", 0, nonzero, 1e-4, _extremes(nonzero, 0), []) == 0.0  # a reference with a scale keeps its own

@@ -4,7 +4,8 @@ An output passes when every element satisfies ``|got - ref| <= atol_scale·max|r
 (non-finite values must sit at the same places with the same values: a NaN where the reference
 is finite fails, and the reverse); integer and bool outputs must match exactly. A float64 check
 of a result that cancelled (a mean of group-normalised values, ~1e-16 from terms ~1) follows the
-magnitude of the summed terms instead of max|ref| (``_cancellation_scale``). The float
+magnitude of the summed terms instead of max|ref| (``_cancellation_scale``), and so does the
+float32 check of a framework output that is exactly zero (``_zero_reference_floor``). The float
 comparison is one compiled pass over the arrays (``np.allclose`` on big arrays costs seconds).
 
 Validation refuses what checks nothing: a golden output that is all NaN/inf, or one that is
@@ -318,19 +319,36 @@ def narrow_tolerance(program: Program, dtypes: Sequence[str]) -> tuple[float, fl
     return rtol * scale, atol_scale * scale
 
 
-def _widened_by_drift(name: str, i: int, golden: GoldenLike, declared: str, atol_scale: float,
+Extremes = tuple[int, float, float, float]  # ``pair_extremes``: (finite pairs, max drift, max|ref|, max|ref64|)
+
+
+def _extremes(golden: GoldenLike, i: int) -> Extremes | None:
+    """``pair_extremes`` of output ``i`` against its float64 result; None without one of its shape."""
+    if golden.outputs64 is None or i >= len(golden.outputs) or i >= len(golden.outputs64):
+        return None
+    ref, ref64 = np.asarray(golden.outputs[i]), np.asarray(golden.outputs64[i])
+    if ref.shape != ref64.shape or not ref.size:
+        return None
+    return pair_extremes(ref, ref64)
+
+
+def _float32_terms(golden: GoldenLike, i: int, extremes: Extremes | None) -> float | None:
+    """The magnitude M of the terms summed into float32 output ``i``: a float32 result lies about
+    one unit roundoff (2^-24) of M from the exact value, whatever its own size, so the framework's
+    float32 drift from its float64 result over 2^-24 estimates M. None for another dtype or
+    without a finite pair."""
+    if extremes is None or not extremes[0] or np.asarray(golden.outputs[i]).dtype != np.float32:
+        return None
+    return extremes[1] / 2.0 ** -24
+
+
+def _widened_by_drift(name: str, declared: str, atol_scale: float, extremes: Extremes | None,
                       what: str, notes: list[str]) -> float:
     """``atol_scale``, or twice the framework's drift from its float64 result (relative to
     max|ref|) where that is larger, with a note saying so."""
-    if golden.outputs64 is None or i >= len(golden.outputs) or i >= len(golden.outputs64) \
-            or _category(declared) != "float":
+    if extremes is None or not extremes[0] or _category(declared) != "float":
         return atol_scale
-    ref, ref64 = np.asarray(golden.outputs[i]), np.asarray(golden.outputs64[i])
-    if ref.shape != ref64.shape:
-        return atol_scale
-    finite, drift, scale, _ = pair_extremes(ref, ref64)
-    if not finite:
-        return atol_scale
+    _, drift, scale, _ = extremes
     scale = scale or 1.0
     if 2 * drift / scale > atol_scale:
         notes.append(f"output {name!r}: the framework's {what} result drifts {drift:.3g} from its float64 "
@@ -343,22 +361,16 @@ def _cancellation_scale(name: str, i: int, golden: GoldenLike, atol_scale: float
     """The float64 check's ``atol_scale`` for output ``i``, following the magnitude of what was summed
     where the result cancelled (a GroupNorm's output averaged: |ref| ~ 1e-16 from terms ~ 1).
 
-    A float32 result lies about one unit roundoff (2^-24) of the magnitude of its summed terms from
-    the exact value, whatever the result's own size; so the framework's float32 drift from its
-    float64 result, divided by 2^-24, estimates that magnitude M. Where M exceeds max|ref|, the
-    float64 check allows ``atol_scale``·M: the same 1e-9 relative strength, measured against the
-    terms rather than against their cancelled sum. Only a real cancellation counts (M above
+    Where the summed terms' magnitude M (``_float32_terms``) exceeds max|ref|, the float64 check
+    allows ``atol_scale``·M: the same 1e-9 relative strength, measured against the terms rather
+    than against their cancelled sum. Only a real cancellation counts (M above
     ``CANCELLATION_RATIO``·max|ref|): elsewhere float32 drift is a few roundings of max|ref| and the
     plain check stands."""
-    if golden.outputs64 is None or i >= len(golden.outputs) or i >= len(golden.outputs64):
+    extremes = _extremes(golden, i)
+    magnitude = _float32_terms(golden, i, extremes)
+    if magnitude is None:
         return atol_scale
-    ref32, ref64 = np.asarray(golden.outputs[i]), np.asarray(golden.outputs64[i])
-    if ref32.dtype != np.float32 or ref32.shape != ref64.shape or not ref32.size:
-        return atol_scale
-    finite, drift, _, max_ref = pair_extremes(ref32, ref64)
-    if not finite:
-        return atol_scale
-    magnitude = drift / 2.0 ** -24
+    max_ref = extremes[3]
     if max_ref <= 0.0 or magnitude <= CANCELLATION_RATIO * max_ref:
         return atol_scale
     notes.append(f"output {name!r} cancels (max|ref| {max_ref:.3g}; its float32 drift puts the summed terms "
@@ -366,22 +378,16 @@ def _cancellation_scale(name: str, i: int, golden: GoldenLike, atol_scale: float
     return atol_scale * magnitude / max_ref
 
 
-def _zero_reference_floor(name: str, i: int, golden: GoldenLike, atol_scale: float, notes: list[str]) -> float:
+def _zero_reference_floor(name: str, i: int, golden: GoldenLike, atol_scale: float, extremes: Extremes | None,
+                          notes: list[str]) -> float:
     """An absolute tolerance for a float32 framework output that is exactly zero everywhere while
     its float64 result is not: a sum that cancels (a weight gradient through a ``min`` whose terms
-    cancel, 0 in float32, 1e-17 in float64), where ``atol_scale``·max|ref| allows nothing. As in
-    ``_cancellation_scale``, the float32 drift over one unit roundoff (2^-24) estimates the magnitude
-    M of the summed terms, and the check allows ``atol_scale``·M. 0 elsewhere."""
-    if golden.outputs64 is None or i >= len(golden.outputs) or i >= len(golden.outputs64):
+    cancel, 0 in float32, 1e-17 in float64), where ``atol_scale``·max|ref| allows nothing. The check
+    allows ``atol_scale``·M, M the summed terms' magnitude (``_float32_terms``). 0 elsewhere."""
+    magnitude = _float32_terms(golden, i, extremes)
+    if magnitude is None or extremes[2] > 0.0 or magnitude <= 0.0:
         return 0.0
-    ref32, ref64 = np.asarray(golden.outputs[i]), np.asarray(golden.outputs64[i])
-    if ref32.dtype != np.float32 or ref32.shape != ref64.shape or not ref32.size:
-        return 0.0
-    finite, drift, max_ref, _ = pair_extremes(ref32, ref64)
-    if not finite or max_ref > 0.0 or drift <= 0.0:
-        return 0.0
-    magnitude = drift / 2.0 ** -24
-    notes.append(f"output {name!r} is 0 in float32 and at most {drift:.3g} in float64 (terms near "
+    notes.append(f"output {name!r} is 0 in float32 and at most {extremes[1]:.3g} in float64 (terms near "
                  f"{magnitude:.3g} cancelled): its float32 check allows {atol_scale:g}*{magnitude:.3g}")
     return atol_scale * magnitude
 
@@ -400,10 +406,12 @@ def _framework_precision_checks(names: list[str], stored: list[np.ndarray], gold
             if i < len(golden.outputs) else (None, None)
         if narrow is not None and rtol is not None and _category(declared[i]) == "float":
             rtol, atol_scale = max(rtol, narrow[0]), max(atol_scale, narrow[1])
+        floor = 0.0
         if atol_scale is not None:
+            extremes = _extremes(golden, i)  # one pass over the output and its float64 result
             what = declared[i] if narrow is None else "narrow-precision"
-            atol_scale = _widened_by_drift(name, i, golden, declared[i], atol_scale, what, notes)
-        floor = _zero_reference_floor(name, i, golden, atol_scale, notes) if atol_scale is not None else 0.0
+            atol_scale = _widened_by_drift(name, declared[i], atol_scale, extremes, what, notes)
+            floor = _zero_reference_floor(name, i, golden, atol_scale, extremes, notes)
         checks += compare_outputs([name], stored[i:i + 1], golden.outputs[i:i + 1], rtol, atol_scale,
                                   dtypes=declared[i:i + 1], reference="outputs", atol_floor=floor)
     return checks
@@ -608,7 +616,8 @@ def validate_program(program: Program, golden: GoldenLike, *, source: str = "<pr
                                           reference="outputs64")
         else:
             for i, name in enumerate(names):
-                atol_scale = _widened_by_drift(name, i, golden, declared[i], computed[1], "narrow-precision", [])
+                atol_scale = _widened_by_drift(name, declared[i], computed[1], _extremes(golden, i),
+                                               "narrow-precision", [])
                 checks += compare_outputs([name], got64[i:i + 1], golden.outputs64[i:i + 1], computed[0], atol_scale,
                                           dtypes=["float64" if _category(declared[i]) == "float" else declared[i]],
                                           reference="outputs64")
