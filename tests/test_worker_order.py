@@ -80,3 +80,20 @@ def test_one_worker_takes_files_in_the_given_order_and_returns_them_in_the_call_
 def test_an_order_that_is_not_a_permutation_is_refused():
     with pytest.raises(ValueError, match="permutation"):
         run_in_workers(["a", "b"], _started_at, _unfinished, jobs=1, order=[0, 0])
+
+
+def _sleep_for(path: str, cache_dir: str | None, task_arg: object) -> tuple[str, float]:
+    time.sleep(float(task_arg[path]))
+    return path, time.monotonic()
+
+
+def test_a_call_records_each_files_seconds_and_the_next_takes_the_slowest_first(tmp_path):
+    pauses = {"quick": 0.0, "slow": 0.6}
+    run_in_workers(["quick", "slow"], _sleep_for, _unfinished, jobs=1, timeout_s=120, task_arg=pauses,
+                   durations=tmp_path)
+    recorded = load_durations(tmp_path)
+    assert recorded[os.path.realpath("slow")] >= 0.6 > recorded[os.path.realpath("quick")]
+    results = run_in_workers(["quick", "slow"], _sleep_for, _unfinished, jobs=1, timeout_s=120,
+                             task_arg={"quick": 0.0, "slow": 0.0}, durations=tmp_path)
+    assert [p for p, _ in results] == ["quick", "slow"]  # the call's order
+    assert results[1][1] < results[0][1]  # "slow" was taken first

@@ -206,25 +206,15 @@ def analyze_in_workers(paths: Sequence[str | Path], hardware_names: Sequence[str
     ``on_stage(workload, stage)`` as each stage starts; ``jobs`` workers run side by side (each file
     still alone in its worker); ``options`` as for ``analyze_workload``."""
     from solar_assets.workers import run_in_workers
-    from solar_assets.workers.order import load_durations, longest_first, save_durations
 
     from solar_assets.progress import FINISHED
 
     task_options = {"hardware_names": list(hardware_names), **options}
-    took: dict[str, float] = {}
-
-    def landed(index: int, result: WorkloadResult) -> None:
-        took[str(paths[index])] = result.total_s
-        if on_stage:
-            on_stage(result.workload, FINISHED)
-
-    try:
-        results = run_in_workers(paths, _analyze_task, unfinished_result, cache_dir, jobs=max(1, jobs),
-                                 timeout_s=timeout_s, memory_limit_bytes=memory_limit_bytes, task_arg=task_options,
-                                 on_event=(lambda index, workload, stage: on_stage(workload, stage)) if on_stage else None,
-                                 on_result=landed, order=longest_first(paths, load_durations(cache_dir)))
-    finally:
-        save_durations(cache_dir, took)
+    results = run_in_workers(paths, _analyze_task, unfinished_result, cache_dir, jobs=max(1, jobs),
+                             timeout_s=timeout_s, memory_limit_bytes=memory_limit_bytes, task_arg=task_options,
+                             on_event=(lambda index, workload, stage: on_stage(workload, stage)) if on_stage else None,
+                             on_result=(lambda index, result: on_stage(result.workload, FINISHED)) if on_stage else None,
+                             durations=cache_dir)
     for result in results:
         result.mark_rows()
     return results

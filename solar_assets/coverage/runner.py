@@ -17,7 +17,6 @@ from typing import Any
 
 from solar_assets.coverage.row_cache import load_row, save_row
 from solar_assets.coverage.workload import CoverageRow, check_workload, unfinished_row
-from solar_assets.workers.order import load_durations, longest_first, save_durations
 from solar_assets.workers.pool import (  # noqa: F401 - re-exported: bench/zoo_bench.py imports them here
     STARTUP_LIMIT_S,
     THREAD_VARIABLES,
@@ -57,18 +56,11 @@ def run_coverage(paths: Sequence[str | Path], cache_dir: str | Path | None = Non
         else:
             report(i, results[i])
 
-    todo = [paths[i] for i in missing]
-    took: dict[str, float] = {}
-
     def fresh(k: int, result: dict) -> None:
         results[missing[k]] = result
-        took[str(todo[k])] = float(result.get("seconds") or 0.0)
         report(missing[k], result)
 
-    try:
-        run_in_workers(todo, _coverage_task, _coverage_unfinished, cache_dir, jobs=jobs, timeout_s=timeout_s,
-                       memory_limit_bytes=memory_limit_bytes, task_arg=budget, on_result=fresh,
-                       order=longest_first(todo, load_durations(cache_dir)))
-    finally:
-        save_durations(cache_dir, took)
+    run_in_workers([paths[i] for i in missing], _coverage_task, _coverage_unfinished, cache_dir, jobs=jobs,
+                   timeout_s=timeout_s, memory_limit_bytes=memory_limit_bytes, task_arg=budget, on_result=fresh,
+                   durations=cache_dir)
     return [CoverageRow.from_dict(r) for r in results if r is not None]

@@ -296,31 +296,23 @@ class _CallDriver:
                  on_file: Callable[[str, WorkloadResult], None] | None = None) -> dict[str, WorkloadResult]:
         from solar_assets.asset_compute.worker import events_file
         from solar_assets.workers import run_in_workers as workers
-        from solar_assets.workers.order import load_durations, longest_first, save_durations
 
         if not files:  # every file recorded: no worker at all
             return {}
         call_dir, on_stage = self.options["call_dir"], self.on_stage
 
-        cache = Path(self.options["home"]) / "cache"
-        took: dict[str, float] = {}
-
         def landed(index: int, result: WorkloadResult) -> None:
             pictures.submit(events_file(call_dir, files[index]))
-            took[files[index]] = result.total_s
             if on_file is not None:
                 on_file(files[index], result)
             if on_stage:
                 on_stage(result.workload, FINISHED)
 
-        try:
-            return dict(zip(files, workers(
-                files, _compute_workload, pipeline.unfinished_result, None, jobs=self.jobs,
-                timeout_s=self.timeout_s, memory_limit_bytes=self.memory_limit_bytes, task_arg=self.options,
-                started=self.started, on_result=landed, order=longest_first(files, load_durations(cache)),
-                on_event=(lambda index, workload, stage: on_stage(workload, stage)) if on_stage else None)))
-        finally:
-            save_durations(cache, took)
+        return dict(zip(files, workers(
+            files, _compute_workload, pipeline.unfinished_result, None, jobs=self.jobs, timeout_s=self.timeout_s,
+            memory_limit_bytes=self.memory_limit_bytes, task_arg=self.options, started=self.started,
+            on_result=landed, durations=Path(self.options["home"]) / "cache",
+            on_event=(lambda index, workload, stage: on_stage(workload, stage)) if on_stage else None)))
 
     def run_files(self, context: Any, events: Any, compute: list[str], bounds: list[str]) -> None:
         """``compute`` in the workers, the stale parts' bounds of ``bounds`` here, their pictures

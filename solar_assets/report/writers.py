@@ -155,8 +155,9 @@ same rows is the first one's bytes (~0.4 s of a call)."""
 def _roofline(rows: Sequence[ReportRow], path: Path, ops: Sequence[PerOpRow]) -> Path:
     drawn, note = charted_rows(rows, MAX_ROOFLINE_WORKLOADS)
     kept = {r.workload for r in drawn}
-    return _drawn_once("roofline", [drawn, [o for o in ops if o.workload in kept]], path,
-                       lambda: plot_roofline(drawn, path, per_op=[o for o in ops if o.workload in kept], note=note))
+    drawn_ops = [o for o in ops if o.workload in kept]
+    return _drawn_once("roofline", [drawn, drawn_ops], path,
+                       lambda: plot_roofline(drawn, path, per_op=drawn_ops, note=note))
 
 
 def _drawn_once(kind: str, shown: Sequence[Sequence[Any]], path: Path, draw: Callable[[], Path]) -> Path:

@@ -36,6 +36,7 @@ from typing import Any
 from solar_assets.logconf import solar_level
 from solar_assets.workers.containment import stop_descendants
 from solar_assets.workers.limits import format_gib, process_tree_rss_bytes
+from solar_assets.workers.order import load_durations, longest_first, save_durations
 from solar_assets.workers.output import OutputCapture, read_tail
 
 log = logging.getLogger(__name__)
@@ -320,7 +321,7 @@ def run_in_workers(paths: Sequence[str | Path], task: Task, unfinished: Unfinish
                    memory_limit_bytes: int | None = None, task_arg: Any = None,
                    on_result: Callable[[int, Any], None] | None = None,
                    on_event: EventCallback | None = None, started: StartedWorkers | None = None,
-                   order: Sequence[int] | None = None) -> list[Any]:
+                   order: Sequence[int] | None = None, durations: str | Path | None = None) -> list[Any]:
     """``task(path, cache_dir, task_arg)`` for each path, results in order. ``task`` must be a
     module-level function (workers are spawned). A file that runs past ``timeout_s`` seconds,
     whose worker's resident memory passes ``memory_limit_bytes``, or that kills its worker, gets
@@ -328,8 +329,9 @@ def run_in_workers(paths: Sequence[str | Path], task: Task, unfinished: Unfinish
     each file finishes; ``on_event(index, workload, stage)`` as each stage starts. ``jobs=0``:
     in this process, without limits or isolation (for debugging). ``started``: workers spawned
     ahead (``prestart``) with this task and argument, used before any new one. ``order``: the
-    indices of ``paths`` in the order workers take them (``order.longest_first``); results keep
-    the order of ``paths`` either way."""
+    indices of ``paths`` in the order workers take them; ``durations``: a directory keeping the
+    seconds each file took (``order``): without ``order``, workers take the longest files first,
+    and this call's seconds are added to it. Results keep the order of ``paths`` either way."""
     paths = [str(p) for p in paths]
     cache = str(cache_dir) if cache_dir is not None else None
     fresh = fresh_workers()
@@ -345,6 +347,8 @@ def run_in_workers(paths: Sequence[str | Path], task: Task, unfinished: Unfinish
 
     ctx = multiprocessing.get_context("spawn")
     threads = _threads(jobs)
+    if order is None and durations is not None:
+        order = longest_first(paths, load_durations(durations))
     taken = list(range(len(paths))) if order is None else list(order)
     if sorted(taken) != list(range(len(paths))):
         raise ValueError(f"order must be a permutation of the {len(paths)} paths' indices")
@@ -354,6 +358,7 @@ def run_in_workers(paths: Sequence[str | Path], task: Task, unfinished: Unfinish
     workers: list[_Worker] = []
     capture_dir = tempfile.mkdtemp(prefix="solar-workers-")
     count = [0]
+    took: dict[str, float] = {}  # seconds per file, for ``durations``
 
     def start() -> _Worker:
         early = started.take(task, task_arg, cache, jobs) if started is not None else None
@@ -364,6 +369,7 @@ def run_in_workers(paths: Sequence[str | Path], task: Task, unfinished: Unfinish
 
     def finish(worker: _Worker, result: Any) -> None:
         results[worker.index], done[worker.index] = result, True
+        took[worker.path] = time.monotonic() - worker.started
         if fresh:  # a discarded process per file: nothing one leaves behind reaches the next
             worker.retire = True
         if on_result:
@@ -426,6 +432,7 @@ def run_in_workers(paths: Sequence[str | Path], task: Task, unfinished: Unfinish
         for worker in workers:
             worker.stop()
         shutil.rmtree(capture_dir, ignore_errors=True)
+        save_durations(durations, took)
     return [r for r, d in zip(results, done) if d]
 
 
