@@ -277,6 +277,9 @@ def lower_exported(ep: Any, name: str, path: str, fallback: Any = None, values: 
     slices = {u.node: u for u in updates.slices}
     masked = {m.node: m for m in masked_attention(ep.graph)}
     for node in ep.graph.nodes:
+        if node.op == "get_attr":  # a higher-order op's body (``torch_lowering.control``)
+            env[node.name] = ep.graph_module.get_submodule(node.target)
+            continue
         if node.op != "call_function":
             continue
         if node.name in updates.skipped:

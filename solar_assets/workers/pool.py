@@ -138,6 +138,10 @@ def _serve(conn: Any, task: Task, cache_dir: str | None, task_arg: Any, threads:
 
         if threads:
             torch.set_num_threads(threads)
+        from torch._dynamo.eval_frame import TorchPatcher
+
+        TorchPatcher.patch()  # torch's once-per-process patches (``torch.fx.Tracer.trace`` wrapped), which a
+        # file's first compiled region (a ``scan``'s autograd) applies otherwise and the tamper check would blame
         try:
             send(("ready", warm_up_tracer()))
         except Exception:  # the warm-up is an optimisation: the first file pays it instead

@@ -304,15 +304,23 @@ def trace_joint(step: TrainStep, inputs: Sequence[Any], decompositions: dict[Any
 
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
-    with fx_traceback.preserve_node_meta(), module_scopes(step.model), \
+    from solar_assets.workloads.recurrent_scan import scanned_recurrent_ops, unalias_scan_outputs
+
+    # on fake tensors, traced in their own fake mode: a tensor the forward makes (``torch.randn`` for an
+    # initial state) is then one of them, as a ``scan``'s autograd requires of its operands
+    mode = "fake" if torch._guards.detect_fake_mode([*params, *buffers, *states, *inputs]) is not None else "real"
+
+    with fx_traceback.preserve_node_meta(), module_scopes(step.model), scanned_recurrent_ops(), \
             torch.backends.mkldnn.flags(enabled=False), sdpa_kernel(SDPBackend.MATH):
-        # phases and module paths reach the nodes; an RNN and attention as their decompositions, which
-        # autograd differentiates op by op (no oneDNN RNN, no CPU flash-attention backward kernel)
-        graph = make_fx(joint, tracing_mode="real", decomposition_table=decompositions,
+        # phases and module paths reach the nodes; attention as its decomposition, which autograd
+        # differentiates op by op (no CPU flash-attention backward kernel), an RNN as its decomposition
+        # with the time loop a ``scan`` (``workloads.recurrent_scan``)
+        graph = make_fx(joint, tracing_mode=mode, decomposition_table=decompositions,
                         record_stack_traces=True)(*params, *buffers, *states, *inputs)
         if any(_writes_a_view(n) for n in graph.graph.nodes):  # functionalised (node by node, keeping each
+            unalias_scan_outputs(graph)
             graph = make_fx(torch.func.functionalize(torch.fx.Interpreter(graph).run),  # node's metadata): the
-                            tracing_mode="real")(*params, *buffers, *states, *inputs)  # export refuses such writes
+                            tracing_mode=mode)(*params, *buffers, *states, *inputs)  # export refuses such writes
     object.__setattr__(step, "_joint", graph)  # not a submodule: the export's state is the step's own
 
 
