@@ -317,8 +317,8 @@ def trace_joint(step: TrainStep, inputs: Sequence[Any], decompositions: dict[Any
         # with the time loop a ``scan`` (``workloads.recurrent_scan``)
         graph = make_fx(joint, tracing_mode=mode, decomposition_table=decompositions,
                         record_stack_traces=True)(*params, *buffers, *states, *inputs)
+        unalias_scan_outputs(graph)  # what functionalisation (here or in the export) requires of a scan
         if any(_writes_a_view(n) for n in graph.graph.nodes):  # functionalised (node by node, keeping each
-            unalias_scan_outputs(graph)
             graph = make_fx(torch.func.functionalize(torch.fx.Interpreter(graph).run),  # node's metadata): the
                             tracing_mode=mode)(*params, *buffers, *states, *inputs)  # export refuses such writes
     object.__setattr__(step, "_joint", graph)  # not a submodule: the export's state is the step's own
