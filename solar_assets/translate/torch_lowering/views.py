@@ -53,6 +53,13 @@ def alias_lowering(c: Ctx, x: SymTensor, *_) -> SymTensor:
     return x
 
 
+@lowers(torch.ops.prims.copy_strided)
+def copy_strided_lowering(c: Ctx, x: SymTensor, stride=None) -> SymTensor:
+    """The same values laid out with other strides (a decomposition's, e.g. a parameter's gradient
+    given back its layout); the IR's tensors have no strides, so it is the value itself."""
+    return x
+
+
 @lowers(aten.clone)
 def clone_lowering(c: Ctx, x: SymTensor, **_) -> SymTensor:
     return c.b.materialize(x, c.name, force=True)
