@@ -154,10 +154,12 @@ def test_mixed_radix_write_is_evaluated_per_point(stride, monkeypatch):
     np.testing.assert_allclose(got, expected.reshape(-1), rtol=1e-12, atol=1e-12)
 
 
-def test_overlapping_sum_write_still_runs_whole(monkeypatch):
-    """``Y[g*2 + k]`` with k < 4: two (g, k) pairs write one point, so no per-point solve; the
-    kernel runs whole (and a whole run over the limit is refused, naming the kernel)."""
-    prog = program([kernel("band", [("g", 3), ("k", 4)], "Y[g*2 + k]", "+=", "X[g] * K[k]")],
+def test_overlapping_sum_write_is_evaluated_per_point(monkeypatch):
+    """``Y[g*2 + k]`` with k < 4: two (g, k) pairs write one point. An accumulation is still
+    evaluated per point (k enumerated, g solved from the point, the pairs that miss it adding
+    nothing: a transposed convolution's ``p + r``), with no whole run; an overwrite (which pair
+    writes last is the loop order's) runs whole, and over the limit is refused, naming the kernel."""
+    band = program([kernel("band", [("g", 3), ("k", 4)], "Y[g*2 + k]", "+=", "X[g] * K[k]")],
                    [tensor("X", (3,), "input"), tensor("K", (4,), "input", pos=1), tensor("Y", (8,), "output")],
                    name="band2")
     x, kk = np.array([1.0, 2.0, 3.0]), np.array([1.0, 10.0, 100.0, 1000.0])
@@ -166,8 +168,31 @@ def test_overlapping_sum_write_still_runs_whole(monkeypatch):
         for k in range(4):
             expected[g * 2 + k] += x[g] * kk[k]
     values = {"X": x, "K": kk}
-    got = PointEvaluator(prog, prog.steps, values.__getitem__).value_at("Y", np.arange(8))
+    monkeypatch.setattr(points, "WHOLE_LIMIT", 1)  # a whole run would raise
+    got = PointEvaluator(band, band.steps, values.__getitem__).value_at("Y", np.arange(8))
     np.testing.assert_allclose(got, expected)
+    last = program([kernel("band", [("g", 3), ("k", 4)], "Y[g*2 + k]", "=", "X[g] * K[k]")],
+                   [tensor("X", (3,), "input"), tensor("K", (4,), "input", pos=1), tensor("Y", (8,), "output")],
+                   name="band3")
     monkeypatch.setattr(points, "WHOLE_LIMIT", 11)
     with pytest.raises(PointEvalError, match="kernel 'band' .* not solvable per point"):
-        PointEvaluator(prog, prog.steps, values.__getitem__).value_at("Y", np.arange(8))
+        PointEvaluator(last, last.steps, values.__getitem__).value_at("Y", np.arange(8))
+
+
+def test_a_strided_transposed_convolution_is_evaluated_per_point(monkeypatch):
+    """``Y[n, o, 2*p + r]`` (a stride-2 transposed convolution's scatter form): every
+    output point against the definition, computed by brute force, with no whole run."""
+    prog = program([kernel("tconv", [("n", 2), ("o", 3), ("c", 4), ("p", 5), ("r", 3)], "Y[n, o, 2*p + r]",
+                           "+=", "X[n, c, p] * W[c, o, r]")],
+                   [tensor("X", (2, 4, 5), "input"), tensor("W", (4, 3, 3), "input", pos=1),
+                    tensor("Y", (2, 3, 11), "output")], name="tconv")
+    rng = np.random.default_rng(7)
+    x, w = rng.standard_normal((2, 4, 5)), rng.standard_normal((4, 3, 3))
+    expected = np.zeros((2, 3, 11))
+    for p in range(5):
+        for r in range(3):
+            expected[:, :, 2 * p + r] += np.einsum("nc,co->no", x[:, :, p], w[:, :, r])
+    np.testing.assert_allclose(execute_program(prog, {"input:0": x, "input:1": w})[0], expected, rtol=1e-12)
+    monkeypatch.setattr(points, "WHOLE_LIMIT", 1)
+    got = PointEvaluator(prog, prog.steps, {"X": x, "W": w}.__getitem__).value_at("Y", np.arange(expected.size))
+    np.testing.assert_allclose(got, expected.reshape(-1), rtol=1e-12, atol=1e-12)

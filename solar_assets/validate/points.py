@@ -146,6 +146,49 @@ def _solve_subscript(a: Affine, num: np.ndarray, ext: dict[str, int]) -> list[tu
     return out
 
 
+def _inner_solutions(deferred: list[tuple[int, Affine]], solved: dict[str, np.ndarray],
+                     ext: dict[str, int]) -> list[tuple[int, Affine, str | None, int]]:
+    """For each output subscript with several iterations per point (``p + r``, ``2*p + r``), the
+    variable solved from the point and the others' enumerated values (the one of largest extent
+    not solved already: the input position, the kernel offset enumerated), or None where every
+    variable is solved, taken or in another such subscript (then the subscript is only checked)."""
+    taken = set(solved)
+    elsewhere = [{v for v, _ in a.coefs} for _, a in deferred]
+    out = []
+    for i, (d, a) in enumerate(deferred):
+        shared = set().union(*(vs for n, vs in enumerate(elsewhere) if n != i))
+        free = [(ext[v], v, c) for v, c in a.coefs if v not in taken and v not in shared]
+        if not free:
+            out.append((d, a, None, 0))
+            continue
+        _, v, c = max(free)
+        taken.add(v)
+        out.append((d, a, v, c))
+    return out
+
+
+def _solve_inner(inner: list[tuple[int, Affine, str | None, int]], coords: Any, sel: np.ndarray,
+                 env: dict[str, np.ndarray], ext: dict[str, int]) -> np.ndarray | None:
+    """Bind each inner-solved variable in ``env`` (points × enumerated iterations) and return where
+    the iteration writes the point; None when there is nothing to solve."""
+    if not inner:
+        return None
+    hits: np.ndarray | bool = True
+    for d, a, v, c in inner:
+        rest = coords[d][sel][:, None] - a.const
+        for u, cu in a.coefs:
+            if u != v:
+                rest = rest - cu * env[u]
+        if v is None:
+            hits = hits & (rest == 0)
+            continue
+        val = rest // c
+        ok = (rest % c == 0) & (val >= 0) & (val < ext[v])
+        env[v] = np.where(ok, val, 0)
+        hits = hits & ok
+    return np.asarray(hits)
+
+
 class PointEvaluator:
     """Values of the tensors ``steps`` write, at chosen flat indices (module docstring).
 
@@ -288,19 +331,28 @@ class PointEvaluator:
         coords = np.unravel_index(flat, shape) if shape else ()
         solved: dict[str, np.ndarray] = {}
         covered = np.ones(flat.shape, dtype=bool)
+        deferred: list[tuple[int, Affine]] = []  # ``p + r``: several iterations per point
         for d, a in enumerate(pk.out.index):
             if isinstance(a, Indirect):
                 raise _Unrestricted
             if not a.coefs:
                 covered &= coords[d] == a.const
                 continue
-            for v, val, ok in _solve_subscript(a, coords[d] - a.const, ext):
+            try:
+                parts = _solve_subscript(a, coords[d] - a.const, ext)
+            except _Unrestricted:
+                if k.update == "=":
+                    raise  # which of a point's iterations writes last is the loop order's: run it whole
+                deferred.append((d, a))
+                continue
+            for v, val, ok in parts:
                 if v in solved:
                     ok &= solved[v] == val
                 else:
                     solved[v] = val
                 covered &= ok
-        red = [lp.var for lp in k.loops if lp.var not in solved]
+        inner = _inner_solutions(deferred, solved, ext)
+        red = [lp.var for lp in k.loops if lp.var not in solved and lp.var not in {v for _, _, v, _ in inner}]
         red_ext = tuple(ext[v] for v in red)
         length = int(np.prod(red_ext, dtype=np.int64)) if red else 1
         if pk.where_expr is not None and k.update == "=" and length > 1:
@@ -325,7 +377,10 @@ class PointEvaluator:
                 if red:
                     for v, arr in zip(red, np.unravel_index(span, red_ext)):
                         env[v] = arr[None, :]
+                hits = _solve_inner(inner, coords, sel, env, ext)
                 block = np.broadcast_to(self._expr(pk.expr, env, j), (sel.size, span.size))
+                if hits is not None:  # the enumerated iterations that do not land on the point add nothing
+                    block = np.where(hits, block, IDENTITY[k.update])
                 if pk.where_expr is not None:  # iterations outside the condition do nothing
                     runs = np.broadcast_to(self._expr(pk.where_expr, env, j) != 0, block.shape)
                     if k.update == "=":
