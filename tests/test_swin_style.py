@@ -196,3 +196,20 @@ def test_a_strided_transposed_convolution_is_evaluated_per_point(monkeypatch):
     monkeypatch.setattr(points, "WHOLE_LIMIT", 1)
     got = PointEvaluator(prog, prog.steps, {"X": x, "W": w}.__getitem__).value_at("Y", np.arange(expected.size))
     np.testing.assert_allclose(got, expected.reshape(-1), rtol=1e-12, atol=1e-12)
+
+
+def test_a_running_mean_of_a_cancelling_mean_carries_the_terms_magnitude():
+    """BatchNorm's running mean in a training step, ``R[c] = 0.9*M0[c] + 0.1*S[c]`` with ``S`` the
+    batch mean of values that cancel to ~0: its value is only as exact as the mean's terms allow,
+    so the evaluator gives it the magnitude ``0.9*|M0| + 0.1*sum|x|/N`` (by hand here), which the
+    node-wise tolerance follows, as it does for the mean itself."""
+    prog = program([kernel("mean", [("c", 2), ("i", 4)], "S[c]", "+=", "X[c, i] * 0.25"),
+                    kernel("running", [("c", 2)], "R[c]", "=", "0.9 * M0[c] + 0.1 * S[c]")],
+                   [tensor("X", (2, 4), "input"), tensor("M0", (2,), "input", pos=1), tensor("S", (2,), "intermediate"),
+                    tensor("R", (2,), "output")], name="running")
+    x = np.array([[1.0, -1.0, 2.0, -2.0], [3.0, 1.0, -4.0, 0.5]])
+    m0 = np.array([0.0, -2.0])
+    evaluator = PointEvaluator(prog, prog.steps, {"X": x, "M0": m0}.__getitem__)
+    np.testing.assert_allclose(evaluator.value_at("R", np.arange(2)), 0.9 * m0 + 0.1 * x.mean(axis=1))
+    expected = 0.9 * np.abs(m0) + 0.1 * np.abs(x).sum(axis=1) * 0.25
+    np.testing.assert_allclose(evaluator.summed_magnitude("R", np.arange(2)), expected)

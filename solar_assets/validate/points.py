@@ -390,6 +390,9 @@ class PointEvaluator:
                 self.evaluations += block.size
                 if k.update == "+=":
                     self.sum_abs.setdefault(name, []).append((flat[sel], np.abs(block).sum(axis=1)))
+                elif length == 1 and self._carries_magnitude(pk):
+                    terms = np.broadcast_to(_ArrayMagnitudes(self, env, j).run(pk.expr), block.shape)
+                    self.sum_abs.setdefault(name, []).append((flat[sel], terms[:, -1]))
                 part = _reduce(k.update, block)
                 acc = part if acc is None else combine(k.update, acc, part) if accumulating else part
             assert acc is not None
@@ -510,10 +513,16 @@ class PointEvaluator:
             value = value + c * env[v]
         return np.asarray(value, dtype=np.int64)
 
-    def _read(self, acc: Access, env: dict[str, np.ndarray], j: int) -> np.ndarray:
+    def _read(self, acc: Access, env: dict[str, np.ndarray], j: int, magnitude: bool = False) -> np.ndarray:
+        """The values ``acc`` reads at the points; with ``magnitude``, the summed magnitude of each
+        read element where its writer summed (``summed_magnitude``), else its |value|."""
         decl = self.tensors[acc.tensor]
         if not decl.shape:
-            return self.value_at(acc.tensor, np.zeros(1, dtype=np.int64), j).reshape(())
+            values = self.value_at(acc.tensor, np.zeros(1, dtype=np.int64), j).reshape(())
+            if magnitude:
+                summed = self.summed_magnitude(acc.tensor, np.zeros(1, dtype=np.int64))
+                return np.maximum(np.abs(values), 0.0 if summed is None else summed.reshape(()))
+            return values
         idx = np.broadcast_arrays(*(self._subscript(a, env, j) for a in acc.index))
         inside = np.ones(idx[0].shape, dtype=bool)
         for d, size in enumerate(decl.shape):
@@ -526,11 +535,20 @@ class PointEvaluator:
         values = self.value_at(acc.tensor, flat.reshape(-1), j).reshape(flat.shape)
         if decl.pad_value is not None:
             values = np.where(inside, values, decl.pad_value)
+        if magnitude:
+            summed = self.summed_magnitude(acc.tensor, flat.reshape(-1))
+            values = np.abs(values) if summed is None else np.maximum(np.abs(values), summed.reshape(flat.shape))
         return values
 
     def _expr(self, node: ast.expr, env: dict[str, np.ndarray], j: int) -> np.ndarray:
         """The expression's float64 values at the points ``env`` binds, reads as of step ``j``."""
         return _ArrayValues(self, env, j).run(node)
+
+    def _carries_magnitude(self, pk: ParsedKernel) -> bool:
+        """An overwrite reading a summed tensor (a running mean from a batch mean): its values are
+        as exact as the sums' terms allow, so its tolerance follows their magnitude too."""
+        return pk.kernel.update == "=" and pk.where_expr is None and \
+            any(acc.tensor in self.sum_abs for acc in pk.reads)
 
 
 _BINARY_ARRAYS: dict[type, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
@@ -594,3 +612,43 @@ class _ArrayValues(ExprInterpreter[np.ndarray]):
 
     def unsupported(self, node: ast.expr) -> np.ndarray:
         raise PointEvalError(f"{self.owner.source}: cannot evaluate {ast.unparse(node)!r}")
+
+
+class _ArrayMagnitudes(_ArrayValues):
+    """A bound on the magnitude of what an expression combines, for the tolerance of a value
+    computed from sums (``PointEvaluator._carries_magnitude``): a summed read counts as its
+    terms' magnitude, ``+`` / ``-`` add magnitudes, ``*`` multiplies them, ``/`` divides by the
+    divisor's value; anything else (a function, a comparison) is its own |value|."""
+
+    def constant(self, value: object) -> np.ndarray:
+        return np.abs(super().constant(value))
+
+    def name(self, name: str) -> np.ndarray:
+        return np.abs(super().name(name))
+
+    def read(self, access: Access, node: ast.Subscript) -> np.ndarray:
+        return self.owner._read(access, self.env, self.j, magnitude=True)
+
+    def unary(self, op: ast.unaryop, operand: ast.expr, node: ast.UnaryOp) -> np.ndarray:
+        if isinstance(op, (ast.USub, ast.UAdd)):
+            return self.run(operand)
+        return np.abs(_ArrayValues(self.owner, self.env, self.j).run(node))
+
+    def binary(self, op: ast.operator, left: ast.expr, right: ast.expr, node: ast.BinOp) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            if isinstance(op, (ast.Add, ast.Sub)):
+                return self.run(left) + self.run(right)
+            if isinstance(op, ast.Mult):
+                return self.run(left) * self.run(right)
+            if isinstance(op, ast.Div):
+                return self.run(left) / np.abs(_ArrayValues(self.owner, self.env, self.j).run(right))
+            return np.abs(_ArrayValues(self.owner, self.env, self.j).run(node))
+
+    def compare(self, left, ops, comparators, node: ast.Compare) -> np.ndarray:
+        return np.abs(_ArrayValues(self.owner, self.env, self.j).run(node))
+
+    def boolop(self, op: ast.boolop, values, node: ast.BoolOp) -> np.ndarray:
+        return np.abs(_ArrayValues(self.owner, self.env, self.j).run(node))
+
+    def call(self, name: str, args, node: ast.Call) -> np.ndarray:
+        return np.abs(_ArrayValues(self.owner, self.env, self.j).run(node))
