@@ -24,6 +24,7 @@ from solar_assets.translate.core.affine import Lin, SymTensor, view_dim
 from solar_assets.translate.core.builder import lins, loop_vars
 from solar_assets.translate.torch_lowering.context import Ctx, LoweringGap
 from solar_assets.translate.torch_lowering.registry import find_lowering, lowers
+from solar_assets.translate.torch_origin import node_origin
 
 aten = torch.ops.aten
 PASS_THROUGH = {aten.clone.default, aten.alias.default, aten.detach.default}
@@ -72,8 +73,6 @@ def lower_body(c: Ctx, graph_module: Any, args: list[Any], only: set[int] | None
     """The values of ``graph_module``'s outputs with its placeholders bound to ``args``, its ops
     lowered into the builder's current steps (inside the caller's Repeat); with ``only``, just the
     ops the outputs at those positions need (the others' values are None)."""
-    from solar_assets.translate.torch_tracer import node_origin
-
     env: dict[str, Any] = {}
     placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
     if len(placeholders) != len(args):
