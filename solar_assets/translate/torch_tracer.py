@@ -29,6 +29,7 @@ from solar_assets.translate.torch_lowering import find_lowering
 from solar_assets.translate.torch_lowering.complex_ops import COMPLEX_LOWERINGS
 from solar_assets.translate.core.builder import OUTPUT_ORIGIN, ProgramBuilder
 from solar_assets.translate.torch_lowering.context import Ctx, LoweringGap, ir_dtype
+from solar_assets.translate.torch_lowering.context import resolve as _resolve
 from solar_assets.translate.torch_origin import node_origin, op_name, user_call, user_line  # noqa: F401 - public here too
 from solar_assets.translate.translation import Translation, TranslationError
 from solar_assets.workloads import WorkloadSource, load_torch_workload
@@ -170,16 +171,6 @@ def _bind_placeholders(ep: Any, b: ProgramBuilder) -> dict[str, Any]:
         else:
             raise TranslationError(f"graph input {node.name!r} of kind {spec.kind.name} is not supported")
     return env
-
-
-def _resolve(arg: Any, env: dict[str, Any]) -> Any:
-    import torch.fx
-
-    if isinstance(arg, torch.fx.Node):
-        return env[arg.name]
-    if isinstance(arg, (list, tuple)):
-        return type(arg)(_resolve(a, env) for a in arg)
-    return arg
 
 
 def value_map(env: dict[str, Any], b: ProgramBuilder) -> dict[str, str]:

@@ -8,7 +8,18 @@ from solar_assets.translate.core.builder import ProgramBuilder
 from solar_assets.translate.core.complex import plane_dtype
 from solar_assets.translate.core.context import LoweringContext, LoweringGap, ir_dtype
 
-__all__ = ["Ctx", "LoweringGap", "ir_dtype"]
+__all__ = ["Ctx", "LoweringGap", "ir_dtype", "resolve"]
+
+
+def resolve(arg: Any, env: dict[str, Any]) -> Any:
+    """A node's argument with every fx node in it replaced by its value in ``env`` (by name)."""
+    import torch.fx
+
+    if isinstance(arg, torch.fx.Node):
+        return env[arg.name]
+    if isinstance(arg, (list, tuple)):
+        return type(arg)(resolve(a, env) for a in arg)
+    return arg
 
 
 @dataclass

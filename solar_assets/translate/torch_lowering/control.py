@@ -22,7 +22,7 @@ import torch
 
 from solar_assets.translate.core.affine import Lin, SymTensor, view_dim
 from solar_assets.translate.core.builder import lins, loop_vars
-from solar_assets.translate.torch_lowering.context import Ctx, LoweringGap
+from solar_assets.translate.torch_lowering.context import Ctx, LoweringGap, resolve as _resolve
 from solar_assets.translate.torch_lowering.registry import find_lowering, lowers
 from solar_assets.translate.torch_origin import node_origin
 
@@ -35,14 +35,6 @@ def _submodule(owner: Any, target: str) -> Any:
     for part in target.split("."):
         owner = getattr(owner, part)
     return owner
-
-
-def _resolve(arg: Any, env: dict[str, Any]) -> Any:
-    if isinstance(arg, torch.fx.Node):
-        return env[arg.name]
-    if isinstance(arg, (list, tuple)):
-        return type(arg)(_resolve(a, env) for a in arg)
-    return arg
 
 
 def _needed(graph_module: Any, positions: set[int]) -> set[str]:
