@@ -138,3 +138,48 @@ def test_flop_counter_mode_counts_the_forward_and_backward_macs(tmp_path, case):
     with torch.backends.mkldnn.flags(enabled=False), counter:
         w.model.train()(*w.inputs).float().sum().backward()
     assert 2 * build_einsum_graph(program).macs == counter.get_total_flops() > 0
+
+
+STATEFUL_CELL = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, input_size, hidden_size, output_size):
+        super(Model, self).__init__()
+        self.hidden = torch.randn((batch_size, hidden_size))
+        self.i2h = nn.Linear(input_size + hidden_size, hidden_size)
+        self.h2o = nn.Linear(hidden_size, output_size)
+
+    def forward(self, x, initial_hidden=None):
+        if initial_hidden is not None:
+            self.hidden.copy_(initial_hidden)
+        combined = torch.cat((x, self.hidden), dim=1)
+        self.hidden = torch.tanh(self.i2h(combined))
+        return self.h2o(self.hidden)
+
+
+batch_size = 4
+input_size = 6
+hidden_size = 5
+output_size = 3
+
+
+def get_inputs():
+    return [torch.rand(batch_size, input_size), torch.rand(batch_size, hidden_size)]
+
+
+def get_init_inputs():
+    return [input_size, hidden_size, output_size]
+'''
+
+
+def test_a_cell_that_keeps_its_state_in_a_tensor_attribute_trains(tmp_path):
+    """``self.hidden`` written in place and reassigned in ``forward`` (a plain tensor attribute, made a
+    buffer for the trace): the step binds it like any buffer and validates against autograd."""
+    import solar
+
+    path = tmp_path / "stateful_cell.py"
+    path.write_text(STATEFUL_CELL)
+    row = solar.analyze(path, hardware="H100_SXM", train=True, home=tmp_path / "home").rows[0]
+    assert row.workload == "stateful_cell[train]" and row.validated, row

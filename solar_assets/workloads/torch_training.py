@@ -57,7 +57,6 @@ class TrainStep(torch.nn.Module):
         named = [(n, p) for n, p in model.named_parameters() if p.requires_grad and p.is_floating_point()]
         self.param_names = [n for n, _ in named]
         self.param_dtypes = [p.dtype for _, p in named]
-        self.buffer_names = [n for n, _ in model.named_buffers()]
         floats = [i for i, x in enumerate(inputs) if isinstance(x, torch.Tensor) and x.is_floating_point()]
         marked = [i for i in floats if inputs[i].requires_grad]
         self.grad_inputs = marked if named else floats
@@ -71,6 +70,13 @@ class TrainStep(torch.nn.Module):
                 self.register_buffer(_state_name(kind, name), value)
                 self.state_names.append(_state_name(kind, name))
         self._joint: Any = None
+
+    @property
+    def buffer_names(self) -> list[str]:
+        """The model's buffers as of now: the tracer and the golden run make a plain tensor attribute
+        (a recurrent cell's ``self.hidden``) a buffer after the step is built (``attributes_to_buffers``),
+        and the step must bind it like any other, or a write into it is a write into a constant."""
+        return [n for n, _ in self.model.named_buffers()]
 
     # ------------------------------------------------------------------ the optimizer's state
     def _initial_state(self, p: torch.Tensor) -> list[tuple[str, torch.Tensor]]:
