@@ -151,3 +151,54 @@ def test_counts_and_operator_parameters_are_not_sizes():
     for name in ("batch_size", "BATCH", "dim", "in_features", "layer_sizes[0]", "hidden_layer_sizes[1]",
                  "input_shape[0]", "height", "num_heads"):
         assert not not_a_size(name), name
+
+
+COUPLED_NORM = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, output_padding, norm_shape):
+        super(Model, self).__init__()
+        self.conv_transpose = nn.ConvTranspose3d(in_channels, out_channels, kernel_size, stride=stride,
+                                                 padding=padding, output_padding=output_padding)
+        self.norm = nn.LayerNorm(norm_shape)
+
+    def forward(self, x):
+        return torch.nn.functional.gelu(self.norm(self.conv_transpose(x)))
+
+
+batch_size = 32
+in_channels = 32
+out_channels = 64
+depth, height, width = 16, 32, 32
+kernel_size = (3, 3, 3)
+stride = (2, 2, 2)
+padding = (1, 1, 1)
+output_padding = (1, 1, 1)
+norm_shape = (out_channels,)
+
+
+def get_inputs():
+    return [torch.rand(batch_size, in_channels, depth, height, width)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size, stride, padding, output_padding, norm_shape]
+'''
+
+
+def test_a_size_coupling_the_odd_sizes_break_is_kept_by_plain_division(tmp_path):
+    """A LayerNorm over the last dim whose width the file couples to the channel count (2·width =
+    out_channels after the stride-2 transposed convolution, level 2's style): odd sizes break the
+    coupling and fail to export, retrying with the crossed sizes as written would scale nothing
+    (the full size), so plain division is tried next and keeps it: out_channels 8, width 4."""
+    path = tmp_path / "coupled_norm.py"
+    path.write_text(COUPLED_NORM)
+    result = pipeline.analyze_workload(path, ["H100_SXM"], cache_dir=tmp_path / "cache",
+                                       validation_budget=ValidationBudget(tensor_bytes=2**22, iterations=10**8))
+    assert result.ok, result.error
+    row = result.rows[0]
+    assert row.validated and "node-wise" not in row.validated_size, row.validated_size
+    sizes = dict(part.split("=") for part in row.validated_size.split(","))
+    assert 2 * int(sizes["width"]) == int(sizes["out_channels"])

@@ -21,7 +21,9 @@ with production sizes (a 4096³ GEMM, 16 images of 512²) do not fit that comfor
    structure (``structure_difference``) is the one; at most ``MAX_ATTEMPTS`` traces. A candidate
    that fails to build or export after a scaled size fell below a kept one it was at least
    (``crossed_order``: a causal-mask buffer of ``max_seqlen`` sliced to a kept ``seq_len``) is
-   retried at once with those sizes as written; a tier that keeping them made no cheaper than an
+   retried at once with those sizes as written (unless that leaves nothing scaled: then the
+   plain-division variant is next, which keeps ratios such as ``2*width == out_channels`` that
+   odd sizes break); a tier that keeping them made no cheaper than an
    earlier tier at the same factor is given up, leaving the attempts to the next (which scales the
    pair together).
 
@@ -416,7 +418,8 @@ def _search_tier(search: _Search, tier: ScalingTier, values: Mapping[str, int], 
                 outcome, cost = search.attempt(scaled)
                 if outcome == "failed" and search.trace_failed:
                     crossed = crossed_order(values, scaled)
-                    if crossed:  # retry at once with those sizes as written, for the rest of the tier too
+                    if crossed and _without(scaled, crossed):  # retry at once with those sizes as written, for
+                        # the rest of the tier too (unless that scales nothing: the full size, over budget)
                         kept |= crossed
                         scaled = _without(scaled, kept)
                         outcome, cost = search.attempt(scaled)
