@@ -110,7 +110,7 @@ def test_the_step_gradients_equal_a_plain_backward(tmp_path, case):
         np.testing.assert_allclose(got, want.double().numpy(), rtol=1e-4, atol=1e-5 * float(want.abs().max()))
 
 
-@pytest.mark.parametrize("case", ["lstm_bidirectional", "gru_time_major"])
+@pytest.mark.parametrize("case", [pytest.param("lstm_bidirectional", marks=pytest.mark.slow), "gru_time_major"])
 def test_the_ir_does_not_grow_with_the_sequence(tmp_path, case):
     """Five steps or fifty: the same IR, its loops over time Repeats of the sequence's length, one
     forward and one backward per layer and direction; the backward's last step (the initial
@@ -183,3 +183,19 @@ def test_a_cell_that_keeps_its_state_in_a_tensor_attribute_trains(tmp_path):
     path.write_text(STATEFUL_CELL)
     row = solar.analyze(path, hardware="H100_SXM", train=True, home=tmp_path / "home").rows[0]
     assert row.workload == "stateful_cell[train]" and row.validated, row
+
+
+@pytest.mark.parametrize("train", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["forward", "train"])
+def test_an_input_that_is_a_tuple_of_tensors_binds_as_the_export_flattens_it(tmp_path, train):
+    """``get_inputs()`` returning ``[x, (h0, c0)]`` (an LSTM's state as one argument): the export
+    takes the tuple's tensors as inputs 1 and 2, and the golden run numbers them the same way."""
+    import solar
+
+    path = tmp_path / "lstm_tuple_state.py"
+    path.write_text(TEMPLATE.format(seq=6, **CASES["lstm_bidirectional"])
+                    .replace("def forward(self, x, h0, c0=None):\n        out, _ = self.rnn(x, h0 if c0 is None else (h0, c0))",
+                             "def forward(self, x, state):\n        out, _ = self.rnn(x, state)")
+                    .replace("return [x, h, torch.randn_like(h)]", "return [x, (h, torch.randn_like(h))]"))
+    assert "state)" in path.read_text() and "(h, torch.randn_like(h))]" in path.read_text()
+    row = solar.analyze(path, hardware="H100_SXM", train=train, home=tmp_path / "home").rows[0]
+    assert row.validated, row

@@ -119,7 +119,12 @@ def make_golden(src: WorkloadSource, constants: dict[str, int] | None = None) ->
     constants = dict(constants or {})
     w = load_torch_workload(src, constants)
     attributes_to_buffers(w.model)  # as the tracer does (solar_assets.workloads.in_forward)
-    inputs = [x.detach().clone() if isinstance(x, torch.Tensor) else x for x in w.inputs]  # before any update
+    from torch.utils._pytree import tree_leaves, tree_map
+
+    def copied(x: object) -> object:  # a tensor, or a tuple of them (an LSTM's ``(h0, c0)``), copied
+        return tree_map(lambda t: t.detach().clone() if isinstance(t, torch.Tensor) else t, x)
+
+    inputs = [copied(x) for x in w.inputs]  # before any update
     params = {f"param:{n}": _to_numpy(p) for n, p in w.model.named_parameters()}
     first = {id(p): f"param:{n}" for n, p in w.model.named_parameters()}  # tied weights (an LM head
     for n, p in w.model.named_parameters(remove_duplicate=False):  # sharing the embedding): one array, every name
@@ -128,23 +133,23 @@ def make_golden(src: WorkloadSource, constants: dict[str, int] | None = None) ->
     state = buffer_state(w.model)
     try:
         with torch.no_grad():
-            args = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-            watch = UpdateWatch(w.model, args, inputs, state)
+            args = [copied(x) for x in inputs]
+            # the inputs as the export numbers them (``input:i``): a nested one's tensors one by one
+            watch = UpdateWatch(w.model, tree_leaves(args), tree_leaves(inputs), state)
             with deterministic_random():
                 outputs = _flatten_outputs(w.model(*args), src.path)
-            updates = watch.updated(w.model, args)
+            updates = watch.updated(w.model, tree_leaves(args))
             restore_buffers(w.model, state)
             args64: list = []
             with deterministic_random(torch.float64):
-                outputs64 = _flatten_outputs(run_float64(w.model, [x.clone() if isinstance(x, torch.Tensor) else x
-                                                                   for x in inputs], args64), src.path)
-            updates64 = watch.values(w.model, args64, set(updates))
+                outputs64 = _flatten_outputs(run_float64(w.model, [copied(x) for x in inputs], args64), src.path)
+            updates64 = watch.values(w.model, tree_leaves(args64), set(updates))
     except WorkloadError:
         raise
     except Exception as e:
         raise WorkloadError(f"{src.path}: running the model failed: {type(e).__name__}: {e}") from e
     return Golden(
-        inputs=[_to_numpy(x) for x in inputs],
+        inputs=[_to_numpy(x) for x in tree_leaves(inputs)],
         params=params,
         outputs=[_to_numpy(o) for o in outputs],
         outputs64=[_to_numpy(o) for o in outputs64],

@@ -116,11 +116,12 @@ def in_float64() -> Iterator[None]:
 
 
 def widened(x: Any) -> Any:
-    """A float tensor as float64 (exact), anything else as it is."""
+    """A float tensor as float64 (exact), also inside a tuple or list of them; anything else as it is."""
     import torch
+    from torch.utils._pytree import tree_map
 
-    return x.to(torch.float64) if isinstance(x, torch.Tensor) and x.is_floating_point() and x.dtype != torch.float64 \
-        else x
+    return tree_map(lambda t: t.to(torch.float64) if isinstance(t, torch.Tensor) and t.is_floating_point()
+                    and t.dtype != torch.float64 else t, x)
 
 
 def run_float64(fn: Callable[..., Any], args: Sequence[Any], called_with: list[Any] | None = None) -> Any:
