@@ -352,7 +352,8 @@ class PointEvaluator:
                     solved[v] = val
                 covered &= ok
         inner = _inner_solutions(deferred, solved, ext)
-        red = [lp.var for lp in k.loops if lp.var not in solved and lp.var not in {v for _, _, v, _ in inner}]
+        solved_inside = {v for _, _, v, _ in inner}
+        red = [lp.var for lp in k.loops if lp.var not in solved and lp.var not in solved_inside]
         red_ext = tuple(ext[v] for v in red)
         length = int(np.prod(red_ext, dtype=np.int64)) if red else 1
         if pk.where_expr is not None and k.update == "=" and length > 1:
@@ -519,10 +520,7 @@ class PointEvaluator:
         decl = self.tensors[acc.tensor]
         if not decl.shape:
             values = self.value_at(acc.tensor, np.zeros(1, dtype=np.int64), j).reshape(())
-            if magnitude:
-                summed = self.summed_magnitude(acc.tensor, np.zeros(1, dtype=np.int64))
-                return np.maximum(np.abs(values), 0.0 if summed is None else summed.reshape(()))
-            return values
+            return self._magnitude(acc.tensor, np.zeros((), dtype=np.int64), values) if magnitude else values
         idx = np.broadcast_arrays(*(self._subscript(a, env, j) for a in acc.index))
         inside = np.ones(idx[0].shape, dtype=bool)
         for d, size in enumerate(decl.shape):
@@ -535,10 +533,12 @@ class PointEvaluator:
         values = self.value_at(acc.tensor, flat.reshape(-1), j).reshape(flat.shape)
         if decl.pad_value is not None:
             values = np.where(inside, values, decl.pad_value)
-        if magnitude:
-            summed = self.summed_magnitude(acc.tensor, flat.reshape(-1))
-            values = np.abs(values) if summed is None else np.maximum(np.abs(values), summed.reshape(flat.shape))
-        return values
+        return self._magnitude(acc.tensor, flat, values) if magnitude else values
+
+    def _magnitude(self, name: str, flat: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """``max(|values|, summed magnitude)`` of ``name``'s elements at ``flat`` (``_read``)."""
+        summed = self.summed_magnitude(name, flat.reshape(-1))
+        return np.abs(values) if summed is None else np.maximum(np.abs(values), summed.reshape(flat.shape))
 
     def _expr(self, node: ast.expr, env: dict[str, np.ndarray], j: int) -> np.ndarray:
         """The expression's float64 values at the points ``env`` binds, reads as of step ``j``."""
@@ -620,6 +620,13 @@ class _ArrayMagnitudes(_ArrayValues):
     terms' magnitude, ``+`` / ``-`` add magnitudes, ``*`` multiplies them, ``/`` divides by the
     divisor's value; anything else (a function, a comparison) is its own |value|."""
 
+    def __init__(self, owner: PointEvaluator, env: dict[str, np.ndarray], j: int):
+        super().__init__(owner, env, j)
+        self.values = _ArrayValues(owner, env, j)
+
+    def _own(self, node: ast.expr) -> np.ndarray:
+        return np.abs(self.values.run(node))
+
     def constant(self, value: object) -> np.ndarray:
         return np.abs(super().constant(value))
 
@@ -630,9 +637,7 @@ class _ArrayMagnitudes(_ArrayValues):
         return self.owner._read(access, self.env, self.j, magnitude=True)
 
     def unary(self, op: ast.unaryop, operand: ast.expr, node: ast.UnaryOp) -> np.ndarray:
-        if isinstance(op, (ast.USub, ast.UAdd)):
-            return self.run(operand)
-        return np.abs(_ArrayValues(self.owner, self.env, self.j).run(node))
+        return self.run(operand) if isinstance(op, (ast.USub, ast.UAdd)) else self._own(node)
 
     def binary(self, op: ast.operator, left: ast.expr, right: ast.expr, node: ast.BinOp) -> np.ndarray:
         with np.errstate(all="ignore"):
@@ -641,14 +646,14 @@ class _ArrayMagnitudes(_ArrayValues):
             if isinstance(op, ast.Mult):
                 return self.run(left) * self.run(right)
             if isinstance(op, ast.Div):
-                return self.run(left) / np.abs(_ArrayValues(self.owner, self.env, self.j).run(right))
-            return np.abs(_ArrayValues(self.owner, self.env, self.j).run(node))
+                return self.run(left) / self._own(right)
+            return self._own(node)
 
     def compare(self, left, ops, comparators, node: ast.Compare) -> np.ndarray:
-        return np.abs(_ArrayValues(self.owner, self.env, self.j).run(node))
+        return self._own(node)
 
     def boolop(self, op: ast.boolop, values, node: ast.BoolOp) -> np.ndarray:
-        return np.abs(_ArrayValues(self.owner, self.env, self.j).run(node))
+        return self._own(node)
 
     def call(self, name: str, args, node: ast.Call) -> np.ndarray:
-        return np.abs(_ArrayValues(self.owner, self.env, self.j).run(node))
+        return self._own(node)

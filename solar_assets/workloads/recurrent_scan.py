@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 
-CELLS = ("lstm", "gru", "rnn_tanh", "rnn_relu")
-
+from solar_assets.workloads.recurrent_routing import routed_recurrent_ops
 
 def _cell(name: str) -> Callable[..., Any]:
     """One time step of torch's decomposition: ``(states..., x_t, hh_weight[, hh_bias]) -> states``
@@ -103,40 +102,17 @@ def _scannable(name: str, hx: Any, params: Any, has_biases: bool, dropout: float
     return not (dropout > 0 and train and num_layers > 1)
 
 
-class _VFWithScannedRecurrentOps:
-    """``torch._VF`` as ``torch.nn.modules.rnn`` sees it, the input (not packed) overloads of the
-    recurrent ops sent to ``scanned``; everything else is ``torch._VF``'s own."""
-
-    def __init__(self, vf: object):
-        self._vf = vf
-
-    def __getattr__(self, name: str) -> object:
-        real = getattr(self._vf, name)
-        if name not in CELLS:
-            return real
-
-        def call(x, hx, *rest):  # noqa: ANN001, ANN202 - torch._VF's calling conventions
-            if isinstance(rest[1], (list, tuple)) or x.dim() != 3:  # packed, or one unbatched sequence
-                return real(x, hx, *rest)
-            params, has_biases, num_layers, dropout, train = rest[0], rest[1], rest[2], rest[3], rest[4]
-            if not _scannable(name, hx, params, has_biases, dropout, train, num_layers):
-                return real(x, hx, *rest)
-            return scanned(name, x, hx, list(params), *rest[1:])
-
-        return call
+def _route(name: str, real: Any, x: torch.Tensor, hx: Any, params: Any, has_biases: bool, num_layers: int,
+           dropout: float, train: bool, bidirectional: bool, batch_first: bool) -> tuple[torch.Tensor, ...]:
+    if x.dim() != 3 or not _scannable(name, hx, params, has_biases, dropout, train, num_layers):
+        return real(x, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
+    return scanned(name, x, hx, list(params), has_biases, num_layers, dropout, train, bidirectional, batch_first)
 
 
-@contextlib.contextmanager
-def scanned_recurrent_ops() -> Iterator[None]:
-    """While active, ``nn.LSTM`` / ``nn.GRU`` / ``nn.RNN`` run as ``scanned`` (the joint graph's trace)."""
-    import torch.nn.modules.rnn as rnn
-
-    saved = rnn._VF
-    rnn._VF = _VFWithScannedRecurrentOps(saved)
-    try:
-        yield
-    finally:
-        rnn._VF = saved
+def scanned_recurrent_ops() -> contextlib.AbstractContextManager[None]:
+    """While active, ``nn.LSTM`` / ``nn.GRU`` / ``nn.RNN`` run as ``scanned`` (the joint graph's trace;
+    an unbatched sequence, an LSTM projection or dropout between layers keep torch's own path)."""
+    return routed_recurrent_ops(_route)
 
 
 def unalias_scan_outputs(graph_module: Any) -> None:

@@ -2,10 +2,13 @@
 kernels that make a new tensor (concatenate)."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from solar_assets.translate.core.affine import Lin, SymTensor, view_dim
 from solar_assets.translate.core.builder import ProgramBuilder, lins, loop_vars
+
+if TYPE_CHECKING:
+    from solar_assets.translate.core.context import LoweringContext
 
 
 def identity_map(rank: int) -> list[Lin]:
@@ -37,6 +40,25 @@ def split_views(x: SymTensor, axis: int, sizes: Sequence[int]) -> list[SymTensor
         parts.append(x.reindex(shape, old_of_new))
         start += int(size)
     return parts
+
+
+def step_view(x: SymTensor, step: Lin) -> SymTensor:
+    """Row ``step`` of ``x`` along its leading dim (a loop's slice of a scanned-over tensor, ``step``
+    its repeat variable or a number): a view without that dim."""
+    return x.reindex(x.shape[1:], [step] + [Lin.of(view_dim(d - 1)) for d in range(1, len(x.shape))])
+
+
+def every_step(y: SymTensor, length: int) -> SymTensor:
+    """``y`` as the (length, *y.shape) tensor whose every row is ``y`` (a broadcast view)."""
+    return y.reindex((length, *y.shape), [Lin.of(view_dim(d + 1)) for d in range(len(y.shape))])
+
+
+def copy_at(c: LoweringContext, dst: SymTensor, src: object, hint: str, lead: Sequence[Lin] = ()) -> None:
+    """``dst[lead..., i...] = src[i...]`` over ``dst``'s shape without ``lead`` (a loop's carry or
+    its row of ``ys``); ``src`` is read as the frontend reads an operand (broadcast, constant)."""
+    shape = dst.shape[len(lead):]
+    v = loop_vars("i", len(shape))
+    c.b.kernel(hint, list(zip(v, shape)), dst.access(list(lead) + lins(v)), "=", c.read(src, lins(v), shape))
 
 
 def copy_into(b: ProgramBuilder, hint: str, out: SymTensor, src: str | SymTensor, shape: Sequence[int],

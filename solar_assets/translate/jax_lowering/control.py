@@ -17,14 +17,14 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from solar_assets.translate.jax_lowering.context import Counter, JCtx, Lin, LoweringGap, SymTensor, is_const, lins, loop_vars
+from solar_assets.translate.jax_lowering.context import Counter, JCtx, Lin, LoweringGap, SymTensor, is_const
 from solar_assets.translate.core.complex import complex_aware
 from solar_assets.translate.jax_lowering.random import UNIFORM_CALL, uniform_draw
 from solar_assets.translate.jax_lowering.registry import lowers
 from solar_assets.translate.jax_lowering.walk import (
     current_eqn_module, current_eqn_path, current_eqn_source, eqn_origin, run_closed, run_jaxpr, whole_program_call,
 )
-from solar_assets.translate.core.affine import view_dim
+from solar_assets.translate.core.views import copy_at, step_view
 from solar_assets.translate.core.builder import with_origin
 
 log = logging.getLogger(__name__)
@@ -93,22 +93,9 @@ def custom_vjp_lowering(c: JCtx, *args, **params):
 
 
 def _step_view(x, i: int | Lin):
-    """Step ``i`` (a number, or the repeat variable) of a scanned-over array: a view dropping the
-    leading axis."""
-    if is_const(x):
-        return x
-    first = i if isinstance(i, Lin) else Lin.constant(i)
-    old_of_new = [first] + [Lin.of(view_dim(d - 1)) for d in range(1, len(x.shape))]
-    return x.reindex(x.shape[1:], old_of_new)
-
-
-def _copy(c: JCtx, dst: SymTensor, src, hint: str, lead: list[Lin] | None = None) -> None:
-    """``dst[lead..., i...] = src[i...]`` over ``src``'s shape (``dst``'s shape without ``lead``)."""
-    lead = lead or []
-    shape = dst.shape[len(lead):]
-    v = loop_vars("i", len(shape))
-    idx = lins(v)
-    c.b.kernel(hint, list(zip(v, shape)), dst.access(lead + idx), "=", c.read(src, idx, shape))
+    """Step ``i`` (a number, or the repeat variable) of a scanned-over array (``core.views.step_view``);
+    a constant is the same at every step."""
+    return x if is_const(x) else step_view(x, i if isinstance(i, Lin) else Lin.constant(i))
 
 
 def _is_int(x) -> bool:
@@ -129,7 +116,7 @@ def _loop_repeat(c: JCtx, jaxpr, consts, carry, xs, length: int, reverse: bool, 
         if not isinstance(x, SymTensor):
             raise LoweringGap(f"carry {k} is a number the loop does not step by a constant")
         state = c.b.declare(f"{c.name}_carry{k}", c.out_shape(k), c.out_dtype(k))
-        _copy(c, state, x, f"{c.name}_carry{k}_init")
+        copy_at(c, state, x, f"{c.name}_carry{k}_init")
         states.append(state)
     var = c.b.fresh(f"t_{c.name}", "step")
     counters = {k: Counter(Lin.of(var, d) + Lin.constant(carry[k]), min(carry[k], carry[k] + (length - 1) * d),
@@ -145,7 +132,7 @@ def _loop_repeat(c: JCtx, jaxpr, consts, carry, xs, length: int, reverse: bool, 
             raise LoweringGap("the loop counter escapes into a tensor")
         for n, (dst, y) in enumerate(zip(ys_out, outs[num_carry:])):
             if dst is not None:
-                _copy(c, dst, y, f"{c.name}_ys{n}", [step])
+                copy_at(c, dst, y, f"{c.name}_ys{n}", [step])
         bases = {s.base for s in states if s is not None}
         new = []
         for k, x in enumerate(outs[:num_carry]):  # a carry that reads a state is copied out first
@@ -154,7 +141,7 @@ def _loop_repeat(c: JCtx, jaxpr, consts, carry, xs, length: int, reverse: bool, 
             new.append(x)
         for k, (state, x) in enumerate(zip(states, new)):
             if state is not None and x != state:
-                _copy(c, state, x, f"{c.name}_carry{k}_next")
+                copy_at(c, state, x, f"{c.name}_carry{k}_next")
     return [carry[k] + length * deltas[k] if k in deltas else s for k, s in enumerate(states)]
 
 
@@ -191,7 +178,7 @@ def scan_lowering(c: JCtx, *args, jaxpr, num_consts: int, num_carry: int, length
         carry = outs[:num_carry]
         for n, (dst, y) in enumerate(zip(ys_out, outs[num_carry:])):
             if dst is not None:  # an unused output
-                _copy(c, dst, y, f"{c.name}_ys{n}_step{i}", [Lin.constant(i)])
+                copy_at(c, dst, y, f"{c.name}_ys{n}_step{i}", [Lin.constant(i)])
     return carry + ys_out
 
 
@@ -279,7 +266,7 @@ def cond_lowering(c: JCtx, index, *operands, branches, **_):
             for i, (dst, y) in enumerate(zip(outs, results)):
                 if isinstance(y, Counter):
                     raise LoweringGap("a cond branch returns a loop counter")
-                _copy(c, dst, y, f"{c.name}_b{b}_out{i}")
+                copy_at(c, dst, y, f"{c.name}_b{b}_out{i}")
         bodies.append(body)
     c.b.cond(c.name, idx.base, bodies, [o.base for o in outs])
     return outs

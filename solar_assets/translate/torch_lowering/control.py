@@ -20,8 +20,8 @@ from typing import Any
 
 import torch
 
-from solar_assets.translate.core.affine import Lin, SymTensor, view_dim
-from solar_assets.translate.core.builder import lins, loop_vars
+from solar_assets.translate.core.affine import Lin, SymTensor
+from solar_assets.translate.core.views import copy_at, every_step, step_view
 from solar_assets.translate.torch_lowering.context import Ctx, LoweringGap, resolve as _resolve
 from solar_assets.translate.torch_lowering.registry import find_lowering, lowers
 from solar_assets.translate.torch_origin import node_origin
@@ -29,12 +29,6 @@ from solar_assets.translate.torch_origin import node_origin
 aten = torch.ops.aten
 PASS_THROUGH = {aten.clone.default, aten.alias.default, aten.detach.default}
 """Body ops whose value is their source's (module docstring)."""
-
-
-def _submodule(owner: Any, target: str) -> Any:
-    for part in target.split("."):
-        owner = getattr(owner, part)
-    return owner
 
 
 def _needed(graph_module: Any, positions: set[int]) -> set[str]:
@@ -77,7 +71,7 @@ def lower_body(c: Ctx, graph_module: Any, args: list[Any], only: set[int] | None
         if needed is not None and node.op in ("get_attr", "call_function") and node.name not in needed:
             continue
         if node.op == "get_attr":
-            env[node.name] = _submodule(graph_module, node.target)
+            env[node.name] = graph_module.get_submodule(node.target)
         elif node.op == "call_function":
             if node.target in PASS_THROUGH:
                 env[node.name] = env[node.args[0].name]
@@ -91,24 +85,6 @@ def lower_body(c: Ctx, graph_module: Any, args: list[Any], only: set[int] | None
         elif node.op == "output":
             return [_resolve(a, env) if only is None or i in only else None for i, a in enumerate(node.args[0])]
     raise LoweringGap("a scan body without an output")
-
-
-def _copy(c: Ctx, dst: SymTensor, src: Any, hint: str, lead: list[Lin] | None = None) -> None:
-    """``dst[lead..., i...] = src[i...]`` over ``dst``'s shape without ``lead``."""
-    lead = lead or []
-    shape = dst.shape[len(lead):]
-    v = loop_vars("i", len(shape))
-    c.b.kernel(hint, list(zip(v, shape)), dst.access(lead + lins(v)), "=", c.read(src, lins(v), shape))
-
-
-def _step_view(x: SymTensor, step: Lin) -> SymTensor:
-    """Row ``step`` of a scanned-over tensor: a view without its leading dim."""
-    return x.reindex(x.shape[1:], [step] + [Lin.of(view_dim(d - 1)) for d in range(1, len(x.shape))])
-
-
-def _every_step(y: SymTensor, length: int) -> SymTensor:
-    """``y`` as the (length, *y.shape) tensor whose every row is ``y`` (a broadcast view)."""
-    return y.reindex((length, *y.shape), [Lin.of(view_dim(d + 1)) for d in range(len(y.shape))])
 
 
 def _reads_step(y: SymTensor, var: str) -> bool:
@@ -148,14 +124,14 @@ def scan_lowering(c: Ctx, combine: Any, init: Any, xs: Any, additional_inputs: A
     states = []
     for k, x in enumerate(init):
         state = c.b.declare(f"{c.name}_carry{k}", c.out_shape(k), c.out_dtype(k))
-        _copy(c, state, x, f"{c.name}_carry{k}_init")
+        copy_at(c, state, x, f"{c.name}_carry{k}_init")
         states.append(state)
     state_bases = {s.base for s in states}
     ys: list[Any] = [None] * n_ys
     invariant: set[int] = set()
 
     def iteration(step: Lin, var: str | None, only: set[int] | None) -> None:
-        outs = lower_body(c, combine, states + [_step_view(x, step) for x in xs] + extra, only)
+        outs = lower_body(c, combine, states + [step_view(x, step) for x in xs] + extra, only)
         carries, rows = outs[:n_carry], outs[n_carry:]
         for n, y in enumerate(rows):
             if not isinstance(y, SymTensor):
@@ -163,12 +139,12 @@ def scan_lowering(c: Ctx, combine: Any, init: Any, xs: Any, additional_inputs: A
             if n in invariant:
                 continue  # the loop's broadcast view covers the peeled row too
             if var is not None and y.base in before and y.base not in state_bases and not _reads_step(y, var):
-                ys[n] = _every_step(y, length)  # the same tensor at every step
+                ys[n] = every_step(y, length)  # the same tensor at every step
                 invariant.add(n)
                 continue
             if ys[n] is None:
                 ys[n] = c.b.declare(f"{c.name}_ys{n}", c.out_shape(n_carry + n), c.out_dtype(n_carry + n))
-            _copy(c, ys[n], y, f"{c.name}_ys{n}", [step])
+            copy_at(c, ys[n], y, f"{c.name}_ys{n}", [step])
         new = []
         for k, x in enumerate(carries):  # a next carry that reads a state is copied out before any is written
             if isinstance(x, SymTensor) and x.base in state_bases and x != states[k]:
@@ -176,7 +152,7 @@ def scan_lowering(c: Ctx, combine: Any, init: Any, xs: Any, additional_inputs: A
             new.append(x)
         for k, (state, x) in enumerate(zip(states, new)):
             if x is not None and x != state:
-                _copy(c, state, x, f"{c.name}_carry{k}_next")
+                copy_at(c, state, x, f"{c.name}_carry{k}_next")
 
     steps = length - 1 if peel else length
     var = c.b.fresh(f"t_{c.name}", "step")

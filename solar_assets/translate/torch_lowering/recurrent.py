@@ -21,7 +21,6 @@ ATen ops do.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
 from typing import Sequence
 
 import torch
@@ -29,6 +28,7 @@ import torch
 from solar_assets.translate.torch_lowering.context import Ctx, LoweringGap
 from solar_assets.translate.torch_lowering.registry import lowers
 from solar_assets.translate.core.affine import Lin, SymTensor
+from solar_assets.workloads.recurrent_routing import routed_recurrent_ops
 
 aten = torch.ops.aten
 GATES = {"lstm": 4, "gru": 3, "rnn_tanh": 1, "rnn_relu": 1}
@@ -182,39 +182,14 @@ solar_gru, solar_rnn_tanh, solar_rnn_relu = (_single_state_op(n) for n in ("gru"
 WHOLE_OPS = {"lstm": solar_lstm, "gru": solar_gru, "rnn_tanh": solar_rnn_tanh, "rnn_relu": solar_rnn_relu}
 
 
-class _VFWithWholeRecurrentOps:
-    """``torch._VF`` as ``torch.nn.modules.rnn`` sees it, with the input (not packed) overloads of
-    the four recurrent ops sent to the custom ops; everything else is ``torch._VF``'s own."""
-
-    def __init__(self, vf: object):
-        self._vf = vf
-
-    def __getattr__(self, name: str) -> object:
-        real = getattr(self._vf, name)
-        op = WHOLE_OPS.get(name)
-        if op is None:
-            return real
-
-        def call(x, hx, *rest):  # noqa: ANN001, ANN202 - torch._VF's calling conventions
-            if isinstance(rest[1], (list, tuple)):  # packed: (data, batch_sizes, hx, params, ...)
-                return real(x, hx, *rest)
-            return op(x, list(hx) if name == "lstm" else hx, list(rest[0]), *rest[1:])
-
-        return call
+def _whole(name: str, real: object, x, hx, params, *rest):  # noqa: ANN001, ANN202 - torch._VF's conventions
+    return WHOLE_OPS[name](x, list(hx) if name == "lstm" else hx, list(params), *rest)
 
 
-@contextlib.contextmanager
-def whole_recurrent_ops() -> Iterator[None]:
+def whole_recurrent_ops() -> contextlib.AbstractContextManager[None]:
     """While active, ``nn.LSTM`` / ``nn.GRU`` / ``nn.RNN`` call the ``solar::`` recurrent ops (export
-    only: the golden run calls the modules as written)."""
-    import torch.nn.modules.rnn as rnn
-
-    saved = rnn._VF
-    rnn._VF = _VFWithWholeRecurrentOps(saved)
-    try:
-        yield
-    finally:
-        rnn._VF = saved
+    only: the golden run calls the modules as written; a packed sequence keeps torch's own path)."""
+    return routed_recurrent_ops(_whole)
 
 
 @lowers(torch.ops.solar.lstm.default)
