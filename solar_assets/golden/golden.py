@@ -44,6 +44,9 @@ class Golden:
     # inputs and buffers forward updated in place: binding -> value after the call (and in float64)
     updates: dict[str, np.ndarray] = field(default_factory=dict)
     updates64: dict[str, np.ndarray] = field(default_factory=dict)
+    # a training step's ``UpdateLayout`` as JSON ("" for anything else): validation checks the
+    # optimizer's results against its update of the IR's own gradients (``update_reference``)
+    update_layout: str = ""
 
     @property
     def size_label(self) -> str:
@@ -79,6 +82,17 @@ class Golden:
         keep = next((i for i, o in enumerate(outputs) if o is None), len(outputs))  # compare reports a shortfall
         outputs, outputs64 = outputs[:keep], outputs64[:keep]
         return replace(self, outputs=outputs, outputs64=outputs64 if self.outputs64 is not None else None)
+
+    def update_reference64(self, returned: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
+        """A training step's updated parameters and optimizer states recomputed in float64 from the
+        gradients in ``returned`` (the IR's values of the step's returns, by return index), keyed
+        by return index; {} for a golden run of anything else (``golden.update_reference``)."""
+        if not self.update_layout:
+            return {}
+        from solar_assets.golden.update_reference import update_reference64
+        from solar_assets.workloads.training import UpdateLayout
+
+        return update_reference64(UpdateLayout.from_json(self.update_layout), self.bindings(np.float64), returned)
 
 
 def _flatten_outputs(result: object, path: str) -> list:
@@ -158,7 +172,14 @@ def make_golden(src: WorkloadSource, constants: dict[str, int] | None = None) ->
         constants=constants,
         updates={k: _to_numpy(v) for k, v in updates.items()},
         updates64={k: _to_numpy(v) for k, v in updates64.items()},
+        update_layout=layout.to_json() if (layout := _update_layout(w.model)) is not None else "",
     )
+
+
+def _update_layout(model: object) -> object:
+    """A training step's ``UpdateLayout`` (``workloads.torch_training.TrainStep``), else None."""
+    made = getattr(model, "update_layout", None)
+    return made() if callable(made) else None
 
 
 class UpdateWatch:
@@ -213,6 +234,7 @@ def save_golden(g: Golden, path: str | Path) -> None:
     arrays.update({f"upd/{k}": v for k, v in g.updates.items()})
     arrays.update({f"upd64/{k}": v for k, v in g.updates64.items()})
     arrays["meta/constants"] = np.array(json.dumps(g.constants))
+    arrays["meta/update"] = np.array(g.update_layout)
 
     def write(tmp: Path) -> None:
         with open(tmp, "wb") as f:  # a file object: np.savez would append '.npz' to a path
@@ -238,5 +260,6 @@ def _golden_from_npz(path: Path) -> Golden:
         constants = json.loads(str(z["meta/constants"][()])) if "meta/constants" in z.files else {}
         updates = {k[len("upd/"):]: z[k] for k in z.files if k.startswith("upd/")}
         updates64 = {k[len("upd64/"):]: z[k] for k in z.files if k.startswith("upd64/")}
+        layout = str(z["meta/update"][()]) if "meta/update" in z.files else ""
         return Golden(inputs=group("in"), params=params, outputs=group("out"), outputs64=out64 or None,
-                      constants=constants, updates=updates, updates64=updates64)
+                      constants=constants, updates=updates, updates64=updates64, update_layout=layout)

@@ -24,6 +24,7 @@ import torch
 
 from solar_assets.workloads.training import (
     ADAMW_HYPERPARAMETERS, SGD_HYPERPARAMETERS, STATE_SEED, STEPS_TAKEN, NotDifferentiable, NotTrainable, TrainSpec,
+    UpdateLayout,
 )
 
 NARROW_FLOATS = (torch.bfloat16, torch.float16)
@@ -92,14 +93,6 @@ class TrainStep(torch.nn.Module):
         else:
             state.append(("momentum", 1e-2 * torch.randn(p.shape, dtype=wide)))
         return state
-
-    def _states_of(self, states: Sequence[torch.Tensor]) -> list[dict[str, torch.Tensor]]:
-        per_param: list[dict[str, torch.Tensor]] = [{} for _ in self.param_names]
-        index = {n: i for i, n in enumerate(self.param_names)}
-        for name, value in zip(self.state_names, states):
-            kind, _, param = name.partition("__")
-            per_param[index[param.replace("__", ".")]][kind] = value
-        return per_param
 
     def checked_only_outputs(self) -> tuple[int, ...]:
         """Positions of the returned values that are checked but not results: with an optimizer,
@@ -177,39 +170,73 @@ class TrainStep(torch.nn.Module):
                states: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         """torch.optim's single-tensor update on copies: the updated parameters, then every updated
         state tensor in ``state_names`` order."""
-        opt = self.spec.optimizer
-        if opt == "none":
-            return []
-        per_param = self._states_of(states)
-        work = [s["master"].clone() if "master" in s else p.clone() for p, s in zip(params, per_param)]
-        wgrads = [g.to(w.dtype) for g, w in zip(grads, work)]
-        if opt == "adamw":
-            from torch.optim.adamw import adamw
+        return optimizer_update(self.spec.optimizer, self.param_dtypes, self.state_names, self.param_names,
+                                params, grads, states)
 
-            m = [s["exp_avg"].clone() for s in per_param]
-            v = [s["exp_avg_sq"].clone() for s in per_param]
-            steps = [torch.tensor(float(STEPS_TAKEN)) for _ in work]
-            h = ADAMW_HYPERPARAMETERS
-            adamw(work, wgrads, m, v, [], steps, foreach=False, amsgrad=False, beta1=h["beta1"], beta2=h["beta2"],
-                  lr=h["lr"], weight_decay=h["weight_decay"], eps=h["eps"], maximize=False)
-            new_state = {"exp_avg": m, "exp_avg_sq": v}
-        else:
-            from torch.optim.sgd import sgd
+    def update_layout(self) -> UpdateLayout | None:
+        """Where the update's operands and results sit among the step's bindings and returns, so
+        that validation can recompute the update from the IR's own gradients
+        (``golden.update_reference``); None without an optimizer."""
+        if self.spec.optimizer == "none":
+            return None
+        n_p, n_in = len(self.param_names), len(self.grad_inputs)
+        first_update = 1 + n_p + n_in
+        outputs = {first_update + i: name for i, name in enumerate(self.param_names)}
+        outputs.update({first_update + n_p + i: name for i, name in enumerate(self.state_names)})
+        return UpdateLayout(
+            optimizer=self.spec.optimizer,
+            params=tuple(self.param_names),
+            dtypes=tuple(str(d).removeprefix("torch.") for d in self.param_dtypes),
+            param_bindings=tuple(f"param:model.{n}" for n in self.param_names),
+            grad_outputs=tuple(range(1, 1 + n_p)),
+            states=tuple(self.state_names),
+            state_bindings=tuple(f"buffer:{n}" for n in self.state_names),
+            outputs=outputs,
+        )
 
-            buf = [s["momentum"].clone() for s in per_param]
-            h = SGD_HYPERPARAMETERS
-            sgd(work, wgrads, buf, foreach=False, weight_decay=h["weight_decay"], momentum=h["momentum"],
-                lr=h["lr"], dampening=h["dampening"], nesterov=h["nesterov"], maximize=False)
-            new_state = {"momentum": buf}
-        new_params = [w.to(dtype) if dtype in NARROW_FLOATS else w for w, dtype in zip(work, self.param_dtypes)]
-        new_state["master"] = [w for w, s in zip(work, per_param) if "master" in s]
-        out: list[torch.Tensor] = []
-        counters = {k: 0 for k in new_state}
-        for name in self.state_names:
-            kind = name.partition("__")[0]
-            out.append(new_state[kind][counters[kind]])
-            counters[kind] += 1
-        return new_params + out
+
+def optimizer_update(optimizer: str, param_dtypes: Sequence[torch.dtype], state_names: Sequence[str],
+                     param_names: Sequence[str], params: Sequence[torch.Tensor], grads: Sequence[torch.Tensor],
+                     states: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    """torch.optim's single-tensor ``optimizer`` update of ``params`` by ``grads`` on copies: the
+    updated parameters, then every updated state tensor in ``state_names`` order (a narrow
+    parameter is updated through its master copy, then rounded back)."""
+    if optimizer == "none":
+        return []
+    per_param: list[dict[str, torch.Tensor]] = [{} for _ in param_names]
+    index = {n: i for i, n in enumerate(param_names)}
+    for name, value in zip(state_names, states):
+        kind, _, param = name.partition("__")
+        per_param[index[param.replace("__", ".")]][kind] = value
+    work = [s["master"].clone() if "master" in s else p.clone() for p, s in zip(params, per_param)]
+    wgrads = [g.to(w.dtype) for g, w in zip(grads, work)]
+    if optimizer == "adamw":
+        from torch.optim.adamw import adamw
+
+        m = [s["exp_avg"].clone() for s in per_param]
+        v = [s["exp_avg_sq"].clone() for s in per_param]
+        steps = [torch.tensor(float(STEPS_TAKEN)) for _ in work]
+        h = ADAMW_HYPERPARAMETERS
+        adamw(work, wgrads, m, v, [], steps, foreach=False, amsgrad=False, beta1=h["beta1"], beta2=h["beta2"],
+              lr=h["lr"], weight_decay=h["weight_decay"], eps=h["eps"], maximize=False)
+        new_state = {"exp_avg": m, "exp_avg_sq": v}
+    else:
+        from torch.optim.sgd import sgd
+
+        buf = [s["momentum"].clone() for s in per_param]
+        h = SGD_HYPERPARAMETERS
+        sgd(work, wgrads, buf, foreach=False, weight_decay=h["weight_decay"], momentum=h["momentum"],
+            lr=h["lr"], dampening=h["dampening"], nesterov=h["nesterov"], maximize=False)
+        new_state = {"momentum": buf}
+    new_params = [w.to(dtype) if dtype in NARROW_FLOATS else w for w, dtype in zip(work, param_dtypes)]
+    new_state["master"] = [w for w, s in zip(work, per_param) if "master" in s]
+    out: list[torch.Tensor] = []
+    counters = {k: 0 for k in new_state}
+    for name in state_names:
+        kind = name.partition("__")[0]
+        out.append(new_state[kind][counters[kind]])
+        counters[kind] += 1
+    return new_params + out
 
 
 @contextlib.contextmanager

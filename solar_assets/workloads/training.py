@@ -65,6 +65,38 @@ class TrainSpec:
         return cls(optimizer=optimizer or "adamw", loss=loss or "auto")
 
 
+@dataclass(frozen=True)
+class UpdateLayout:
+    """Where a step's optimizer update finds its operands and puts its results: the parameters'
+    and states' bindings, the step's returns that hold the parameters' gradients, and the returns
+    that hold each updated parameter or state (by name). Validation recomputes the update from the
+    IR's own gradients with it (``golden.update_reference``): the gradients are checked against
+    autograd, the update against the optimizer applied to exactly those gradients. Stored with the
+    golden outputs as JSON."""
+
+    optimizer: str
+    params: tuple[str, ...]
+    dtypes: tuple[str, ...]  # the parameters' dtypes ("float32", "bfloat16" …)
+    param_bindings: tuple[str, ...]
+    grad_outputs: tuple[int, ...]  # index among the step's returns, one per parameter
+    states: tuple[str, ...]  # ``exp_avg__fc1__weight`` …
+    state_bindings: tuple[str, ...]
+    outputs: dict[int, str]  # index among the step's returns -> the parameter or state it holds updated
+
+    def to_json(self) -> str:
+        import json
+
+        return json.dumps({**self.__dict__, "outputs": {str(k): v for k, v in self.outputs.items()}})
+
+    @classmethod
+    def from_json(cls, text: str) -> UpdateLayout:
+        import json
+
+        data = json.loads(text)
+        data["outputs"] = {int(k): v for k, v in data["outputs"].items()}
+        return cls(**{k: (tuple(v) if isinstance(v, list) else v) for k, v in data.items()})
+
+
 def train_name(stem: str, spec: TrainSpec | None) -> str:
     """A workload's name in rows and tables: the stem, and for a training step ``stem[train…]``."""
     return stem if spec is None else f"{stem}[{spec.label}]"
