@@ -145,3 +145,57 @@ def test_dagster_ir_validation_falls_back_to_node_wise(flat_projection, tmp_path
     assert validation["validation size"].value == LABEL and validation["verdict"].value == "pass"
     assert run.output_for_node("ir_validation").validated_size == LABEL
     assert run.asset_materializations_for_node("einsum_graph")[0].metadata["MACs"].value == 2 * 64 * 64 * 8
+
+
+# A fixed 4096-wide weight that no size constant scales and a batch that does: every scaled size is
+# over a 16 KiB whole-program budget, and one pass at the file's own size over a 4 MiB capture
+# budget, while one pass at a scaled batch fits it.
+WIDE_BATCH = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+
+    batch_size = 1024
+    features = 8
+
+
+    class Model(nn.Module):
+        def __init__(self, features):
+            super().__init__()
+            self.proj = nn.Linear(64 * 64, features)
+
+        def forward(self, x):
+            return torch.tanh(self.proj(torch.flatten(x, 1)))
+
+
+    def get_inputs():
+        return [torch.randn(batch_size, 64, 64)]
+
+
+    def get_init_inputs():
+        return [features]
+''')
+
+
+def test_node_wise_at_a_scaled_size_where_the_file_s_own_size_is_over_the_capture_budget(tmp_path):
+    path = tmp_path / "wide_batch.py"
+    path.write_text(WIDE_BATCH)
+    config = RunConfig(validation_budget=SMALL_BUDGET, nodewise_bytes=4 << 20)
+    result = analyze_workload(path, ["H100_SXM"], config=config, cache_dir=tmp_path, cache_aware=False)
+    assert result.error is None, result.error
+    assert result.validated_size.startswith(f"{LABEL} at batch_size=")
+    scaled_batch = int(result.validated_size.rsplit("=", 1)[1])
+    assert 2 <= scaled_batch < 1024
+    assert result.rows[0].macs == 1024 * 64 * 64 * 8  # the bounds stay the file's own size
+    row = check_workload(path, tmp_path, config=config)  # coverage: the same verdict, from the cache too
+    assert (row.validated, row.validated_size) == (True, result.validated_size)
+
+
+def test_no_pass_that_fits_the_capture_budget_names_both_sizes(tmp_path):
+    path = tmp_path / "wide_batch.py"
+    path.write_text(WIDE_BATCH)
+    config = RunConfig(validation_budget=SMALL_BUDGET, nodewise_bytes=64 << 10)
+    result = analyze_workload(path, ["H100_SXM"], config=config, cache_dir=tmp_path, cache_aware=False)
+    assert result.failed_stage == "validate" or result.failed_stage == "size", result.failed_stage
+    first = result.error.splitlines()[0]
+    assert str(path) in first and "at the file's own size needs" in first and "at batch_size=" in first
+    assert "node-wise capture budget" in first

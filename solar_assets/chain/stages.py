@@ -156,10 +156,10 @@ def choose_size(src: WorkloadSource, translation: Translation, config: RunConfig
                                         {"bytes": budget.tensor_bytes, "iterations": budget.iterations,
                                          **({"translator": translation.mode} if translation.mode != "tracer" else {})})
 
-    hit = cache_store.load_json(entry(), lambda data: str(data["error"]) if "error" in data
-                                else ValidationSize.from_json(json.dumps(data)))
-    if isinstance(hit, str):  # no size worked, with this source and code: the search is not repeated
-        raise ValidationSizeError(hit)
+    hit = cache_store.load_json(entry(), lambda data: ValidationSizeError(str(data["error"]), data.get("nodewise_at"))
+                                if "error" in data else ValidationSize.from_json(json.dumps(data)))
+    if isinstance(hit, ValidationSizeError):  # no size worked, with this source and code: not searched again
+        raise hit
     if hit is not None:  # announced only when searched: the golden stage asks again, from this entry
         return hit
     starting(src.name, "size")
@@ -169,7 +169,7 @@ def choose_size(src: WorkloadSource, translation: Translation, config: RunConfig
                                       lambda constants: translate(src, retrace_config, cache_dir, constants).program,
                                       budget)
     except ValidationSizeError as e:
-        cache_store.store_json(entry(), {"error": str(e)})
+        cache_store.store_json(entry(), {"error": str(e), **({"nodewise_at": e.nodewise_at} if e.nodewise_at else {})})
         raise
     logger.info("%s: validation size %s (%s)", src.name, size.label, size.reason)
     cache_store.store(entry(), size.to_json())
@@ -280,35 +280,56 @@ def validate(src: WorkloadSource, translation: Translation, golden_outputs: Gold
 @clocked("node-wise validation")
 def validate_nodewise(src: WorkloadSource, translation: Translation, choice: SizeChoice, config: RunConfig,
                       cache_dir: Path | None = None) -> ValidatedIR:
-    """Validation when no scaled-down size worked (``choice.nodewise``): each op group of the IR
-    checked on the framework's own values at the file's own size (``validate.nodewise``), as a
-    ``ValidatedIR`` (``validated_size`` "node-wise"); ``ValidationFailed`` if a group fails;
-    ``ValidationSizeError`` naming the file and the sizes when even one forward pass is over
-    ``config.nodewise_bytes``. A passed verdict is cached by source, IR, budget and code."""
+    """Validation when no scaled-down size fits the whole-program budget (``choice.nodewise``): each
+    op group of the IR checked on the framework's own values (``validate.nodewise``) at the file's
+    own size, or, where one pass at that size is over ``config.nodewise_bytes``, at the cheapest
+    scaled size the search traced with the full IR's structure (``choice.error.nodewise_at``: the
+    IR re-traced there, as a scaled whole-program validation runs it). A ``ValidatedIR`` whose
+    ``validated_size`` starts "node-wise"; ``ValidationFailed`` if a group fails;
+    ``ValidationSizeError`` naming the file and the sizes when no pass fits. A passed verdict is
+    cached by source, IR, size, budget and code."""
     from solar_assets.golden.capture import CaptureTooBig
     from solar_assets.sizing import ValidationSizeError
+
+    first = str(choice.error).splitlines()[0] if choice.error is not None else "no scaled-down size worked"
+    try:
+        return _nodewise_at(src, translation, translation, {}, config, cache_dir)
+    except CaptureTooBig as e:
+        too_big = str(e).removeprefix(f"{src.path}: ")
+        scaled_at = getattr(choice.error, "nodewise_at", None)
+        if not scaled_at:
+            raise ValidationSizeError(f"{first}; and {too_big}") from None
+    logger.info("%s: %s; validating node-wise at %s", src.name, too_big, _label(scaled_at))
+    scaled = retrace(src, translation, scaled_at, cache_dir)
+    try:
+        return _nodewise_at(src, translation, scaled, scaled_at, config, cache_dir)
+    except CaptureTooBig as e:
+        raise ValidationSizeError(f"{first}; {too_big}; and {str(e).removeprefix(f'{src.path}: ')}") from None
+
+
+def _nodewise_at(src: WorkloadSource, translation: Translation, checked: Translation, constants: Mapping[str, int],
+                 config: RunConfig, cache_dir: Path | None) -> ValidatedIR:
+    """``validate.nodewise`` of ``checked`` (``translation``'s IR, or its re-trace at ``constants``)."""
     from solar_assets.validate import nodewise
     from solar_assets.validate.verdict_cache import VERDICT_PACKAGES, load_verdict, program_digest, save_verdict
 
-    starting(src.name, "validate node-wise")
+    starting(src.name, "validate node-wise" + (f" at {_label(constants)}" if constants else ""))
     verdict_path = cache_store.source_entry(cache_dir, "verdict", src, (*VERDICT_PACKAGES, "solar_assets.translate", "solar_assets.agent"),
                                             ".json", {"nodewise": nodewise.POINTS, "bytes": config.nodewise_bytes,
-                                                      "program": program_digest(translation.program)})
+                                                      **dict(constants), "program": program_digest(checked.program)})
     result = load_verdict(verdict_path)
-    try:
-        if result is None:
-            from solar_assets.workers.checker import nodewise_checker
+    if result is None:
+        from solar_assets.workers.checker import nodewise_checker
 
-            result = nodewise.validate_nodewise(src, translation, budget_bytes=config.nodewise_bytes,
-                                                make_checker=nodewise_checker())  # a worker's checker, or here
-    except CaptureTooBig as e:
-        first = str(choice.error).splitlines()[0] if choice.error is not None else "no scaled-down size worked"
-        raise ValidationSizeError(f"{first}; and {str(e).removeprefix(f'{src.path}: ')}") from None
+        result = nodewise.validate_nodewise(src, checked, budget_bytes=config.nodewise_bytes, constants=constants,
+                                            make_checker=nodewise_checker())  # a worker's checker, or here
     save_verdict(verdict_path, result)
+    at = f" at {_label(constants)}" if constants else ""
     if not result.ok:
-        raise ValidationFailed(f"{src.path}: the {translation.translator} IR failed node-wise validation: "
+        raise ValidationFailed(f"{src.path}: the {translation.translator} IR failed node-wise validation{at}: "
                                + validation_summary(result), result)
-    return ValidatedIR(translation=translation, result=result, validated_size=nodewise.LABEL)
+    return ValidatedIR(translation=translation, result=result, validated_size=nodewise.LABEL + at,
+                       validated_program=checked.program if constants else None)
 
 
 # ---------------------------------------------------------------------------- graph and bounds

@@ -82,7 +82,17 @@ def not_a_size(name: str) -> bool:
 
 
 class ValidationSizeError(SolarError):
-    """No usable validation size, or one whose IR differs in structure; the message names the file."""
+    """No usable validation size, or one whose IR differs in structure; the message names the file.
+    ``nodewise_at``: the cheapest scaled size the search traced whose IR has the full-size IR's
+    structure but is over the whole-program budget (None if none): node-wise validation, which
+    holds only the live values of one pass, may still fit there when the file's own size does not."""
+
+    def __init__(self, message: str, nodewise_at: Mapping[str, int] | None = None):
+        super().__init__(message)
+        self.nodewise_at = dict(nodewise_at) if nodewise_at else None
+
+    def __reduce__(self) -> tuple:  # across a worker's pipe with what it found
+        return type(self), (str(self), self.nodewise_at)
 
 
 @dataclass(frozen=True)
@@ -312,6 +322,7 @@ class _Search:
         self.attempts = 0
         self.trace_failed = False  # the last "failed" attempt failed to trace (not: another structure)
         self.over_at: dict[int, ValidationCost] = {}  # factor -> an earlier tier's over-budget cost there
+        self.cheapest_over: tuple[ValidationCost, dict[str, int]] | None = None  # with the full IR's structure
 
     def attempt(self, constants: dict[str, int]) -> tuple[str, ValidationCost | None]:
         """("ok" | "over" | "failed" | "seen" | "exhausted", the cost when traced)."""
@@ -332,11 +343,20 @@ class _Search:
         self.trace_failed = False
         cost = program_cost(small)
         if not cost.within(self.budget):
+            self._keep_if_cheapest(constants, small, cost)
             return self._note("over", f"{label}: {cost}, over budget"), cost
         diff = structure_difference(self.full, small)
         if diff is not None:
             return self._note("failed", f"{label}: structure differs ({diff})"), cost
         return "ok", cost
+
+    def _keep_if_cheapest(self, constants: dict[str, int], small: Program, cost: ValidationCost) -> None:
+        """Remember an over-budget candidate with the full IR's structure if it is the cheapest so far
+        (``ValidationSizeError.nodewise_at``)."""
+        cheaper = self.cheapest_over is None or (cost.tensor_bytes, cost.iterations) < (
+            self.cheapest_over[0].tensor_bytes, self.cheapest_over[0].iterations)
+        if cheaper and structure_difference(self.full, small) is None:
+            self.cheapest_over = (cost, dict(constants))
 
     def _note(self, outcome: str, line: str) -> str:
         self.tried.append(line)
@@ -391,7 +411,8 @@ def choose_validation_size(path: str | Path, full: Program, trace: Callable[[dic
     raise ValidationSizeError(
         f"{path}: validating at full size needs {full_cost}, over the budget of {budget}, and no scaled-down "
         f"size worked (tried {'; '.join(search.tried) or 'none'}); declare {SIZE_DECLARATION} = "
-        f"{{\"NAME\": small, ...}} in the file")
+        f"{{\"NAME\": small, ...}} in the file",
+        nodewise_at=search.cheapest_over[1] if search.cheapest_over is not None else None)
 
 
 def _stalled(cost: ValidationCost, last: ValidationCost, budget: ValidationBudget) -> bool:

@@ -14,16 +14,24 @@ sampled point is compared with the framework's value at the dtype's tolerance of
 
 Only the tracer's IR is checked this way: the export is re-lowered with the value map and must
 give the very program being validated.
+
+Where one pass at the file's own size does not fit the capture budget either (a training step of
+AlexNet at batch 1024: 6.5 GiB live), the pass runs at the cheapest scaled size the sizing search
+traced with the full IR's structure (``sizing.ValidationSizeError.nodewise_at``), and the IR
+checked is the tracer's at that size, as in a scaled whole-program validation: its weights do
+not shrink (that is why no scaled size fitted the whole-program budget), its batch does.
 """
 from __future__ import annotations
 
 import logging
 import math
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ir_schemas import Program
 from solar_assets.validate.compare import ValidationResult, narrow_storage
+from solar_assets.workloads.sizes import size_label
 from solar_assets.validate.nodewise_check import (  # noqa: F401 - the public names of node-wise validation
     LABEL,
     POINTS,
@@ -57,13 +65,15 @@ def _declared_bytes(program: Program, roles: tuple[str, ...]) -> int:
     return sum(math.prod(t.shape) * DTYPES[t.dtype].bytes for t in program.tensors if t.role in roles)
 
 
-def relower_with_values(src: WorkloadSource) -> tuple[ExportedProgram, list[torch.Tensor], Program, dict[str, str]]:
-    """The file exported on real tensors, its inputs, the tracer's program of that export and the
-    value map (IR tensor -> fx node; program outputs -> the output node's arguments)."""
+def relower_with_values(src: WorkloadSource, constants: Mapping[str, int] | None = None
+                        ) -> tuple[ExportedProgram, list[torch.Tensor], Program, dict[str, str]]:
+    """The file exported on real tensors (at its own size, or with ``constants`` rebound), its
+    inputs, the tracer's program of that export and the value map (IR tensor -> fx node; program
+    outputs -> the output node's arguments)."""
     from solar_assets.translate.torch_tracer import export_graph, lower_exported
     from solar_assets.workloads import load_torch_workload
 
-    w = load_torch_workload(src)
+    w = load_torch_workload(src, dict(constants) if constants else None)
     ep = export_graph(w.model, w.inputs, src.path)
     values: dict[str, str] = {}
     program = lower_exported(ep, src.name, src.path, values=values)
@@ -74,12 +84,15 @@ def relower_with_values(src: WorkloadSource) -> tuple[ExportedProgram, list[torc
 
 
 def validate_nodewise(src: WorkloadSource, translation: Translation, *, points: int = POINTS,
-                      budget_bytes: int | None = None, make_checker: MakeChecker | None = None) -> ValidationResult:
+                      budget_bytes: int | None = None, make_checker: MakeChecker | None = None,
+                      constants: Mapping[str, int] | None = None) -> ValidationResult:
     """Check ``translation``'s IR op group by op group on one full-size forward pass of ``src``
-    (module docstring). Raises ``CaptureTooBig`` (with the sizes) when that pass does not fit
-    ``budget_bytes`` (default ``capture.capture_budget()``), ``NodewiseError`` when the IR is not
-    the tracer's lowering of the file. ``make_checker``: where the groups are evaluated and
-    compared (``MakeChecker``; default in this process)."""
+    (module docstring), or on one pass with ``constants`` rebound, ``translation`` then being the
+    tracer's IR at that size (``chain.stages.retrace``: the full-size IR's structure, checked).
+    Raises ``CaptureTooBig`` (with the sizes) when that pass does not fit ``budget_bytes``
+    (default ``capture.capture_budget()``), ``NodewiseError`` when the IR is not the tracer's
+    lowering of the file. ``make_checker``: where the groups are evaluated and compared
+    (``MakeChecker``; default in this process)."""
     from solar_assets.golden.capture import CaptureTooBig, capture_budget, estimate_capture, gib, run_capture
 
     from solar_assets.ir import check_program
@@ -88,29 +101,33 @@ def validate_nodewise(src: WorkloadSource, translation: Translation, *, points: 
     check_program(translation.program, str(src.path))  # an out-of-range subscript is refused, not sampled past
     budget = capture_budget() if budget_bytes is None else budget_bytes
     held = _declared_bytes(translation.program, ("input", "weight"))
+    at = f"at {size_label(constants)}" if constants else "at the file's own size"
     if held > budget:  # refused before the model is built for real: its weights alone are too big
-        raise CaptureTooBig(f"{src.path}: one forward pass at the file's own size needs at least {gib(held)} for "
+        raise CaptureTooBig(f"{src.path}: one forward pass {at} needs at least {gib(held)} for "
                             f"its inputs and weights, over the node-wise capture budget of {gib(budget)} (set "
                             f"$SOLAR_NODEWISE_BYTES)")
     if src.framework == "jax":
+        if constants:
+            raise NodewiseError(f"{src.path}: node-wise validation of a JAX workload runs at the file's own size only")
         from solar_assets.validate.nodewise_jax import validate_nodewise_jax
 
         return validate_nodewise_jax(src, translation, points=points, make_checker=make_checker)
-    ep, inputs, lowered, value_of = relower_with_values(src)
+    ep, inputs, lowered, value_of = relower_with_values(src, constants)
     program = translation.program
     require_tracer_frame(src, translation, lowered, "its export")
     order = {n.name: i for i, n in enumerate(ep.graph.nodes)}
     plan = _plan(program, value_of, order)
     estimate = estimate_capture(ep, plan.extra)
     if estimate.total_bytes > budget:
-        raise CaptureTooBig(f"{src.path}: one forward pass at the file's own size needs {estimate}, over the "
+        raise CaptureTooBig(f"{src.path}: one forward pass {at} needs {estimate}, over the "
                             f"node-wise capture budget of {gib(budget)} (set $SOLAR_NODEWISE_BYTES)")
     # float32 programs: the pass in float64 where it fits (at most twice the bytes), so each op group
     # is held to float64 rounding, as whole-program validation holds the IR to its float64 golden
     reference64 = FLOAT64_REFERENCE and not narrow_storage(program) and 2 * estimate.total_bytes <= budget
     checker = (make_checker or _Checker)(program, value_of, plan, order, str(src.path), points, reference64)
     seconds = run_capture(ep, inputs, checker.on_node, plan.extra, float64=reference64)
-    note = (f"node-wise: {len(plan.groups)} op groups on one full-size forward pass "
+    one_pass = "one full-size forward pass" if not constants else f"one forward pass at {size_label(constants)}"
+    note = (f"node-wise: {len(plan.groups)} op groups on {one_pass} "
             f"{'in float64 ' if reference64 else ''}({seconds:.2f} s, {estimate}); {checker.exact} tensors checked "
             f"at every point, {checker.sampled} at up to {points} sampled points, {checker.evaluations:.3g} point "
             f"evaluations")

@@ -15,7 +15,8 @@ class ValidatedIR:
     """An IR program that passed validation, with where it came from and how well it matched.
 
     ``program`` is the full-size IR (what is analysed); ``validated_program`` the IR that ran, at
-    ``validated_size`` ("full", "node-wise", or the rebound constants such as "BATCH=3,DIM=64")."""
+    ``validated_size`` ("full", the rebound constants such as "BATCH=3,DIM=64", or "node-wise …", at
+    the file's own size or "… at BATCH=63" where one pass at that size did not fit node-wise)."""
 
     translation: Translation
     result: ValidationResult
