@@ -147,33 +147,11 @@ def test_dagster_ir_validation_falls_back_to_node_wise(flat_projection, tmp_path
     assert run.asset_materializations_for_node("einsum_graph")[0].metadata["MACs"].value == 2 * 64 * 64 * 8
 
 
-# A fixed 4096-wide weight that no size constant scales and a batch that does: every scaled size is
+# The projection with a batch that scales: its 4096-wide weight does not, so every scaled size is
 # over a 16 KiB whole-program budget, and one pass at the file's own size over a 4 MiB capture
 # budget, while one pass at a scaled batch fits it.
-WIDE_BATCH = textwrap.dedent('''
-    import torch
-    import torch.nn as nn
-
-    batch_size = 1024
-    features = 8
-
-
-    class Model(nn.Module):
-        def __init__(self, features):
-            super().__init__()
-            self.proj = nn.Linear(64 * 64, features)
-
-        def forward(self, x):
-            return torch.tanh(self.proj(torch.flatten(x, 1)))
-
-
-    def get_inputs():
-        return [torch.randn(batch_size, 64, 64)]
-
-
-    def get_init_inputs():
-        return [features]
-''')
+WIDE_BATCH = FLAT_PROJECTION.replace("batch_size = 2\n", "batch_size = 1024\n")
+assert WIDE_BATCH != FLAT_PROJECTION
 
 
 def test_node_wise_at_a_scaled_size_where_the_file_s_own_size_is_over_the_capture_budget(tmp_path):
