@@ -532,3 +532,48 @@ def test_node_wise_validation_in_a_worker_goes_through_its_checker(conv_stack, t
                                   config=RunConfig(validation_budget=TINY_BUDGET), cache_aware=False)
     assert result.error is None, result.error
     assert result.validated_size == LABEL
+
+
+RETURNS_THREE = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+
+    rows = 64
+
+
+    class Model(nn.Module):
+        def forward(self, x):
+            return x * 2, x * 3, torch.nan * x
+
+
+    def get_inputs():
+        return [torch.randn(rows, 256)]
+
+
+    def get_init_inputs():
+        return []
+''')
+
+
+def test_returned_values_are_not_held_to_the_end_of_the_pass(tmp_path):
+    """Three returned products of the input: the pass holds one of them at a time (each is seen as
+    it is made), not all three to the return, as a training step's updated parameters and states."""
+    from solar_assets.golden.capture import estimate_capture
+    from solar_assets.validate.nodewise import relower_with_values
+
+    path = tmp_path / "returns_three.py"
+    path.write_text(RETURNS_THREE)
+    ep, _, _, _ = relower_with_values(read_source(path))
+    one = 64 * 256 * 4
+    assert estimate_capture(ep).peak_intermediate_bytes == one
+
+
+def test_a_returned_value_is_refused_node_wise_from_its_summary(tmp_path):
+    """The all-NaN third output is refused although the pass freed it long before its return."""
+    path = tmp_path / "returns_three.py"
+    path.write_text(RETURNS_THREE)
+    src = read_source(path)
+    result = validate_nodewise(src, translate_source(src))
+    assert not result.ok
+    failures = result.failures()
+    assert len(failures) == 1 and "is all NaN/inf (shape (64, 256))" in failures[0]

@@ -5,6 +5,9 @@ framework's own values of that op's inputs and output. Holding every intermediat
 model at once would cost far more than the model's own run, so the pass runs the exported
 graph under a ``torch.fx.Interpreter`` and frees each value after its last use, where a use is
 an fx user or a caller-named *extra* use (the node at which a check that reads the value runs).
+The graph's return is no use: the caller sees each returned value when it is made (node-wise
+validation summarises it then), so a training step's gradients and updated parameters and
+optimizer states are not all held to the pass's end.
 The caller sees each node's value the moment it exists (``on_node``), with every value still
 live, so memory stays at the program's own peak plus what pending checks hold.
 
@@ -75,9 +78,10 @@ def _nbytes(val: Any) -> int:
 
 def last_uses(graph: Any, extra: Mapping[str, int] | None = None) -> dict[str, int]:
     """Node name -> the position (in graph order) of the last node that needs its value: the last
-    fx user, or a later position named in ``extra``."""
+    fx user other than the graph's return (module docstring), or a later position named in ``extra``."""
     order = {n.name: i for i, n in enumerate(graph.nodes)}
-    last = {n.name: max([order[u.name] for u in n.users] or [order[n.name]]) for n in graph.nodes}
+    last = {n.name: max([order[u.name] for u in n.users if u.op != "output"] or [order[n.name]])
+            for n in graph.nodes}
     for name, at in (extra or {}).items():
         if name in last:
             last[name] = max(last[name], at)
@@ -159,6 +163,8 @@ def run_capture(ep: Any, inputs: list[Any], on_node: Callable[[str, dict[str, An
         def run_node(self, n: Any) -> Any:
             if float64 and n.op == "call_function" and n.target in asserts_dtype:
                 value = None  # the pass runs in float64 on purpose: a dtype assertion would refuse it
+            elif n.op == "output":
+                value = None  # the returned values were seen as they were made, and may be freed by now
             else:
                 value = placeholders[n.name] if n.op == "placeholder" else super().run_node(n)
             live[n.name] = value

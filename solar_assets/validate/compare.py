@@ -448,34 +448,61 @@ def input_dependent(program: Program) -> set[str]:
     return live
 
 
+@dataclass(frozen=True)
+class OutputSummary:
+    """What the refusals (``_refusals``) need of a golden output, without its values: node-wise
+    validation takes it as each output is made and need not hold the outputs to the pass's end."""
+
+    shape: tuple[int, ...]
+    dtype: str
+    size: int
+    nonfinite: bool  # a float output none of whose values is finite
+    constant: bool  # every value equal (NaN equal to NaN for a float)
+    first: Any  # the first value (in the messages)
+
+
+def summarise(ref: Any) -> OutputSummary:
+    """``ref``'s ``OutputSummary`` (one pass over it); an ``OutputSummary`` as it is."""
+    if isinstance(ref, OutputSummary):
+        return ref
+    ref = np.asarray(ref)
+    shape, size = tuple(ref.shape), int(ref.size)
+    if not size:
+        return OutputSummary(shape, str(ref.dtype), 0, False, False, None)
+    flat = ref.reshape(-1)
+    is_float = _category(ref.dtype) == "float"
+    nonfinite = is_float and not np.isfinite(flat.astype(np.float64)).any()
+    constant = bool(np.all((flat == flat[0]) | (np.isnan(flat) & np.isnan(flat[0])))) if is_float \
+        else bool(np.all(flat == flat[0]))
+    return OutputSummary(shape, str(ref.dtype), size, bool(nonfinite), constant, flat[0])
+
+
 def _refusals(program: Program, golden: GoldenLike, names: list[str], declared: list[str], traced: bool = False,
               notes: list[str] | None = None) -> list[OutputCheck]:
     """Failed checks for outputs whose comparison would check nothing (module docstring). A constant
     that a ``traced`` program computes from no input is what the framework's own graph computes from
-    no input (``torch.full``, ``jnp.zeros``, a window of one): compared, with a note."""
+    no input (``torch.full``, ``jnp.zeros``, a window of one): compared, with a note. ``golden``'s
+    outputs may be arrays or their ``OutputSummary``."""
     checks: list[OutputCheck] = []
     live = None
     for i, name in enumerate(names[:len(golden.outputs)]):
-        ref = np.asarray(golden.outputs[i])
+        ref = summarise(golden.outputs[i])
         if not ref.size:
             continue
-        shape = tuple(ref.shape)
+        shape = ref.shape
         why = None
-        if _category(ref.dtype) == "float" and not np.isfinite(ref.astype(np.float64)).any():
+        if ref.nonfinite:
             why = (f"the golden output is all NaN/inf (shape {shape}): comparing with it checks nothing; the "
                    f"workload must compute finite values on its inputs")
         else:
             live = input_dependent(program) if live is None else live
-            flat = ref.reshape(-1)
-            constant = bool(np.all((flat == flat[0]) | (np.isnan(flat) & np.isnan(flat[0])))) \
-                if _category(ref.dtype) == "float" else bool(np.all(flat == flat[0]))
-            if name not in live and constant and traced:
+            if name not in live and ref.constant and traced:
                 if notes is not None:
-                    notes.append(f"output {name!r} is a constant ({flat[0]!r}, shape {shape}) that the traced graph "
+                    notes.append(f"output {name!r} is a constant ({ref.first!r}, shape {shape}) that the traced graph "
                                  f"computes from no input: its value and shape are what is compared")
-            elif name not in live and constant:
+            elif name not in live and ref.constant:
                 why = (f"the IR computes it from no input or weight and the golden output is constant "
-                       f"({flat[0]!r} everywhere, shape {shape}): comparing them checks nothing")
+                       f"({ref.first!r} everywhere, shape {shape}): comparing them checks nothing")
         if why is not None:
             checks.append(OutputCheck(name, shape, shape, declared[i], float("inf"), float("inf"), float("nan"),
                                       False, f"output {name!r}: {why}", 0.0, "outputs"))

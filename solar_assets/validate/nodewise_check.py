@@ -25,7 +25,9 @@ from solar_assets.validate.compare import (
     OutputCheck,
     ValidationResult,
     _category,
+    OutputSummary,
     _refusals,
+    summarise,
     tolerance_for,
 )
 from solar_assets.ir.updates import updated_sources
@@ -261,11 +263,7 @@ def _plan(program: Program, value_of: dict[str, str], order: dict[str, int], key
             node = value_of.get(t)
             if node in order:
                 extra[node] = max(extra.get(node, 0), at)
-    for t in program.outputs:  # read at the output node (``on_node``): an output that is a view of an earlier
-        node = value_of.get(t)  # value (a training step's permuted gradient) keeps that value to the end
-        if node in order:
-            extra[node] = max(extra.get(node, 0), end)
-    return _Plan(groups, check_at, extra, writes)
+    return _Plan(groups, check_at, extra, writes)  # an output's value is summarised where it is made (``on_node``)
 
 
 class _Checker:
@@ -287,7 +285,11 @@ class _Checker:
         self.evaluations = 0
         self.exact = 0
         self.sampled = 0
-        self.outputs: list[np.ndarray] | None = None
+        self.outputs: list[OutputSummary] | None = None  # set at the output node
+        self._summaries: dict[int, OutputSummary] = {}  # output position -> its summary, taken as it is made
+        self._outputs_of: dict[str, list[int]] = {}
+        for i, t in enumerate(program.outputs):
+            self._outputs_of.setdefault(value_of.get(t, ""), []).append(i)
 
     def result(self, note: str, start: float) -> ValidationResult:
         """The verdict once the pass has ended (``checker_result``)."""
@@ -296,8 +298,11 @@ class _Checker:
     def on_node(self, name: str, live: LiveValues) -> None:
         for g in self.plan.check_at.get(self.order[name], ()):
             self.check(g, live)
+        for i in self._outputs_of.get(name, ()):  # an output's value, summarised as it is made: the pass
+            self._summaries[i] = summarise(_numpy(live[name]))  # need not hold the outputs to its end
         if name == "output" and self.outputs is None:
-            self.outputs = [_numpy(live[self.value_of[t]]) for t in self.program.outputs]
+            self.outputs = [self._summaries[i] if i in self._summaries else summarise(_numpy(live[self.value_of[t]]))
+                            for i, t in enumerate(self.program.outputs)]
 
     def _framework(self, t: str, live: LiveValues, cache: dict[str, np.ndarray]) -> np.ndarray:
         if t in cache:
