@@ -177,3 +177,25 @@ def test_no_pass_that_fits_the_capture_budget_names_both_sizes(tmp_path):
     first = result.error.splitlines()[0]
     assert str(path) in first and "at the file's own size needs" in first and "at batch_size=" in first
     assert "node-wise capture budget" in first
+
+
+def test_a_pass_refused_as_too_big_is_not_exported_again(tmp_path, monkeypatch):
+    """Validated again (a new verdict key is not needed: the same IR), the full-size pass the capture
+    budget refused is refused from the cache and the scaled verdict is the cached one: no export."""
+    from solar_assets.validate import nodewise
+
+    path = tmp_path / "wide_batch.py"
+    path.write_text(WIDE_BATCH)
+    config = RunConfig(validation_budget=SMALL_BUDGET, nodewise_bytes=4 << 20)
+    src = stages.read_source(path, config)
+    translation = stages.translate(src, config, tmp_path)
+    choice = stages.choose_size_or_nodewise(src, translation, config, tmp_path)
+    first = stages.validate_nodewise(src, translation, choice, config, tmp_path)
+    assert first.validated_size.startswith(f"{LABEL} at batch_size=")
+
+    def no_pass(*args, **kwargs):
+        raise AssertionError("node-wise validation ran a pass again")
+
+    monkeypatch.setattr(nodewise, "validate_nodewise", no_pass)
+    again = stages.validate_nodewise(src, translation, choice, config, tmp_path)
+    assert again.validated_size == first.validated_size and again.result.ok

@@ -313,16 +313,28 @@ def _nodewise_at(src: WorkloadSource, translation: Translation, checked: Transla
     from solar_assets.validate import nodewise
     from solar_assets.validate.verdict_cache import VERDICT_PACKAGES, load_verdict, program_digest, save_verdict
 
+    from solar_assets.golden.capture import CaptureTooBig
+
     starting(src.name, "validate node-wise" + (f" at {_label(constants)}" if constants else ""))
-    verdict_path = cache_store.source_entry(cache_dir, "verdict", src, (*VERDICT_PACKAGES, "solar_assets.translate", "solar_assets.agent"),
-                                            ".json", {"nodewise": nodewise.POINTS, "bytes": config.nodewise_bytes,
-                                                      **dict(constants), "program": program_digest(checked.program)})
+    packages = (*VERDICT_PACKAGES, "solar_assets.translate", "solar_assets.agent")
+    key = {"nodewise": nodewise.POINTS, "bytes": config.nodewise_bytes, **dict(constants),
+           "program": program_digest(checked.program)}
+    verdict_path = cache_store.source_entry(cache_dir, "verdict", src, packages, ".json", key)
+    # a pass refused as too big is refused again at once (its export at that size costs minutes)
+    refused_path = cache_store.source_entry(cache_dir, "capture_refused", src, packages, ".json", key)
+    refused = cache_store.load_json(refused_path, lambda data: str(data["too_big"]))
+    if refused is not None:
+        raise CaptureTooBig(refused)
     result = load_verdict(verdict_path)
     if result is None:
         from solar_assets.workers.checker import nodewise_checker
 
-        result = nodewise.validate_nodewise(src, checked, budget_bytes=config.nodewise_bytes, constants=constants,
-                                            make_checker=nodewise_checker())  # a worker's checker, or here
+        try:
+            result = nodewise.validate_nodewise(src, checked, budget_bytes=config.nodewise_bytes, constants=constants,
+                                                make_checker=nodewise_checker())  # a worker's checker, or here
+        except CaptureTooBig as e:
+            cache_store.store_json(refused_path, {"too_big": str(e)})
+            raise
     save_verdict(verdict_path, result)
     at = f" at {_label(constants)}" if constants else ""
     if not result.ok:

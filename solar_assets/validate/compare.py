@@ -589,12 +589,13 @@ def _update_conditioned(program: Program, names: list[str], got64: list[np.ndarr
         return reference
     returned = [j for j, n in enumerate(names) if updated_target(program.tensor(n)) is None]
     updates = conditioned({r: got64[j] for r, j in enumerate(returned) if j < len(got64)})
-    replaced = [returned[r] for r in updates if r < len(returned) and returned[r] < len(reference)]
+    replaced = 0
     for r, value in updates.items():
         if r < len(returned) and returned[r] < len(reference):
             reference[returned[r]] = value
+            replaced += 1
     if replaced:
-        notes.append(f"{len(replaced)} optimizer results (updated parameters and states) are checked in float64 "
+        notes.append(f"{replaced} optimizer results (updated parameters and states) are checked in float64 "
                      f"against the optimizer's update of the IR's own gradients, which are checked against "
                      f"autograd's")
     return reference

@@ -126,7 +126,7 @@ def validate_nodewise(src: WorkloadSource, translation: Translation, *, points: 
     reference64 = FLOAT64_REFERENCE and not narrow_storage(program) and 2 * estimate.total_bytes <= budget
     checker = (make_checker or _Checker)(program, value_of, plan, order, str(src.path), points, reference64)
     seconds = run_capture(ep, inputs, checker.on_node, plan.extra, float64=reference64)
-    one_pass = "one full-size forward pass" if not constants else f"one forward pass at {size_label(constants)}"
+    one_pass = f"one forward pass {at}" if constants else "one full-size forward pass"
     note = (f"node-wise: {len(plan.groups)} op groups on {one_pass} "
             f"{'in float64 ' if reference64 else ''}({seconds:.2f} s, {estimate}); {checker.exact} tensors checked "
             f"at every point, {checker.sampled} at up to {points} sampled points, {checker.evaluations:.3g} point "
