@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export SOLAR_HOME ?= $(CURDIR)/data/solar_home
 
-.PHONY: setup demo test test-dagster-range bench ui clean
+.PHONY: setup demo test test-slow test-dagster-range bench ui clean
 
 setup: $(STAMP)
 
@@ -21,13 +21,18 @@ $(STAMP): pyproject.toml constraints.txt
 demo: setup
 	$(BIN)/solar analyze data/workloads --hardware H100_SXM
 
+# The fast suite (CI: .ci/run). Tests marked slow (a Dagster run per case, worker isolation with real
+# time limits, PostgreSQL, the browser, timing comparisons) run with `make test-slow`.
 test: setup
+	$(BIN)/python -m pytest -q -m "not slow"
+
+test-slow: setup
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
 	  echo "installing postgresql (tests/test_postgres.py starts a server)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
 	@command -v chromium >/dev/null 2>&1 || { echo "installing chromium (tests/test_browser_ui.py drives it headless)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -m slow
 
 # The Dagster tests on the lowest and the newest Dagster the range in pyproject.toml allows (each put
 # ahead of the venv's on PYTHONPATH; the venv keeps the tested version of constraints.txt).

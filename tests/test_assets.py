@@ -122,6 +122,7 @@ def get_init_inputs():
 '''
 
 
+@pytest.mark.slow
 def test_failed_validation_fails_ir_validation_with_its_table_and_stops_downstream(tmp_path):
     """A real failure (the step runs in a worker: a patched validator in this process would not
     reach it): the IR bakes in the scale of the traced call, the golden run's call has another."""

@@ -100,6 +100,7 @@ def test_golden_values_over_the_cap_are_stored_as_a_digest(tmp_path, home, capsy
     assert _rows(capsys.readouterr().out) == rows
 
 
+@pytest.mark.slow
 def test_a_dagster_run_validates_from_the_recipe(tmp_path, home):
     """As the UI runs it: ``ir_validation`` loads the stored digest, makes the golden values again
     from the seed, checks the digest and validates."""
@@ -154,6 +155,7 @@ def _evictable(home: Path) -> int:
     return _size(home / "cache") + _size(home / "call_records")
 
 
+@pytest.mark.slow
 def test_a_home_over_its_limit_evicts_least_recently_used_entries_and_recomputes(tmp_path, home, monkeypatch,
                                                                                capsys, caplog):
     gemm, tiny = _files(tmp_path)
@@ -178,6 +180,7 @@ def test_a_home_over_its_limit_evicts_least_recently_used_entries_and_recomputes
     assert _rows(capsys.readouterr().out) == first
 
 
+@pytest.mark.slow
 def test_a_limit_the_home_cannot_meet_says_what_holds_the_rest(tmp_path, home, monkeypatch, capsys, caplog):
     _, tiny = _files(tmp_path)
     monkeypatch.setenv("SOLAR_CACHE_LIMIT", "1K")

@@ -126,6 +126,7 @@ def test_plain_chain_and_coverage_validate_node_wise_alike(flat_projection, tmp_
     assert (row.translated, row.validated, row.validated_size, row.failed_stage) == (True, True, LABEL, None)
 
 
+@pytest.mark.slow
 def test_dagster_ir_validation_falls_back_to_node_wise(flat_projection, tmp_path, monkeypatch):
     from solar_assets.dagster_defs.definitions import resources_for
 

@@ -58,6 +58,7 @@ def test_bad_file_and_good_file(home, tmp_path):
     assert (failure["workload"], failure["status"]) == ("bad_workload", "failed") and str(bad) in failure["reason"]
 
 
+@pytest.mark.slow
 def test_no_dagster_gives_the_same_rows(home, monkeypatch, capsys):
     monkeypatch.setenv("SOLAR_HOME", str(home))
     monkeypatch.setenv("DAGSTER_HOME", str(home / "dagster"))

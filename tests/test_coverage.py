@@ -113,6 +113,7 @@ def test_cli_table(workloads, home, capsys):
     assert "[3/3] spectrum: translated ✗, validated ✗" in err
 
 
+@pytest.mark.slow
 def test_cli_json_in_a_worker_with_a_time_limit(workloads, home, tmp_path, capsys):
     """Worker processes: a file past its time limit gets a row of its own; the report still exits 0."""
     directory = tmp_path / "with_sleeper"

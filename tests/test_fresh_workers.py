@@ -35,6 +35,7 @@ def get_init_inputs():
 
 
 @pytest.mark.parametrize("plain", [True, False], ids=["no-dagster", "dagster"])
+@pytest.mark.slow
 def test_each_file_gets_a_worker_of_its_own(tmp_path, monkeypatch, plain):
     monkeypatch.setenv("SOLAR_FRESH_WORKERS", "")  # off; and restored after the test (the CLI exports it)
     pids = tmp_path / "pids.txt"

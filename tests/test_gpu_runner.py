@@ -123,6 +123,7 @@ def test_runner_on_cpu_writes_a_measurement_file(workload, tmp_path):
     assert t["p90_s"] == pytest.approx(ordered[3] + 0.6 * (ordered[4] - ordered[3]))
 
 
+@pytest.mark.slow
 def test_runner_writes_a_per_op_trace_that_solar_headroom_joins(workload, tmp_path, monkeypatch, capsys):
     """--per-op-traces: the eager run under torch.profiler, iterations annotated as
     ``op_profile`` splits them; the trace joins with the file's per-op SOL."""
@@ -194,6 +195,7 @@ def test_a_bad_file_and_a_deadline_are_recorded_not_raised(workload, tmp_path):
     assert good["timings"][0]["status"] == "ok"  # the bad file did not stop the good one
 
 
+@pytest.mark.slow
 def test_a_compile_past_its_budget_is_skipped_with_the_reason(workload):
     # a 1 ms budget: torch.compile cannot trace, let alone compile, in that time
     doc = gpu_runner.measure([workload], "cpu", ["torch_compile"], fast(backend_budget_s=0.001))

@@ -85,6 +85,7 @@ def _flop_counter_flops(path: Path) -> int:
     return int(counter.get_total_flops())
 
 
+@pytest.mark.slow
 def test_level4_style_gpt2_traces_validates_and_counts_flop_counter_macs(tmp_path, no_network):
     path = _write(tmp_path)
     src = pipeline.read_source(path)
@@ -180,6 +181,7 @@ TINY_REFORMER = (', hidden_size=32, attention_head_size=8, num_attention_heads=4
                  'attn_layers=["local", "lsh"], local_attn_chunk_length=8, lsh_attn_chunk_length=16')
 
 
+@pytest.mark.slow
 def test_reformer_positions_trace_with_static_shapes_and_validate(tmp_path, no_network):
     """Reformer's axial position embeddings read ``position_ids.max().item()``; offline, the
     default positions' maximum comes from the shape, so the export has no data-dependent length and

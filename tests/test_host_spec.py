@@ -1,6 +1,8 @@
 """The detected ``host`` spec: cpuinfo / sysfs parsing, the SIMD peak rule, STREAM, strict YAML."""
 from __future__ import annotations
 
+import platform
+import re
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ from solar_assets.hardware.detect import (
     ClockReading,
     CpuInfo,
     HostDetection,
+    allowed_cpus,
     host_yaml,
     last_level_bytes,
     onchip_bytes,
@@ -20,6 +23,8 @@ from solar_assets.hardware.detect import (
     simd_peaks,
     write_host_spec,
 )
+from solar_assets.hardware.clock import chain_assembly, chain_clock_hz
+from solar_assets.hardware.detect import detect_host, gemm_flop_per_s
 from solar_assets.hardware.stream import StreamResult, measure_stream
 
 CPUINFO = """\
@@ -134,3 +139,31 @@ def test_cli_hardware_detect(tmp_path, capsys):
     out = capsys.readouterr().out
     assert f"wrote {tmp_path / 'host.yaml'}" in out and "peak fp32" in out
     assert load_hardware(tmp_path / "host.yaml").name == "host"
+
+
+X86 = pytest.mark.skipif(platform.machine().lower() not in {"x86_64", "amd64"}, reason="the chain is read on x86-64")
+
+
+@X86
+def test_the_clock_chain_compiles_to_dependent_sar_add_pairs():
+    """The clock figure assumes two one-cycle operations per statement: a ``sar`` and an ``add``
+    on the same register chain, with no ``lea`` / ``imul`` (longer or fused) in the loop."""
+    asm = chain_assembly()
+    loops = [block for block in re.split(r"\n(?=\.LBB)", asm) if block.count("sarq") >= 4]
+    assert loops, asm
+    body = loops[0]
+    assert body.count("sarq\t$3") >= 4 and len(re.findall(r"addq\t%r\w+, %r\w+", body)) >= 4
+    assert "lea" not in body and "imul" not in body
+
+
+@X86
+def test_a_gemm_timed_after_detection_does_not_outrun_the_detected_peak():
+    """The CI failure this guards: a VM shows its nominal clock (2.45 GHz), the detector's GEMM
+    implied 2.54 GHz, and a later fp32 Linear ran at 2.6: the peak was a floor, not a ceiling.
+    The chain reads the boost clock, so a later GEMM stays under the peak with room to spare."""
+    clock = chain_clock_hz()
+    assert 0.5e9 < clock < 8e9
+    detection = detect_host(stream_array_bytes=1 << 20, stream_repeats=1)
+    assert detection.clock.hz >= clock
+    later = gemm_flop_per_s(len(allowed_cpus()), sizes=(1024, 2048), repeats=10)
+    assert later < detection.peaks.flop_per_s["fp32"]

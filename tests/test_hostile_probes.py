@@ -37,6 +37,7 @@ def _json_rows(out: str) -> list[dict]:
 
 # ---------------------------------------------------------------------------- rows 5 and 7: storage
 @pytest.mark.parametrize("where", ["home is a file", "cache is a file"])
+@pytest.mark.slow
 def test_an_unusable_home_costs_no_rows(tmp_path, monkeypatch, capsys, where):
     """A home that is a file, or whose ``cache/`` is (what a read-only or broken mount looks like
     to root, who may write anywhere): one line naming it and the remedy, the rows still computed and
@@ -66,6 +67,7 @@ def test_an_unusable_home_costs_no_rows(tmp_path, monkeypatch, capsys, where):
 
 
 # ---------------------------------------------------------------------------- row 8: os.chdir
+@pytest.mark.slow
 @pytest.mark.parametrize("plain", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["dagster", "no-dagster"])
 def test_a_relative_path_to_a_file_that_moves_the_working_directory(tmp_path, monkeypatch, home, capsys, plain):
     (tmp_path / "work").mkdir()
@@ -79,6 +81,7 @@ def test_a_relative_path_to_a_file_that_moves_the_working_directory(tmp_path, mo
 
 
 # ---------------------------------------------------------------------------- row 10: a long name
+@pytest.mark.slow
 def test_a_file_name_at_the_file_systems_limit(tmp_path, home, capsys):
     name = "w" + "x" * 236  # 240 bytes with ".py": legal on ext4, too long with any suffix added
     workload = tmp_path / f"{name}.py"
@@ -92,6 +95,7 @@ def test_a_file_name_at_the_file_systems_limit(tmp_path, home, capsys):
 
 
 # ---------------------------------------------------------------------------- row 13: a signal raised
+@pytest.mark.slow
 def test_keyboard_interrupt_in_workload_code_is_named_with_its_stage(tmp_path, home, capsys):
     interrupted = tmp_path / "interrupted.py"
     interrupted.write_text(TINY_LINEAR_RELU.replace("def get_inputs():\n", "def get_inputs():\n"
@@ -190,6 +194,7 @@ def _cli(home: Path, *args: str, cwd: Path | None = None):
                             stderr=subprocess.PIPE, text=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("calls", [3, pytest.param(10, marks=pytest.mark.slow)])
 def test_concurrent_calls_on_a_fresh_home_all_succeed(tmp_path, calls):
     """``solar analyze`` started several times at once on a home no call has used: every call
@@ -229,6 +234,7 @@ dg.materialize([doomed], instance=solar_instance(Path(sys.argv[1])), tags=proces
 '''
 
 
+@pytest.mark.slow
 def test_a_run_whose_process_was_killed_is_marked_failed_by_the_next_call(tmp_path, home, capsys):
     import subprocess
     import sys
@@ -274,6 +280,7 @@ def _sleepers() -> set[int]:
     return {int(p) for p in found}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hang", [False, pytest.param(True, marks=pytest.mark.slow)],
                          ids=["file done", "killed at its time limit"])
 def test_what_a_workload_starts_dies_with_it_and_is_noted(tmp_path, home, capsys, caplog, hang):
@@ -347,6 +354,7 @@ NONDETERMINISTIC = TINY_LINEAR_RELU.replace("import torch\n", "import random\n\n
     "return torch.relu(self.fc(x))", "return torch.relu(self.fc(x)) * random.random()")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("plain", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["dagster", "no-dagster"])
 def test_a_file_that_replaces_torch_code_changes_no_other_result(tmp_path, home, capsys, plain):
     """File B replaces ``torch.matmul``; file C, next in the same worker, uses it: C gets its own
@@ -368,6 +376,7 @@ def test_a_file_that_replaces_torch_code_changes_no_other_result(tmp_path, home,
     assert "the workload replaced torch.matmul" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_file_that_replaces_solars_validator_is_refused_and_the_next_file_is_checked(tmp_path, home, capsys):
     b, c = tmp_path / "b_validator.py", tmp_path / "c_random.py"
     b.write_text(PATCHES_VALIDATOR)
@@ -411,6 +420,7 @@ READS_ENV = SIZED.format(reader="import os\n", size='int(os.environ.get("SOLAR_P
 READS_FILE = SIZED.format(reader="import json\n", size="json.load(open(SIZES))['in_features']")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("plain", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["dagster", "no-dagster"])
 @pytest.mark.parametrize("source", ["environment", "data file"])
 def test_what_a_workload_reads_is_in_its_key(tmp_path, home, monkeypatch, capsys, source, plain):
@@ -459,6 +469,7 @@ def small_disk(tmp_path) -> Path:
         subprocess.run(["umount", "-l", str(where)], capture_output=True)
 
 
+@pytest.mark.slow
 def test_a_disk_that_fills_during_the_run_loses_no_rows(tmp_path, small_disk, monkeypatch, capsys):
     workload = tmp_path / "tiny_linear.py"
     workload.write_text(TINY_LINEAR_RELU)
@@ -490,6 +501,7 @@ math.prod = lambda *args, **kwargs: 1  # what the next file's bounds are compute
 ''', 1)
 
 
+@pytest.mark.slow
 def test_a_replaced_framework_method_or_library_function_is_found(tmp_path, home, capsys):
     """A class's method (``nn.Linear.forward``) and a standard-library function solar computes
     with (``math.prod``), replaced by one file: it is refused, and the next file in the same
@@ -505,6 +517,7 @@ def test_a_replaced_framework_method_or_library_function_is_found(tmp_path, home
     assert [(r["workload"], r["macs"]) for r in _json_rows(captured.out)] == [("c_uses", 8 * 32 * 64)]
 
 
+@pytest.mark.slow
 def test_the_verdict_is_not_reached_by_what_the_workload_left_in_its_process(tmp_path, home, capsys):
     """The file loosens the comparison's tolerance table in place (data mutated in place has no
     identity for the tamper snapshot to compare) and returns a different random number at each
@@ -537,6 +550,7 @@ def read_only_home(tmp_path) -> Path:
         subprocess.run(["umount", "-l", str(where)], capture_output=True)
 
 
+@pytest.mark.slow
 def test_a_read_only_home_costs_no_rows(tmp_path, read_only_home, monkeypatch, capsys):
     workload = tmp_path / "tiny_linear.py"
     workload.write_text(TINY_LINEAR_RELU)

@@ -103,6 +103,7 @@ def errors_of(err: str) -> list[str]:
 
 
 # ---------------------------------------------------------------------------- 1: a worker per file
+@pytest.mark.slow
 @pytest.mark.parametrize("dagster", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["plain", "dagster"])
 def test_hang_crash_and_memory_cost_only_their_own_rows(home, tmp_path, capsys, dagster):
     """A sleeper (time limit), a SIGKILL (the OOM killer's signal), a memory hog (the memory limit)
@@ -133,6 +134,7 @@ def test_hang_crash_and_memory_cost_only_their_own_rows(home, tmp_path, capsys, 
 
 
 # ---------------------------------------------------------------------------- 2: cache keys
+@pytest.mark.slow
 def test_a_helper_module_edit_changes_the_result(home, tmp_path, capsys):
     """The workload imports HIDDEN from lib/blocks.py (a path it adds to sys.path): editing the
     helper must give new MACs, not the cached IR of the old helper."""
@@ -154,6 +156,7 @@ def test_a_helper_module_edit_changes_the_result(home, tmp_path, capsys):
 
 
 # ---------------------------------------------------------------------------- 3: leaked state
+@pytest.mark.slow
 def test_default_dtype_and_cwd_do_not_cross_files(home, tmp_path, capsys, monkeypatch):
     """``torch.set_default_dtype(torch.float64)`` in one file and ``os.chdir('/')`` in another
     leave the next file's row float32 and its (relative) path readable, in a batch and alone."""
@@ -176,6 +179,7 @@ def test_default_dtype_and_cwd_do_not_cross_files(home, tmp_path, capsys, monkey
 
 
 # ---------------------------------------------------------------------------- 4: partition keys
+@pytest.mark.slow
 def test_any_file_name_gets_its_own_partition(home, tmp_path, capsys):
     """``pipe|name.py`` and a stem with a newline run through Dagster and print on one line each;
     ``other/gemm.py`` gets a partition of its own, not the shipped ``gemm``."""

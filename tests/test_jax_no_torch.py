@@ -69,6 +69,7 @@ ENTRY_POINTS = {
 
 @pytest.mark.parametrize("framework,workload,absent", [("jax", "jax_mlp.py", "torch"), ("torch", "gemm.py", "jax")])
 @pytest.mark.parametrize("entry", sorted(ENTRY_POINTS))
+@pytest.mark.slow
 def test_entry_point_loads_only_the_workloads_framework(tmp_path, entry, framework, workload, absent):
     """Each way a user runs solar, in a fresh interpreter, on a JAX workload loads no torch and on a
     PyTorch one no JAX (the Dagster assets run the same chain stages in their steps)."""

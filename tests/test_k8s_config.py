@@ -29,12 +29,14 @@ def _validate(tmp_path: Path, executor_yaml: Path | None = None) -> subprocess.C
                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
 
 
+@pytest.mark.slow
 def test_the_shipped_kubernetes_configuration_validates(tmp_path: Path) -> None:
     done = _validate(tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Validation successful for code location solar_assets.dagster_defs.k8s" in done.stdout + done.stderr
 
 
+@pytest.mark.slow
 def test_a_misspelt_key_fails_validation(tmp_path: Path) -> None:
     config = yaml.safe_load((REPO / "deploy" / "k8s" / "executor.yaml").read_text())
     config["job_namespac"] = config.pop("job_namespace")

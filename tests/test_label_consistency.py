@@ -58,6 +58,7 @@ def _key(instance, name: str) -> str:
     return key
 
 
+@pytest.mark.slow
 def test_the_same_label_is_the_same_figure_in_the_report_and_the_assets(analysed):
     from ir_schemas import ReportRow
 

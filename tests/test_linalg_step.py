@@ -108,6 +108,7 @@ def test_eigh_and_svd_vectors_validate_up_to_sign(tmp_path):
     assert row.validated, row.error
 
 
+@pytest.mark.slow
 def test_jax_qr_solve_and_cholesky_validate(tmp_path):
     path = _write(tmp_path, "jax_linalg.py", JAX_SOLVE)
     row = check_workload(str(path), tmp_path / "cache")

@@ -182,6 +182,7 @@ def conv_stack(tmp_path_factory):
     return src, translate_source(src, None)
 
 
+@pytest.mark.slow
 def test_hard_coded_224_input_validates_node_wise(conv_stack, tmp_path):
     """Rebinding batch_size cannot bring a 2x3x224x224 input (2.3 MiB in float64) under 1 MiB:
     the sizing gives up and the pipeline validates node-wise at the file's own size."""

@@ -26,6 +26,7 @@ JAX_SUBSET = {"atan2", "lgamma", "igamma", "regularized_incomplete_beta", "dynam
               "cholesky", "fft", "scatter", "reduce_window"}
 
 
+@pytest.mark.slow
 def test_generated_torch_file_reads_like_a_kernelbench_file(tmp_path):
     (made,) = [f for f in write_torch_files(tmp_path, {"addmm"}) if f.path and f.op == "addmm"]
     tree = ast.parse(made.path.read_text())

@@ -10,6 +10,7 @@ import warnings
 from pathlib import Path
 
 import dagster as dg
+import pytest
 
 from solar_assets.cli import main
 
@@ -41,6 +42,7 @@ def get_init_inputs():
 """
 
 
+@pytest.mark.slow
 def test_an_edited_outside_file_is_observed_and_its_chain_requested(tmp_path, monkeypatch):
     from solar_assets.asset_compute.keys import workload_key
     from solar_assets.dagster_defs.definitions import build_definitions

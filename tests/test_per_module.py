@@ -204,6 +204,7 @@ def test_jax_rows_carry_the_module_path_and_the_users_line_and_roll_up(tmp_path,
     assert root.macs == sum(r.macs for r in rows)
 
 
+@pytest.mark.slow
 def test_cli_by_module_prints_the_tree_and_writes_it_with_every_depth(torch_run, tmp_path, capsys):
     from solar_assets.cli import main
 

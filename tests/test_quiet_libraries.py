@@ -8,11 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from workload_texts import TINY_LINEAR_RELU
 
 REPO = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_a_cold_call_prints_no_great_expectations_line(tmp_path):
     workload = tmp_path / "tiny_linear.py"
     workload.write_text(TINY_LINEAR_RELU)

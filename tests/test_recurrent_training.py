@@ -89,6 +89,7 @@ def _repeats(steps) -> list[int]:
 
 
 @pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.slow
 def test_the_step_gradients_equal_a_plain_backward(tmp_path, case):
     """No optimizer: the IR's loss and gradients are ``p.grad`` of the file's own model."""
     from solar_assets.execute import execute_program
@@ -110,6 +111,7 @@ def test_the_step_gradients_equal_a_plain_backward(tmp_path, case):
         np.testing.assert_allclose(got, want.double().numpy(), rtol=1e-4, atol=1e-5 * float(want.abs().max()))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", [pytest.param("lstm_bidirectional", marks=pytest.mark.slow), "gru_time_major"])
 def test_the_ir_does_not_grow_with_the_sequence(tmp_path, case):
     """Five steps or fifty: the same IR, its loops over time Repeats of the sequence's length, one

@@ -30,6 +30,7 @@ def files(directory):
     return {p.name: p.read_bytes() for p in directory.iterdir() if p.is_file()}
 
 
+@pytest.mark.slow
 def test_a_failed_run_leaves_the_previous_report_in_its_own_directory(home, tmp_path, capsys):
     good = tmp_path / "tiny_mlp.py"
     good.write_text(TINY_LINEAR_RELU)
@@ -63,6 +64,7 @@ def test_a_failed_run_leaves_the_previous_report_in_its_own_directory(home, tmp_
     capsys.readouterr()
 
 
+@pytest.mark.slow
 def test_output_dir_and_the_latest_pointer_stays(home, tmp_path, capsys):
     good = tmp_path / "tiny_mlp.py"
     good.write_text(TINY_LINEAR_RELU)
@@ -76,6 +78,7 @@ def test_output_dir_and_the_latest_pointer_stays(home, tmp_path, capsys):
     assert not (out / "skislope").exists()  # on demand only
 
 
+@pytest.mark.slow
 def test_the_ski_slope_is_written_when_asked(home, tmp_path, capsys):
     good = tmp_path / "tiny_mlp.py"
     good.write_text(TINY_LINEAR_RELU)
@@ -86,6 +89,7 @@ def test_the_ski_slope_is_written_when_asked(home, tmp_path, capsys):
     assert len(rows) > 1 and (out / "skislope" / "tiny_mlp.png").read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.slow
 def test_progress_says_why_a_second_trace_runs(home, tmp_path, capsys):
     scaled = tmp_path / "scaled_mlp.py"
     scaled.write_text(SCALED)

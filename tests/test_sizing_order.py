@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
@@ -72,6 +73,7 @@ def test_crossed_order_names_the_constants_scaled_below_a_kept_one():
     assert crossed_order(values, {"max_seqlen": 129}) == set()
 
 
+@pytest.mark.slow
 def test_mask_buffer_longer_than_the_sequence_is_scaled_with_it(tmp_path: Path):
     path = tmp_path / "causal_block.py"
     path.write_text(CAUSAL_BLOCK)

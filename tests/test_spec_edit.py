@@ -121,6 +121,7 @@ def test_a_spec_edit_reruns_only_that_parts_bound_assets(tree, capsys, monkeypat
     assert spy.files == [] and third == second and "ran again" not in err
 
 
+@pytest.mark.slow
 def test_a_part_new_to_the_files_is_bounded_alone(tree, capsys, monkeypatch):
     first, _ = _analyze(tree, capsys, "H100_SXM")
     spy = Spy(monkeypatch)

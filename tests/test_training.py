@@ -128,6 +128,7 @@ def test_adamw_matches_torch_optim_adamw_stepping_the_model():
         np.testing.assert_allclose(got, want.double().numpy(), rtol=1e-4, atol=1e-6 * float(want.abs().max()))
 
 
+@pytest.mark.slow
 def test_sgd_with_momentum_matches_torch_optim_sgd():
     program, golden, outputs = _traced(CNN, TrainSpec(optimizer="sgd"))
     model, inputs = _eager(CNN)
@@ -296,6 +297,7 @@ def test_the_training_spec_is_part_of_the_workload_key():
     assert (plain.name, adamw.name, sgd.name) == ("mlp_classifier", "mlp_classifier[train]", "mlp_classifier[train:sgd]")
 
 
+@pytest.mark.slow
 def test_a_training_step_is_its_own_dagster_partition(tmp_path):
     """On the default (Dagster) path the step and the forward pass of one file are two partitions
     (``gemm@train``), two rows, and neither call's row is the other's."""
@@ -391,6 +393,7 @@ def test_a_flax_step_takes_optax_sgd_by_hand(tmp_path):
         np.testing.assert_allclose(updated[name], want, rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.slow
 def test_a_measured_training_step_does_not_beat_its_bounds(tmp_path):
     """``--train --measure`` times the eager step itself (forward, backward, torch.optim) on this
     host and audits it against the step's bounds."""
@@ -441,6 +444,7 @@ def get_init_inputs():
 '''
 
 
+@pytest.mark.slow
 def test_an_lstm_causal_attention_and_training_mode_dropout_train(tmp_path):
     """The ops a step meets beyond a forward pass: an LSTM's cell (in-place gate updates:
     functionalised), attention differentiated through its decomposition, and dropout's mask in

@@ -98,6 +98,7 @@ def test_the_step_validates_with_the_update_checked_on_its_own_gradients(mlp_ste
     assert grad_names <= checked64  # the gradients themselves against autograd's float64 run
 
 
+@pytest.mark.slow
 def test_a_wrong_update_is_still_rejected(mlp_step):
     """Every constant, dropped-term and doubled-term mutant planted in the optimizer's kernels that
     the end-to-end check (the update against autograd's float64 step) rejects, the conditioned check

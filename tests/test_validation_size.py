@@ -188,6 +188,7 @@ def get_init_inputs():
 '''
 
 
+@pytest.mark.slow
 def test_a_size_coupling_the_odd_sizes_break_is_kept_by_plain_division(tmp_path):
     """A LayerNorm over the last dim whose width the file couples to the channel count (2·width =
     out_channels after the stride-2 transposed convolution, level 2's style): odd sizes break the

@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 
 import numpy as np
+import pytest
 
 from solar_assets import pipeline
 from solar_assets.execute import execute_program
@@ -21,6 +22,7 @@ from solar_assets.workloads import read_workload_source
 from tests.workload_texts import TINY_LINEAR_RELU
 
 
+@pytest.mark.slow
 def test_kernels_survive_a_restore_and_specialise_again(tmp_path, monkeypatch):
     monkeypatch.setenv("SOLAR_HOME", str(tmp_path / "home"))  # a fresh kernel cache: new modules
     path = tmp_path / "tiny_linear.py"

@@ -87,6 +87,7 @@ def _sleep_for(path: str, cache_dir: str | None, task_arg: object) -> tuple[str,
     return path, time.monotonic()
 
 
+@pytest.mark.slow
 def test_a_call_records_each_files_seconds_and_the_next_takes_the_slowest_first(tmp_path):
     pauses = {"quick": 0.0, "slow": 0.6}
     run_in_workers(["quick", "slow"], _sleep_for, _unfinished, jobs=1, timeout_s=120, task_arg=pauses,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 import numba  # noqa: F401 - imported with this module, as the stages' modules import it: at unpickling
 
 from solar_assets.workers.pool import run_in_workers
@@ -27,6 +28,7 @@ def _unfinished(path: str, message: str, seconds: float, last_stage: str | None)
     return message, -1
 
 
+@pytest.mark.slow
 def test_spawned_workers_read_their_thread_share_at_their_first_import():
     jobs = 2
     share = max(1, (os.cpu_count() or 1) // jobs)
