@@ -578,3 +578,65 @@ def test_a_returned_value_is_refused_node_wise_from_its_summary(tmp_path):
     assert not result.ok
     failures = result.failures()
     assert len(failures) == 1 and "is all NaN/inf (shape (64, 256))" in failures[0]
+
+
+def _nudged(translation, name: str, factor: str = "1.000001"):
+    steps = list(translation.program.steps)
+    i = next(i for i, st in enumerate(steps) if st.name == name)
+    steps[i] = steps[i].model_copy(update={"expr": f"({steps[i].expr}) * {factor}"})
+    return translation.__class__(**{**translation.__dict__,
+                                    "program": translation.program.model_copy(update={"steps": tuple(steps)})})
+
+
+def test_a_float32_value_further_off_than_its_tolerance_is_judged_against_the_op_in_float64(conv_stack, monkeypatch):
+    """A pass too big to run in float64 compares the IR with the framework's float32 values; a float32
+    sum of millions of terms (level 2's 85: a convolution's weight gradient over 128x126x126 terms)
+    strays up to 1e-3 of its summed terms from the exact sum, past float32's 1e-4. There the op is run
+    again in float64 on the same float32 inputs and the IR is held to that at float64's tolerance.
+    Here float32's tolerance is made 1e-12, so every float32 rounding is "too far": the right IR
+    passes through the float64 recompute, an IR off by 1e-6 or reading one row too low does not."""
+    from solar_assets.validate import compare, nodewise
+
+    src, translation = conv_stack
+    monkeypatch.setattr(nodewise, "FLOAT64_REFERENCE", False)
+    monkeypatch.setitem(compare.TOLERANCES, "float32", (1e-12, 1e-12))
+    result = validate_nodewise(src, translation)
+    assert result.ok, result.failures()
+    assert "in float64" not in result.notes[0]  # the pass itself ran in float32
+    recomputed = {c.name for c in result.checks if "recomputed in float64" in c.message}
+    assert {"convolution", "addmm"} <= recomputed, [c.message for c in result.checks]
+    for broken in (_nudged(translation, "convolution"), _off_by_one(translation)):
+        refused = validate_nodewise(src, broken)
+        assert not refused.ok and any("op group convolution" in f for f in refused.failures())
+
+
+def test_the_checker_process_asks_the_worker_for_the_float64_recompute():
+    """The checker (``_RemoteLive.float64``) asks, the worker's session answers from its pass's
+    ``LiveValues.float64``, as NumPy; None where the worker has none."""
+    import threading
+    from multiprocessing import Pipe
+
+    import torch
+
+    from solar_assets.golden.capture import LiveValues
+    from solar_assets.workers.checker import NodewiseSession, _RemoteLive
+
+    worker_end, checker_end = Pipe()
+    live = LiveValues(lambda name: torch.arange(3, dtype=torch.float64) if name == "mm" else None)
+    live["mm"] = torch.zeros(3)
+    got = {}
+
+    def checker():
+        checker_end.recv()  # the session's message
+        remote = _RemoteLive(checker_end, frozenset(live))
+        got["mm"], got["other"] = remote.float64("mm"), remote.float64("other")
+        checker_end.send(("ok", "done"))
+
+    thread = threading.Thread(target=checker)
+    thread.start()
+    session = object.__new__(NodewiseSession)  # the session without starting a pass in a checker
+    session._checker = type("C", (), {"conn": worker_end})()
+    assert session._call(("node", "mm", frozenset(live)), live) == "done"
+    thread.join()
+    np.testing.assert_array_equal(got["mm"], np.arange(3.0))
+    assert got["mm"].dtype == np.float64 and got["other"] is None

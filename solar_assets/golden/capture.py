@@ -133,6 +133,70 @@ def placeholder_values(ep: Any, inputs: list[Any]) -> dict[str, Any]:
     return values
 
 
+class LiveValues(dict):
+    """The values a pass still holds (node name -> value), and ``float64(name)``: that node's op run
+    again in float64 on the (widened) values it read, where they are still held and the copies fit
+    the capture budget, else None. Node-wise validation asks it where the IR misses the framework's
+    float32 value: the float32 result of a long sum (a convolution's weight gradient over two million
+    terms) strays further from the exact one than float32's tolerance of the summed terms."""
+
+    def __init__(self, recompute: Callable[[str], Any] | None = None) -> None:
+        super().__init__()
+        self._recompute = recompute
+
+    def float64(self, name: str) -> Any:
+        return self._recompute(name) if self._recompute is not None else None
+
+
+def _float64_recompute(nodes: list[Any], live: Mapping[str, Any], budget: int) -> Callable[[str], Any]:
+    """``LiveValues.float64`` over ``nodes``: a getitem indexes its producer's recomputed value."""
+    import operator
+
+    import torch
+    import torch.fx
+
+    by_name = {n.name: n for n in nodes}
+
+    class _Gone(Exception):
+        pass
+
+    def widened_copy(a: Any) -> Any:
+        if isinstance(a, torch.fx.Node):
+            if a.name not in live:
+                raise _Gone(a.name)
+            a = live[a.name]
+        if isinstance(a, torch.Tensor):
+            return a.to(torch.float64, copy=True) if a.is_floating_point() else a.clone()
+        if isinstance(a, (tuple, list)):
+            return type(a)(widened_copy(x) for x in a)
+        return a
+
+    def recompute(name: str) -> Any:
+        node = by_name.get(name)
+        if node is None or node.op != "call_function":
+            return None
+        if node.target is operator.getitem:
+            parent = recompute(node.args[0].name) if isinstance(node.args[0], torch.fx.Node) else None
+            return None if parent is None else parent[node.args[1]]
+        read = [a for a in node.all_input_nodes]
+        held = sum(2 * _nbytes(live[a.name]) for a in read if a.name in live) + 2 * _nbytes(node.meta.get("val"))
+        if held > budget:
+            log.debug("no float64 recompute of %s: %d bytes of float64 copies, over the budget", name, held)
+            return None
+        from solar_assets.golden.reference64 import in_float64
+
+        try:
+            args = tuple(widened_copy(a) for a in node.args)
+            kwargs = {k: widened_copy(v) for k, v in node.kwargs.items()}
+        except _Gone as gone:
+            log.debug("no float64 recompute of %s: %s is no longer held", name, gone)
+            return None
+        with torch.no_grad(), in_float64():
+            return node.target(*args, **kwargs)
+
+    return recompute
+
+
 def run_capture(ep: Any, inputs: list[Any], on_node: Callable[[str, dict[str, Any]], None],
                 extra: Mapping[str, int] | None = None, float64: bool = False) -> float:
     """Run ``ep``'s graph once on real ``inputs``; after each node (placeholders included, in
@@ -155,7 +219,9 @@ def run_capture(ep: Any, inputs: list[Any], on_node: Callable[[str, dict[str, An
         from solar_assets.golden.reference64 import widened
 
         placeholders = {name: widened(value) for name, value in placeholders.items()}
-    live: dict[str, Any] = {}
+    live = LiveValues()
+    if not float64:  # a float64 pass's values are already the float64 reference
+        live._recompute = _float64_recompute(nodes, live, capture_budget())
 
     asserts_dtype = {torch.ops.aten._assert_tensor_metadata.default}  # the float32 the export saw
 

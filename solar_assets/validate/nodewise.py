@@ -11,6 +11,10 @@ of its output points (``POINTS`` per written tensor, seeded, corners included; e
 when that is cheap, as for composition copies), with ``solar_assets.validate.points``. Each
 sampled point is compared with the framework's value at the dtype's tolerance of
 ``compare.TOLERANCES`` (the absolute part relative to the whole framework tensor's max|ref|).
+A float32 program's pass runs in float64 where it fits (twice the bytes); where it runs in float32
+and a float32 value misses the IR by more than float32's tolerance (a sum of millions of terms
+strays that far), the op is run again in float64 on the same inputs (``capture.LiveValues.float64``)
+and the IR is held to float64's tolerance against that value instead.
 
 Only the tracer's IR is checked this way: the export is re-lowered with the value map and must
 give the very program being validated.
@@ -63,6 +67,29 @@ def _declared_bytes(program: Program, roles: tuple[str, ...]) -> int:
     from solar_assets.ir.dtypes import DTYPES
 
     return sum(math.prod(t.shape) * DTYPES[t.dtype].bytes for t in program.tensors if t.role in roles)
+
+
+def _with_op_inputs(ep: ExportedProgram, extra: Mapping[str, int], check_at: Mapping[int, list[OpGroup]]
+                    ) -> dict[str, int]:
+    """``extra`` with each checked op's inputs held until its check (a getitem's: its producer's),
+    so that ``capture.LiveValues.float64`` can run the op again there: a multi-output op (a
+    convolution's backward) is checked at its getitems, after its inputs' last use."""
+    import operator
+
+    import torch.fx
+
+    nodes = {n.name: n for n in ep.graph.nodes}
+    kept = dict(extra)
+    for at, groups in check_at.items():
+        for g in groups:
+            node = nodes.get(g.node)
+            while node is not None and node.target is operator.getitem and isinstance(node.args[0], torch.fx.Node):
+                node = node.args[0]
+            if node is None or node.op != "call_function":
+                continue
+            for read in node.all_input_nodes:
+                kept[read.name] = max(kept.get(read.name, 0), at)
+    return kept
 
 
 def relower_with_values(src: WorkloadSource, constants: Mapping[str, int] | None = None
@@ -124,6 +151,10 @@ def validate_nodewise(src: WorkloadSource, translation: Translation, *, points: 
     # float32 programs: the pass in float64 where it fits (at most twice the bytes), so each op group
     # is held to float64 rounding, as whole-program validation holds the IR to its float64 golden
     reference64 = FLOAT64_REFERENCE and not narrow_storage(program) and 2 * estimate.total_bytes <= budget
+    if not reference64:  # a float32 pass: each op's inputs held to its check, for a float64 recompute there
+        kept = _with_op_inputs(ep, plan.extra, plan.check_at)
+        if estimate_capture(ep, kept).total_bytes <= budget:
+            plan.extra = kept
     checker = (make_checker or _Checker)(program, value_of, plan, order, str(src.path), points, reference64)
     seconds = run_capture(ep, inputs, checker.on_node, plan.extra, float64=reference64)
     one_pass = f"one forward pass {at}" if constants else "one full-size forward pass"

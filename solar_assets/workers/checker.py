@@ -184,6 +184,13 @@ class NodewiseSession:
                     except Exception as e:  # noqa: BLE001 - the checker says which value failed
                         value = ("failed", f"{type(e).__name__}: {e}")
                     self._checker.conn.send(value)
+                elif kind == "get64":  # a framework op run again in float64 (``capture.LiveValues.float64``)
+                    try:
+                        recomputed = live.float64(payload) if hasattr(live, "float64") else None
+                        value = ("value", None if recomputed is None else _numpy(recomputed))
+                    except Exception as e:  # noqa: BLE001 - the checker keeps its first verdict
+                        value = ("failed", f"{type(e).__name__}: {e}")
+                    self._checker.conn.send(value)
                 elif kind == "error":
                     raise payload
                 else:
@@ -245,6 +252,13 @@ class _RemoteLive:
                 raise RuntimeError(f"the worker could not give the framework's value of {name}: {value}")
             self._got[name] = value
         return self._got[name]
+
+    def float64(self, name: str) -> Any:
+        """The worker's ``LiveValues.float64(name)``, as NumPy; None where it has none."""
+        self._conn.send(("get64", name))
+        with timed(WAITING + "the worker's framework values"):
+            kind, value = self._conn.recv()
+        return value if kind == "value" else None
 
 
 @clocked("node-wise checks (in the checker)")
