@@ -178,8 +178,10 @@ def _float64_recompute(nodes: list[Any], live: Mapping[str, Any], budget: int) -
         if node.target is operator.getitem:
             parent = recompute(node.args[0].name) if isinstance(node.args[0], torch.fx.Node) else None
             return None if parent is None else parent[node.args[1]]
-        read = [a for a in node.all_input_nodes]
-        held = sum(2 * _nbytes(live[a.name]) for a in read if a.name in live) + 2 * _nbytes(node.meta.get("val"))
+        if torch.Tag.nondeterministic_seeded in getattr(node.target, "tags", ()):
+            return None  # a random op again would draw other values and move the generator the pass uses
+        held = sum(2 * _nbytes(live[a.name]) for a in node.all_input_nodes if a.name in live) \
+            + 2 * _nbytes(node.meta.get("val"))
         if held > budget:
             log.debug("no float64 recompute of %s: %d bytes of float64 copies, over the budget", name, held)
             return None
