@@ -640,3 +640,64 @@ def test_the_checker_process_asks_the_worker_for_the_float64_recompute():
     thread.join()
     np.testing.assert_array_equal(got["mm"], np.arange(3.0))
     assert got["mm"].dtype == np.float64 and got["other"] is None
+
+
+TRANSPOSED = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """A padded transposed convolution, then Swish."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding):
+        super(Model, self).__init__()
+        self.conv_transpose = nn.ConvTranspose2d(in_channels, out_channels, kernel_size, stride=stride, padding=padding)
+
+    def forward(self, x):
+        x = self.conv_transpose(x)
+        return torch.sigmoid(x) * x
+
+
+batch_size = 2
+in_channels = 3
+out_channels = 4
+height, width = 10, 12
+kernel_size = 3
+stride = 2
+padding = 1
+
+
+def get_inputs():
+    return [torch.rand(batch_size, in_channels, height, width)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size, stride, padding]
+'''
+
+
+def test_an_ir_only_tensor_too_big_to_evaluate_whole_is_evaluated_where_later_groups_read_it(tmp_path, monkeypatch):
+    """A padded transposed convolution writes an uncropped tensor no framework value holds; the
+    groups after it read its crop. Over the whole-evaluation limit (level 2's 60: 35.7 M elements,
+    here the limit is lowered to 4,000) its points are evaluated where the later groups read them,
+    so those groups check it; a convolution reading its kernel transposed is still rejected there."""
+    from solar_assets.validate import points
+
+    path = tmp_path / "transposed.py"
+    path.write_text(TRANSPOSED)
+    src = read_source(path)
+    translation = translate_source(src, None)
+    full = next(t for t in translation.program.tensors if t.name == "convolution_full")
+    assert full.role not in ("input", "output") and np.prod(full.shape) == 2 * 4 * 21 * 25
+    monkeypatch.setattr(points, "WHOLE_LIMIT", 4000)  # under the uncropped 4,200: never evaluated whole
+    result = validate_nodewise(src, translation)
+    assert result.ok, result.failures()
+    conv = next(c for c in result.checks if c.name == "convolution")
+    assert "feed the later groups" in conv.message
+    steps = list(translation.program.steps)
+    i = next(i for i, st in enumerate(steps) if st.name == "convolution")
+    steps[i] = steps[i].model_copy(update={"expr": steps[i].expr.replace("[c, k, r0, r1]", "[c, k, r1, r0]")})
+    assert steps[i].expr != translation.program.steps[i].expr, steps[i].expr
+    broken = translation.__class__(**{**translation.__dict__,
+                                      "program": translation.program.model_copy(update={"steps": tuple(steps)})})
+    assert not validate_nodewise(src, broken).ok

@@ -31,7 +31,8 @@ from solar_assets.validate.compare import (
     tolerance_for,
 )
 from solar_assets.ir.updates import updated_sources
-from solar_assets.validate.points import PointEvalError, PointEvaluator, step_io
+from solar_assets.validate import points as point_eval
+from solar_assets.validate.points import LazyPoints, PointEvalError, PointEvaluator, step_io
 
 if TYPE_CHECKING:
     import jax
@@ -342,13 +343,24 @@ class _Checker:
             for t in g.written:  # unmapped tensors that later groups read: the IR's own values
                 if t not in self.value_of and t not in self.ir_values and self._read_later(t, g) \
                         or self._updated_later(t, g) and self._read_later(t, g):
-                    self.ir_values[t] = ev.whole(t).reshape(self.tensors[t].shape)
+                    self.ir_values[t] = self._ir_values(g, ev, t, live, cache)
             self.evaluations += ev.evaluations
         except SolarError as e:  # PointEvalError, or the executor's error on a whole-run step
             self.checks.append(OutputCheck(g.node, (), (), "", math.inf, math.inf, math.nan, False,
                                            f"{label} (steps {', '.join(g.kernel_names())}): cannot check "
                                            f"node-wise: {str(e).removeprefix(self.source + ': ')}"))
         self.written_before |= set(g.written)
+
+    def _ir_values(self, g: OpGroup, ev: PointEvaluator, t: str, live: LiveValues,
+                   cache: dict[str, np.ndarray]) -> np.ndarray | LazyPoints:
+        """``t``'s IR values for later groups: whole, or, over ``WHOLE_LIMIT`` elements, evaluated at
+        the points later groups read (``LazyPoints``), on the framework values this group reads,
+        fetched now while the pass still holds them."""
+        if ev.numel(t) <= point_eval.WHOLE_LIMIT:
+            return ev.whole(t).reshape(self.tensors[t].shape)
+        for read in sorted(g.external):
+            self._framework(read, live, cache)
+        return LazyPoints(ev, t)
 
     def _holds_result(self, t: str, g: OpGroup, live: LiveValues) -> bool:
         """Whether the framework value mapped to ``t`` is this group's result: a node at or after

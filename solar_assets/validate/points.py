@@ -189,6 +189,20 @@ def _solve_inner(inner: list[tuple[int, Affine, str | None, int]], coords: Any, 
     return np.asarray(hits)
 
 
+class LazyPoints:
+    """A tensor only an evaluator's steps compute (no framework value holds it), too big to evaluate
+    whole: its points are evaluated when a later group reads them. A transposed convolution's
+    uncropped output (level 2's 60 at batch 32: 35.7 M elements) feeds the crop that later groups
+    read at 512 points each."""
+
+    def __init__(self, evaluator: PointEvaluator, name: str) -> None:
+        self.evaluator, self.name = evaluator, name
+        self.shape = tuple(evaluator.tensors[name].shape)
+
+    def at(self, flat: np.ndarray) -> np.ndarray:
+        return self.evaluator.value_at(self.name, np.asarray(flat, dtype=np.int64))
+
+
 class PointEvaluator:
     """Values of the tensors ``steps`` write, at chosen flat indices (module docstring).
 
@@ -274,8 +288,10 @@ class PointEvaluator:
             name = self.prefill[name]
         elif name in self.writers and name not in self.seeded:
             return np.zeros(flat.shape, dtype=np.float64)
-        arr = np.asarray(self.external(name)).reshape(-1)
-        return arr[flat].astype(np.float64)
+        arr = self.external(name)
+        if isinstance(arr, LazyPoints):
+            return arr.at(flat)
+        return np.asarray(arr).reshape(-1)[flat].astype(np.float64)
 
     def _points(self, name: str, flat: np.ndarray, ws: list[int]) -> np.ndarray:
         cur = self._initial(name, flat)
