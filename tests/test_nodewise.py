@@ -612,17 +612,17 @@ def test_a_float32_value_further_off_than_its_tolerance_is_judged_against_the_op
 
 def test_the_checker_process_asks_the_worker_for_the_float64_recompute():
     """The checker (``_RemoteLive.float64``) asks, the worker's session answers from its pass's
-    ``LiveValues.float64``, as NumPy; None where the worker has none."""
+    ``CapturedValues.float64``, as NumPy; None where the worker has none."""
     import threading
     from multiprocessing import Pipe
 
     import torch
 
-    from solar_assets.golden.capture import LiveValues
+    from solar_assets.golden.capture import CapturedValues
     from solar_assets.workers.checker import NodewiseSession, _RemoteLive
 
     worker_end, checker_end = Pipe()
-    live = LiveValues(lambda name: torch.arange(3, dtype=torch.float64) if name == "mm" else None)
+    live = CapturedValues(lambda values, name: torch.arange(3, dtype=torch.float64) if name == "mm" else None)
     live["mm"] = torch.zeros(3)
     got = {}
 

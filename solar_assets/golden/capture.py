@@ -133,34 +133,49 @@ def placeholder_values(ep: Any, inputs: list[Any]) -> dict[str, Any]:
     return values
 
 
-class LiveValues(dict):
+def producer(node: Any) -> Any:
+    """The node whose op made ``node``'s value: ``node`` itself, or, through getitems of a
+    multi-output op (a convolution's backward), that op's node."""
+    import operator
+
+    import torch.fx
+
+    while node.target is operator.getitem and isinstance(node.args[0], torch.fx.Node):
+        node = node.args[0]
+    return node
+
+
+class CapturedValues(dict):
     """The values a pass still holds (node name -> value), and ``float64(name)``: that node's op run
     again in float64 on the (widened) values it read, where they are still held and the copies fit
     the capture budget, else None. Node-wise validation asks it where the IR misses the framework's
     float32 value: the float32 result of a long sum (a convolution's weight gradient over two million
-    terms) strays further from the exact one than float32's tolerance of the summed terms."""
+    terms) strays further from the exact one than float32's tolerance of the summed terms.
+    ``recompute(values, name)`` does the work (``float64_recompute``); None: no recompute."""
 
-    def __init__(self, recompute: Callable[[str], Any] | None = None) -> None:
+    def __init__(self, recompute: Callable[[CapturedValues, str], Any] | None = None) -> None:
         super().__init__()
         self._recompute = recompute
 
     def float64(self, name: str) -> Any:
-        return self._recompute(name) if self._recompute is not None else None
+        return self._recompute(self, name) if self._recompute is not None else None
 
 
-def _float64_recompute(nodes: list[Any], live: Mapping[str, Any], budget: int) -> Callable[[str], Any]:
-    """``LiveValues.float64`` over ``nodes``: a getitem indexes its producer's recomputed value."""
-    import operator
-
+def float64_recompute(nodes: list[Any], budget: int) -> Callable[[CapturedValues, str], Any]:
+    """``CapturedValues.float64`` over the graph's ``nodes``: a getitem indexes its producer's
+    value (recomputed for each getitem asked: keeping it would hold memory the capture's estimate
+    does not count)."""
     import torch
     import torch.fx
+
+    from solar_assets.golden.reference64 import in_float64
 
     by_name = {n.name: n for n in nodes}
 
     class _Gone(Exception):
         pass
 
-    def widened_copy(a: Any) -> Any:
+    def widened_copy(live: CapturedValues, a: Any) -> Any:  # a copy: an in-place op must not write a live value
         if isinstance(a, torch.fx.Node):
             if a.name not in live:
                 raise _Gone(a.name)
@@ -168,33 +183,39 @@ def _float64_recompute(nodes: list[Any], live: Mapping[str, Any], budget: int) -
         if isinstance(a, torch.Tensor):
             return a.to(torch.float64, copy=True) if a.is_floating_point() else a.clone()
         if isinstance(a, (tuple, list)):
-            return type(a)(widened_copy(x) for x in a)
+            return type(a)(widened_copy(live, x) for x in a)
         return a
 
-    def recompute(name: str) -> Any:
-        node = by_name.get(name)
-        if node is None or node.op != "call_function":
-            return None
-        if node.target is operator.getitem:
-            parent = recompute(node.args[0].name) if isinstance(node.args[0], torch.fx.Node) else None
-            return None if parent is None else parent[node.args[1]]
-        if torch.Tag.nondeterministic_seeded in getattr(node.target, "tags", ()):
+    def run(live: CapturedValues, node: Any) -> Any:
+        if node.op != "call_function" or torch.Tag.nondeterministic_seeded in getattr(node.target, "tags", ()):
             return None  # a random op again would draw other values and move the generator the pass uses
         held = sum(2 * _nbytes(live[a.name]) for a in node.all_input_nodes if a.name in live) \
             + 2 * _nbytes(node.meta.get("val"))
         if held > budget:
-            log.debug("no float64 recompute of %s: %d bytes of float64 copies, over the budget", name, held)
+            log.debug("no float64 recompute of %s: %d bytes of float64 copies, over the budget", node.name, held)
             return None
-        from solar_assets.golden.reference64 import in_float64
-
         try:
-            args = tuple(widened_copy(a) for a in node.args)
-            kwargs = {k: widened_copy(v) for k, v in node.kwargs.items()}
+            args = tuple(widened_copy(live, a) for a in node.args)
+            kwargs = {k: widened_copy(live, v) for k, v in node.kwargs.items()}
         except _Gone as gone:
-            log.debug("no float64 recompute of %s: %s is no longer held", name, gone)
+            log.debug("no float64 recompute of %s: %s is no longer held", node.name, gone)
             return None
         with torch.no_grad(), in_float64():
             return node.target(*args, **kwargs)
+
+    def recompute(live: CapturedValues, name: str) -> Any:
+        node = by_name.get(name)
+        if node is None:
+            return None
+        made_by = producer(node)
+        indices = []  # the getitems from the producer down to this node
+        while node is not made_by:
+            indices.append(node.args[1])
+            node = node.args[0]
+        value = run(live, made_by)
+        for index in reversed(indices):
+            value = None if value is None else value[index]
+        return value
 
     return recompute
 
@@ -221,9 +242,8 @@ def run_capture(ep: Any, inputs: list[Any], on_node: Callable[[str, dict[str, An
         from solar_assets.golden.reference64 import widened
 
         placeholders = {name: widened(value) for name, value in placeholders.items()}
-    live = LiveValues()
-    if not float64:  # a float64 pass's values are already the float64 reference
-        live._recompute = _float64_recompute(nodes, live, capture_budget())
+    # a float64 pass's values are already the float64 reference: no recompute there
+    live = CapturedValues(None if float64 else float64_recompute(nodes, capture_budget()))
 
     asserts_dtype = {torch.ops.aten._assert_tensor_metadata.default}  # the float32 the export saw
 

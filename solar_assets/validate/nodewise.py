@@ -13,7 +13,7 @@ sampled point is compared with the framework's value at the dtype's tolerance of
 ``compare.TOLERANCES`` (the absolute part relative to the whole framework tensor's max|ref|).
 A float32 program's pass runs in float64 where it fits (twice the bytes); where it runs in float32
 and a float32 value misses the IR by more than float32's tolerance (a sum of millions of terms
-strays that far), the op is run again in float64 on the same inputs (``capture.LiveValues.float64``)
+strays that far), the op is run again in float64 on the same inputs (``capture.CapturedValues.float64``)
 and the IR is held to float64's tolerance against that value instead.
 
 Only the tracer's IR is checked this way: the export is re-lowered with the value map and must
@@ -72,19 +72,15 @@ def _declared_bytes(program: Program, roles: tuple[str, ...]) -> int:
 def _with_op_inputs(ep: ExportedProgram, extra: Mapping[str, int], check_at: Mapping[int, list[OpGroup]]
                     ) -> dict[str, int]:
     """``extra`` with each checked op's inputs held until its check (a getitem's: its producer's),
-    so that ``capture.LiveValues.float64`` can run the op again there: a multi-output op (a
+    so that ``capture.CapturedValues.float64`` can run the op again there: a multi-output op (a
     convolution's backward) is checked at its getitems, after its inputs' last use."""
-    import operator
-
-    import torch.fx
+    from solar_assets.golden.capture import producer
 
     nodes = {n.name: n for n in ep.graph.nodes}
     kept = dict(extra)
     for at, groups in check_at.items():
         for g in groups:
-            node = nodes.get(g.node)
-            while node is not None and node.target is operator.getitem and isinstance(node.args[0], torch.fx.Node):
-                node = node.args[0]
+            node = producer(nodes[g.node]) if g.node in nodes else None
             if node is None or node.op != "call_function":
                 continue
             for read in node.all_input_nodes:

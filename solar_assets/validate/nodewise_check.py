@@ -418,7 +418,7 @@ class _Checker:
                          flat: np.ndarray, shape: tuple[int, ...], exact: bool, magnitude: np.ndarray | None,
                          live: LiveValues) -> OutputCheck | None:
         """Where the IR misses the framework's float32 value: the framework's op run again in float64
-        on the same (widened) float32 inputs (``capture.LiveValues.float64``), held to float64's
+        on the same (widened) float32 inputs (``capture.CapturedValues.float64``), held to float64's
         tolerance. A float32 sum of millions of terms strays further than float32's tolerance of the
         summed terms (a convolution's weight gradient: 1e-3 of them); the float64 value is the one the
         IR must match. None, keeping the first verdict, where no recompute is possible or the IR

@@ -184,7 +184,7 @@ class NodewiseSession:
                     except Exception as e:  # noqa: BLE001 - the checker says which value failed
                         value = ("failed", f"{type(e).__name__}: {e}")
                     self._checker.conn.send(value)
-                elif kind == "get64":  # a framework op run again in float64 (``capture.LiveValues.float64``)
+                elif kind == "get64":  # a framework op run again in float64 (``capture.CapturedValues.float64``)
                     try:
                         recomputed = live.float64(payload) if hasattr(live, "float64") else None
                         value = ("value", None if recomputed is None else _numpy(recomputed))
@@ -254,7 +254,7 @@ class _RemoteLive:
         return self._got[name]
 
     def float64(self, name: str) -> Any:
-        """The worker's ``LiveValues.float64(name)``, as NumPy; None where it has none."""
+        """The worker's ``CapturedValues.float64(name)``, as NumPy; None where it has none."""
         self._conn.send(("get64", name))
         with timed(WAITING + "the worker's framework values"):
             kind, value = self._conn.recv()
