@@ -160,10 +160,12 @@ def test_the_clock_chain_compiles_to_dependent_sar_add_pairs():
 def test_a_gemm_timed_after_detection_does_not_outrun_the_detected_peak():
     """The CI failure this guards: a VM shows its nominal clock (2.45 GHz), the detector's GEMM
     implied 2.54 GHz, and a later fp32 Linear ran at 2.6: the peak was a floor, not a ceiling.
-    The chain reads the boost clock, so a later GEMM stays under the peak with room to spare."""
+    The chain reads the boost clock, so a later GEMM stays under the peak with room to spare.
+    Each chain timing is a floor under the same clock, so two of them agree only within their
+    noise (CI saw 3.674 against 3.679 GHz): the detector's is held to 2 % of a separate one."""
     clock = chain_clock_hz()
     assert 0.5e9 < clock < 8e9
     detection = detect_host(stream_array_bytes=1 << 20, stream_repeats=1)
-    assert detection.clock.hz >= clock
+    assert detection.clock.hz >= 0.98 * clock
     later = gemm_flop_per_s(len(allowed_cpus()), sizes=(1024, 2048), repeats=10)
     assert later < detection.peaks.flop_per_s["fp32"]
