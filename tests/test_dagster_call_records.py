@@ -166,7 +166,7 @@ def _fake_record(home: Path, path: Path) -> tuple[str, str]:
                    limiter="memory", ir_nodes=2, exact=True)
     stat = stored.stat()
     record = CallRecord(freshness_key=fresh, workload_key=_key(path), workload="w", path=str(path), per_op=[row],
-                        partitions=[RecordedPartition(asset="workload_source", partition=_key(path), data_version="v1",
+                        partitions=[RecordedPartition(asset="workload_source", partition=_key(path), data_version="v1", storage_id=1,
                                                       storage=str(stored.relative_to(home)), size=stat.st_size,
                                                       mtime_ns=stat.st_mtime_ns)])
     assert cache_store.store(cache_store.call_record_entry(home, _key(path)), record.model_dump_json())
@@ -283,6 +283,13 @@ def _latest(home: Path, results) -> dict[tuple[str, str], tuple[str, int]]:
 GOOD = ["fc_tanh", "uses_helper", "bmm_pair", "stays"]
 
 
+def _latest_partition(instance, asset: str) -> str:
+    import dagster as dg
+
+    return next(iter(instance.get_latest_storage_id_by_partition(dg.AssetKey(asset),
+                                                                 dg.DagsterEventType.ASSET_MATERIALIZATION)))
+
+
 @pytest.mark.slow
 def test_a_warm_call_starts_no_worker_and_records_nothing_new(setup, monkeypatch):
     import dagster as dg
@@ -319,15 +326,33 @@ def test_a_warm_call_starts_no_worker_and_records_nothing_new(setup, monkeypatch
         assert {o.hardware for o in second[name].per_op} == set(HARDWARE)
     assert _latest(home, [first[n] for n in GOOD]) == latest_before  # no new materialisation of theirs
     with solar_instance(home) as instance:
-        runs = instance.get_runs()  # the call's run and the report's
-        assert len(runs) == runs_before + 2 and all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs[:2])
-        written = {r.event_log_entry.dagster_event.asset_key.to_user_string() for run in runs[:2]
+        # nothing to compute or record: no call run; the report runs, as the broken file left its list
+        runs = instance.get_runs()
+        assert len(runs) == runs_before + 1 and runs[0].status == dg.DagsterRunStatus.SUCCESS
+        written = {r.event_log_entry.dagster_event.asset_key.to_user_string()
                    for r in instance.get_records_for_run(
-                       run.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION).records}
-        assert written == {"hardware_spec", "headroom_report"}
+                       runs[0].run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION).records}
+        assert written == {"headroom_report"}  # the specs are unchanged: not recorded again
         base = SolarConfig.default(home)
         config = base.model_copy(update={"workload_files": {_key(f): str(f) for f in setup["files"].values()}})
         assert stale_partitions(instance, build_definitions(config)) == {}
+
+    # the same call again: its report would read the same values with the same inputs, so no run at all
+    calls, third, once_more = _call(setup, GOOD, monkeypatch=monkeypatch)
+    assert calls == [] and once_more == rows and all(third[n].ok for n in GOOD)
+    from solar_assets.dagster_defs.call import report_is_current
+    from solar_assets.dagster_defs.call_records import load_report_record
+
+    made = load_report_record(home, [], None)
+    with solar_instance(home) as instance:
+        assert len(instance.get_runs()) == runs_before + 1
+        assert made is not None and report_is_current(instance, made.storage_id)
+        # anything the report reads materialised after it (a UI run, another tool): no longer current
+        instance.report_runless_asset_event(dg.AssetMaterialization("cache_aware_bound", partition=_latest_partition(
+            instance, "cache_aware_bound")))
+        assert not report_is_current(instance, made.storage_id)
+    assert load_report_record(home, ["another failure"], None) is None  # the report of other inputs
+    assert load_report_record(home, [], 1e-3) is None
 
     # --ski-slope asks for an asset the record lacks: the file is computed again, the ski-slope with it
     calls, _, _ = _call(setup, ["stays"], monkeypatch=monkeypatch, ski_slope=True)

@@ -31,7 +31,7 @@ from ir_schemas import ReportRow
 from solar_assets import pipeline
 from solar_assets.asset_compute.graph import HARDWARE_NODE
 from solar_assets.asset_compute.keys import Partition, PartitionEvent
-from solar_assets.asset_compute.storage import read_events, store_value, write_events
+from solar_assets.asset_compute.storage import load_value, read_events, store_value, write_events
 from solar_assets.asset_compute.worker import compute, events_file, killed_events
 from solar_assets.dagster_defs.asset_checks import REPORT_CHECKS
 from solar_assets.dagster_defs.step_events import StepEvents, latest_versions
@@ -49,7 +49,15 @@ from solar_assets.dagster_defs.instance import (
     storage_guard,
 )
 from solar_assets.dagster_defs.sources import SOURCE_ASSETS, hardware_file, workload_file
-from solar_assets.dagster_defs.assets import ASSETS, headroom_report, measured_per_op, measured_runtime
+from solar_assets.dagster_defs.assets import (
+    ASSETS,
+    cache_aware_bound,
+    headroom_report,
+    inverse_roofline,
+    measured_per_op,
+    measured_runtime,
+    sol_bounds,
+)
 from solar_assets.pipeline import WorkloadResult
 
 __all__ = ["events_file", "write_events"]  # used by the runner through this module
@@ -67,10 +75,30 @@ def prepare_call(instance: dg.DagsterInstance, config: SolarConfig, keys: Sequen
     # the files' hashes first: what is recorded after them is then fresh against them in the UI
     events = source_observations(instance, config, list(keys), list(hardware_names))
     changed = bool(events)
-    events += hardware_specs(config, hardware_names)[0]
+    events += changed_specs(instance, hardware_specs(config, hardware_names)[0], {e.partition for e in events})
     if changed:  # a new or edited file: the report's table changes, the checks' suites will run
         threading.Thread(target=_warm_up_checks, name="solar-checks-warm-up", daemon=True).start()
     return events
+
+
+def changed_specs(instance: dg.DagsterInstance, events: Sequence[PartitionEvent],
+                  observed: set[Partition]) -> list[PartitionEvent]:
+    """The ``hardware_spec`` events to log: a failed one (its error goes to the step's log), and
+    one whose data or code version differs from its latest materialisation's or whose file was
+    observed again in this call (``observed``); the rest would record the same spec once more, and
+    a warm call with nothing else to record then needs no run at all."""
+    from solar_assets.dagster_defs.step_events import CODE_VERSION_TAG, DATA_VERSION_TAG, latest_records
+
+    latest = latest_records(instance, dg.AssetKey(HARDWARE_NODE.name),
+                            {e.partition.key for e in events if e.error is None})
+    out = []
+    for event in events:
+        record = latest.get(event.partition.key) if event.error is None else None
+        tags = (record.event_log_entry.tags or {}) if record is not None else {}
+        if record is None or tags.get(DATA_VERSION_TAG) != event.data_version \
+                or tags.get(CODE_VERSION_TAG) != event.code_version or observed & set(event.parents):
+            out.append(event)
+    return out
 
 
 def _warm_up_checks() -> None:
@@ -181,14 +209,37 @@ def dask_scheduler(scale_out: Any) -> Iterator[str]:
 
 
 def report_call(instance: dg.DagsterInstance, config: SolarConfig, failures: Sequence[str],
-                call_id: str) -> tuple[list[ReportRow], list[dg.AssetCheckEvaluation]]:
-    """The report's run: ``headroom_report`` over every materialised partition, and its checks."""
+                call_id: str) -> tuple[list[ReportRow], list[dg.AssetCheckEvaluation], int | None]:
+    """The report's run: ``headroom_report`` over every materialised partition, and its checks;
+    with the storage id of the report's materialisation (None if another run's came after it)."""
     report_config = {"failures": list(failures)}
     run = materialize(instance, config, [headroom_report],
                       run_config={"ops": {"headroom_report": {"config": report_config}}}, tags={CALL_TAG: call_id})
     if not run.success:
         raise ReportRunFailed(failure_message(run, Path(config.home) / "reports"))
-    return run.output_for_node("headroom_report"), list(run.get_asset_check_evaluations())
+    latest = instance.fetch_materializations(headroom_report.key, limit=1).records
+    storage_id = latest[0].storage_id if latest and latest[0].run_id == run.run_id else None
+    return run.output_for_node("headroom_report"), list(run.get_asset_check_evaluations()), storage_id
+
+
+REPORT_INPUTS = (sol_bounds, inverse_roofline, cache_aware_bound, measured_runtime)
+"""What ``headroom_report`` reads: a materialisation of any of them after the report's makes it stale."""
+
+
+def report_is_current(instance: dg.DagsterInstance, storage_id: int) -> bool:
+    """The report materialised at ``storage_id`` is the latest one, and no input of it was
+    materialised since (one query per asset, at most one event read back each): a call that
+    recorded nothing would make the same report again."""
+    latest = instance.fetch_materializations(headroom_report.key, limit=1).records
+    if not latest or latest[0].storage_id != storage_id:
+        return False
+    return not any(instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=a.key, after_storage_id=storage_id),
+                                                   limit=1).records for a in REPORT_INPUTS)
+
+
+def stored_report_rows(home: str | Path) -> list[ReportRow]:
+    """``headroom_report``'s stored value: every row of its latest run."""
+    return list(load_value(home, Partition(headroom_report.key.path[-1], None)))
 
 
 def materialize(instance: dg.DagsterInstance, config: SolarConfig, selection: Sequence[Any],

@@ -11,8 +11,9 @@ the call succeeded, a **record** (``$SOLAR_HOME/call_records/``, ``cache_store.c
   ``cache_store.environment_key()`` (solar's code, the installed libraries, every ``SOLAR_*``
   setting but ``SOLAR_HOME``);
 - the sha256 of each hardware spec its bound partitions were computed from (``spec_versions``);
-- each asset partition the call recorded for the file, with its data version and its stored
-  value's file (``asset_compute.storage.storage_path``), size and mtime;
+- each asset partition the call recorded for the file, with its data version, the storage id of
+  its materialisation in the instance and its stored value's file
+  (``asset_compute.storage.storage_path``), size and mtime;
 - the per-op rows the worker returned and the result's workload name.
 
 The next call, before any worker or Dagster import, looks the records up (``find_hits``): a record
@@ -20,8 +21,9 @@ whose key matches and whose stored files are all there, unchanged, is a hit (``H
 whose spec changed since, or that the record has not seen, is the hit's ``stale`` hardware: only
 its bound assets are computed again (``asset_compute.worker.compute_bounds``). In the thread that
 prepares the instance, each hit is verified (``verify``): the latest materialisation of each
-recorded partition still has the recorded data version (history wiped, a UI run re-materialised
-it, a partition never recorded: a failed verification, and the file is computed after all).
+recorded partition is still the recorded one, by storage id (history wiped, a UI run
+re-materialised it, a partition never recorded: a failed verification, and the file is computed
+after all).
 
 This module imports neither Dagster, torch nor numba (``verify`` imports Dagster when called).
 """
@@ -50,7 +52,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-RECORD_FORMAT = 2  # bumped when the record's fields change: an older record is then a miss
+RECORD_FORMAT = 3  # bumped when the record's fields change: an older record is then a miss
 
 
 class RecordedPartition(BaseModel):
@@ -61,6 +63,7 @@ class RecordedPartition(BaseModel):
     asset: str
     partition: str  # the key as Dagster prints it (``gemm``, ``H100_SXM|gemm``)
     data_version: str
+    storage_id: int  # of its materialisation in the instance (the latest one when recorded)
     storage: str  # relative to $SOLAR_HOME (``storage/sol_bounds/H100_SXM/gemm``)
     size: int
     mtime_ns: int
@@ -202,12 +205,14 @@ def find_hits(home: Path, keys: Mapping[str, str], freshness: Mapping[str, str |
 
 def save_record(home: Path, path: str, workload_key: str, freshness: str, workload: str,
                 events: Sequence[PartitionEvent], per_op: Sequence[PerOpRow], specs: Mapping[str, str],
-                activity: Sequence[str] = (), base: Hit | None = None) -> bool:
+                storage_ids: Mapping[tuple[str, str], int], activity: Sequence[str] = (),
+                base: Hit | None = None) -> bool:
     """Store the record of a file whose every event of the call succeeded (``events``: its
     workload and bound assets' events, as recorded by the call's run; ``specs``: the digests of
-    the parts they were computed on). ``base``: the hit whose stale parts only were computed, its
-    other partitions, parts and per-op rows kept. False (nothing stored) when an event failed or a
-    stored value is missing."""
+    the parts they were computed on; ``storage_ids``: ``(asset, partition) -> storage id`` of the
+    latest materialisations, ``step_events.latest_storage_ids``). ``base``: the hit whose stale
+    parts only were computed, its other partitions, parts and per-op rows kept. False (nothing
+    stored) when an event failed, a materialisation is not found or a stored value is missing."""
     from solar_assets.asset_compute.storage import storage_path
 
     partitions = list(base.kept) if base is not None else []
@@ -215,12 +220,15 @@ def save_record(home: Path, path: str, workload_key: str, freshness: str, worklo
         if event.error is not None or event.observation or event.data_version is None:
             return False
         file = storage_path(home, event.partition)
+        storage_id = storage_ids.get((event.partition.asset, str(event.partition.key)))
         try:
             stat = file.stat()
         except OSError:
             return False
+        if storage_id is None:
+            return False
         partitions.append(RecordedPartition(asset=event.partition.asset, partition=str(event.partition.key),
-                                            data_version=event.data_version,
+                                            data_version=event.data_version, storage_id=storage_id,
                                             storage=str(file.relative_to(home)), size=stat.st_size,
                                             mtime_ns=stat.st_mtime_ns,
                                             hardware=dict(event.partition.dims).get("hardware")))
@@ -239,25 +247,96 @@ def save_record(home: Path, path: str, workload_key: str, freshness: str, worklo
 # ---------------------------------------------------------------------------- against the instance
 def verify(instance: dg.DagsterInstance, hits: Mapping[str, Hit]) -> set[str]:
     """The paths of ``hits`` whose record the instance contradicts: a kept asset partition
-    (``Hit.kept``) whose latest materialisation is missing or has another data version. Two
-    queries per asset (``step_events.latest_versions``), whatever the number of partitions."""
-    import dagster as dg
+    (``Hit.kept``) whose latest materialisation is missing or is not the recorded one (another
+    storage id). One query per asset (``step_events.latest_storage_ids``), whatever the number of
+    partitions, and no event read back."""
+    from solar_assets.dagster_defs.step_events import latest_storage_ids
 
-    from solar_assets.dagster_defs.step_events import latest_versions
-
-    by_asset: dict[str, set[str]] = {}
-    for hit in hits.values():
-        for p in hit.kept:
-            by_asset.setdefault(p.asset, set()).add(p.partition)
-    latest = {asset: latest_versions(instance, dg.AssetKey(asset), sorted(keys)) for asset, keys in by_asset.items()}
+    latest = latest_storage_ids(instance, {(p.asset, p.partition) for hit in hits.values() for p in hit.kept})
     failed = set()
     for path, hit in hits.items():
         for p in hit.kept:
-            found = latest[p.asset].get(p.partition)
-            if found is None or found[0] != p.data_version:
-                log.debug("%s: %s[%s] is %s in the instance, recorded %s: computed again", path, p.asset,
-                          p.partition, found[0] if found else "not materialised", p.data_version)
+            found = latest.get((p.asset, p.partition))
+            if found != p.storage_id:
+                log.debug("%s: %s[%s]'s latest materialisation is %s in the instance, recorded %s: computed again",
+                          path, p.asset, p.partition, found if found is not None else "none", p.storage_id)
                 failed.add(path)
                 break
     return failed
 
+
+def record_partitions(events: Sequence[PartitionEvent]) -> set[tuple[str, str]]:
+    """``(asset, partition key)`` of the materialised ``events``: what ``save_record`` asks the
+    storage ids of."""
+    return {(e.partition.asset, str(e.partition.key)) for e in events
+            if e.error is None and not e.observation and e.data_version is not None}
+
+
+# ---------------------------------------------------------------------------- the report's record
+REPORT_RECORD = "headroom_report.json"
+"""The report's record in ``$SOLAR_HOME/call_records`` (no workload key ends in ``.json`` alone:
+theirs carry a hash, ``cache_store.call_record_entry``)."""
+
+
+class RecordedCheck(BaseModel):
+    """What one of the report's asset checks said, as the CLI prints it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    check_name: str
+    passed: bool
+    description: str | None = None
+
+
+class ReportRecord(BaseModel):
+    """The report run a call made: its materialisation (storage id), its stored value's file, the
+    inputs a call gives it (failures, target latency) and what its checks said. A next call that
+    records nothing and whose report would take the same inputs reads the report from here and
+    the stored value instead of running it again (``runner``: ``call.report_is_current``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    format: int = RECORD_FORMAT
+    storage_id: int
+    storage: str  # relative to $SOLAR_HOME
+    size: int
+    mtime_ns: int
+    failures: list[str]
+    target_latency_s: float | None
+    environment: str  # cache_store.environment_key(): solar's code, libraries, settings
+    checks: list[RecordedCheck]
+
+
+def save_report_record(home: Path, storage_id: int, failures: Sequence[str], target_latency_s: float | None,
+                       checks: Sequence[object]) -> bool:
+    """Record the report run just made (``checks``: its ``AssetCheckEvaluation``s); False when its
+    stored value is missing."""
+    from solar_assets.asset_compute.keys import Partition
+    from solar_assets.asset_compute.storage import storage_path
+
+    file = storage_path(home, Partition("headroom_report", None))
+    try:
+        stat = file.stat()
+    except OSError:
+        return False
+    record = ReportRecord(storage_id=storage_id, storage=str(file.relative_to(home)), size=stat.st_size,
+                          mtime_ns=stat.st_mtime_ns, failures=list(failures), target_latency_s=target_latency_s,
+                          environment=cache_store.environment_key(),
+                          checks=[RecordedCheck(check_name=c.check_name, passed=c.passed,  # type: ignore[attr-defined]
+                                                description=c.description) for c in checks])  # type: ignore[attr-defined]
+    return cache_store.store(Path(home) / cache_store.CALL_RECORDS / REPORT_RECORD, record.model_dump_json())
+
+
+def load_report_record(home: Path, failures: Sequence[str], target_latency_s: float | None) -> ReportRecord | None:
+    """The report's record when it was made with these inputs and its stored value is unchanged
+    on disk; None otherwise (then the report runs)."""
+    record = cache_store.load(Path(home) / cache_store.CALL_RECORDS / REPORT_RECORD, ReportRecord.model_validate_json,
+                              discard_level=logging.DEBUG)
+    if record is None or record.format != RECORD_FORMAT or record.failures != list(failures) \
+            or record.target_latency_s != target_latency_s or record.environment != cache_store.environment_key():
+        return None
+    try:
+        stat = os.stat(Path(home) / record.storage)
+    except OSError:
+        return None
+    return record if (stat.st_size, stat.st_mtime_ns) == (record.size, record.mtime_ns) else None

@@ -56,10 +56,13 @@ def register_partitions(instance: dg.DagsterInstance, workloads: list[str] | tup
                         hardware: list[str] | tuple[str, ...] = ()) -> None:
     """Add the workload and hardware stems the instance does not know yet. Another process (a
     second home on the same Postgres database) may add the same key meanwhile: the unique
-    constraint then refuses the batch, and the keys still missing are added again."""
+    constraint then refuses the batch, and the keys still missing are added again. One query per
+    dimension for what is known (one per key was 1.8 s of a warm call over 270 files)."""
     for name, keys in ((WORKLOAD_PARTITIONS_NAME, workloads), (HARDWARE_PARTITIONS_NAME, hardware)):
+        if not keys:
+            continue
         for attempt in range(3):
-            new = sorted({k for k in keys if not instance.has_dynamic_partition(name, k)})
+            new = sorted(set(keys) - set(instance.get_dynamic_partitions(name)))
             if not new:
                 break
             try:

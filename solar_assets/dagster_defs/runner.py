@@ -156,7 +156,9 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
         driver = _CallDriver(keys, hits, unverified, prepared, options, settings, jobs=jobs, timeout_s=timeout_s,
                              memory_limit_bytes=memory_limit_bytes, on_stage=on_stage, started=started)
         with storage_guard(home_dir):
-            if scale_out is None:
+            if not prepared and not any(driver.work()):  # nothing to compute or record: a run would log nothing
+                driver.note_unchanged()
+            elif scale_out is None:
                 with timed(WAITING + "the call's Dagster run, on its workers"):
                     call.run_analysis(instance, driver, home_dir, call_id)
             else:
@@ -182,17 +184,32 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
         storage = [r for r in results if r.failed_stage == STORAGE_STAGE]
         if storage:
             raise DagsterStorageError(storage[0].error)
+        report_failures = [*failures, *(r.error for r in results if r.error)]
         with storage_guard(home_dir), home_lock(home_dir):
             fail_abandoned_runs(instance)  # a worker killed by a limit left its measurement run started
             # every materialised partition: the report is the whole table, this call's rows within it
-            start = time.perf_counter()
-            with timed("report run (headroom_report, checks)"):
-                every_row, evaluations = call.report_call(instance, base,
-                                                          [*failures, *(r.error for r in results if r.error)],
-                                                          call_id)
-            log.debug("the report run took %.2f s", time.perf_counter() - start)
+            made = call_records.load_report_record(home_dir, report_failures, target_latency_s) if record else None
+            if made is not None and call.report_is_current(instance, made.storage_id):
+                # nothing it reads was materialised since its run, and its inputs are this call's: the same report
+                every_row, evaluations = call.stored_report_rows(home_dir), list(made.checks)
+                log.info("the report is current (nothing it reads was recorded since its run): not run again")
+            else:
+                start = time.perf_counter()
+                with timed("report run (headroom_report, checks)"):
+                    every_row, evaluations, report_id = call.report_call(instance, base, report_failures, call_id)
+                log.debug("the report run took %.2f s", time.perf_counter() - start)
+                if record and report_id is not None:
+                    call_records.save_report_record(home_dir, report_id, report_failures, target_latency_s,
+                                                    evaluations)
         if checks is not None:
             checks.extend(evaluations)
+        storage_ids = {}
+        if record and computed:  # the materialisations each record stands for, by storage id
+            from solar_assets.dagster_defs.step_events import latest_storage_ids
+
+            with storage_guard(home_dir):
+                storage_ids = latest_storage_ids(instance, {p for path in computed for p in
+                                                            call_records.record_partitions(file_events.get(path, ()))})
         for path, result in computed.items():  # the runs recorded them: a next call may skip these files
             settled = call_records.settled_freshness_key(
                 freshness.get(path), path, keys[path], target_latency_s, RunConfig.from_env(),
@@ -202,7 +219,7 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
                 call_records.save_record(home_dir, path, keys[path], settled, result.workload, file_events[path],
                                          result.per_op,
                                          {n: specs[n] for n in (base_hit.stale if base_hit else hardware_names)},
-                                         result.activity, base_hit)
+                                         storage_ids, result.activity, base_hit)
     order = {p: i for i, p in enumerate(keys)}
     wanted = {h: i for i, h in enumerate(hardware_names)}
     named = {p: train_name(workload_name(p), train) for p in keys}  # a file's step and forward pass: two rows
