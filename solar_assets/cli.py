@@ -534,8 +534,10 @@ def analyze(args: argparse.Namespace) -> int:
     progress.done()
     notes[:0] = HOME_FAULTS  # printed when found
     errors = input_errors + notes + [r.error for r in results if r.error]
+    made_dir = report_dir
     try:
-        per_op, failures = _write_run_report(args, rows, results, [*input_errors, *notes], home, report_dir)
+        per_op, failures, report_dir = _write_run_report(args, rows, results, [*input_errors, *notes], home,
+                                                         report_dir)
     except OSError as e:  # a full or read-only disk mid-run: the report goes elsewhere, the table still comes
         import tempfile
 
@@ -543,7 +545,7 @@ def analyze(args: argparse.Namespace) -> int:
                 "--output or SOLAR_HOME a writable directory")
         try:
             fallback = Path(tempfile.mkdtemp(prefix="solar-report-"))
-            per_op, failures = _write_run_report(argparse.Namespace(**{**vars(args), "output": str(fallback)}), rows,
+            per_op, failures, _ = _write_run_report(argparse.Namespace(**{**vars(args), "output": str(fallback)}), rows,
                                                  results, [*input_errors, *notes, line], home, fallback)
             line += f"; this run's report is in {fallback}"
             report_dir = fallback
@@ -566,8 +568,9 @@ def analyze(args: argparse.Namespace) -> int:
         _print_per_op(args, per_op)
         _print_measured(rows, project=args.project)
         _print_measured_ops(args, results)
+        unchanged = " (unchanged: that call's files, nothing they show changed)" if report_dir != made_dir else ""
         print(f"\n{bounded}/{bounded + len(errors) - len(notes)} workloads bounded on {', '.join(hardware_names)}; "
-              f"report: {report_dir}/{{report.csv, report.json, report.md, failures.csv, per_op.csv, "
+              f"report{unchanged}: {report_dir}/{{report.csv, report.json, report.md, failures.csv, per_op.csv, "
               + ("measured_per_op.csv, " if any(getattr(r, "op_joins", ()) for r in results) else "") +
               "report_roofline.png" + (", skislope/<workload>.{csv,png}" if args.ski_slope else "") + "}")
     _print_charts(rows, report_dir, quiet=args.json)
@@ -815,13 +818,15 @@ def _per_op_of(results, home: Path) -> list:
 
 
 def _write_run_report(args: argparse.Namespace, rows, results, input_errors: Sequence[str], home: Path,
-                      report_dir: Path) -> tuple[list, list]:
+                      report_dir: Path) -> tuple[list, list, Path]:
     """The run's report files in ``report_dir`` (with failures and the per-op breakdown), then
     ``reports/latest`` moved to it unless ``--output`` chose the place. Returns the per-op rows
-    and the failures (``--json`` prints them in the same document)."""
+    and the failures (``--json`` prints them in the same document), and the report's directory:
+    the newest run's, when its files were made from exactly what this run's would be (nothing
+    measured, no ski-slope asked; ``report.run_dir.unchanged_run``), ``report_dir`` then removed."""
     from solar_assets.report import write_report
     from solar_assets.report.per_op import PerOpTable
-    from solar_assets.report.run_dir import point_latest
+    from solar_assets.report.run_dir import mark_run, point_latest, unchanged_run
 
     per_op = _per_op_of(results, home)
     joins = [j for r in results for j in getattr(r, "op_joins", ())]
@@ -833,10 +838,34 @@ def _write_run_report(args: argparse.Namespace, rows, results, input_errors: Seq
         _copy_ski_slopes(pipeline.reports_dir(home) / "skislope", report_dir / "skislope", {r.workload for r in rows})
     failures = _failures(results, input_errors)
     on_roofline = () if args.per_op is None else PerOpTable(per_op).top(_per_op_top(args.per_op)).rows
+    key = None if args.output or joins or args.ski_slope else _report_key(rows, failures, per_op, on_roofline)
+    if key is not None:
+        previous = unchanged_run(pipeline.reports_dir(home), key)
+        if previous is not None and previous != report_dir and not any(report_dir.iterdir()):
+            report_dir.rmdir()
+            logger.info("%s: this call's report is that run's, file for file: no new directory", previous)
+            return per_op, failures, previous
     write_report(rows, report_dir, failures=failures, per_op=per_op, roofline_ops=on_roofline, measured_ops=joins)
+    if key is not None:
+        mark_run(report_dir, key)
     if not args.output:
         point_latest(pipeline.reports_dir(home), report_dir)
-    return per_op, failures
+    return per_op, failures, report_dir
+
+
+def _report_key(rows, failures, per_op, on_roofline) -> str:
+    """What a run directory's files are made from, digested (``report.run_dir.report_key``): the
+    rows, failures and per-op rows as the files serialise them, the ops placed on the roofline and
+    solar's code (the files' formats)."""
+    import json
+
+    from solar_assets.cache_store import environment_key
+    from solar_assets.report.run_dir import report_key
+    from solar_assets.report.writers import finite_row
+
+    return report_key([environment_key(), json.dumps([finite_row(r) for r in rows], sort_keys=True),
+                       *(f.model_dump_json() for f in failures), "per-op", *(r.model_dump_json() for r in per_op),
+                       "roofline", *(f"{r.workload}|{r.hardware}|{r.node}" for r in on_roofline)])
 
 
 def _copy_ski_slopes(source: Path, target: Path, workloads: set[str]) -> None:

@@ -204,3 +204,36 @@ def test_two_workers_interleaving_stages_do_not_count_as_finished_files(monkeypa
     progress(names[4], "trace")
     last = stream.getvalue().splitlines()[-1]
     assert 20 / 2 <= _eta_seconds(last) <= 20 * 2  # two files left at two files per 20 s
+
+
+def test_a_run_whose_files_would_be_the_newest_ones_names_them(tmp_path):
+    from solar_assets.report.run_dir import mark_run, report_key, unchanged_run
+
+    run = new_run_dir(tmp_path, datetime(2026, 12, 1, 9, 30, 0))
+    assert unchanged_run(tmp_path, report_key(["rows"])) is None  # no run yet
+    mark_run(run, report_key(["rows", "per-op"]))
+    point_latest(tmp_path, run)
+    assert unchanged_run(tmp_path, report_key(["rows", "per-op"])) == run.resolve()
+    assert unchanged_run(tmp_path, report_key(["rows", "per-op", "another row"])) is None
+    assert report_key(["ab", "c"]) != report_key(["a", "bc"])  # the parts are kept apart
+
+
+@pytest.mark.slow
+def test_a_call_that_changes_nothing_makes_no_new_directory(home, tmp_path, capsys):
+    good = tmp_path / "tiny_mlp.py"
+    good.write_text(TINY_LINEAR_RELU)
+    assert main(["analyze", str(good), "--no-dagster", "--no-progress"]) == 0
+    first = latest_run(home / "reports")
+    before = files(first)
+    capsys.readouterr()
+    assert main(["analyze", str(good), "--no-dagster", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert f"report (unchanged: that call's files, nothing they show changed): {first}/" in out
+    assert sorted(p.name for p in (home / "reports").iterdir()) == [first.name, "latest"]
+    assert latest_run(home / "reports") == first and files(first) == before
+    # an edited workload: its rows change, so a new directory with them
+    good.write_text(TINY_LINEAR_RELU.replace("torch.randn(8, 32)", "torch.randn(16, 32)"))
+    assert main(["analyze", str(good), "--no-dagster", "--no-progress"]) == 0
+    second = latest_run(home / "reports")
+    assert second != first and files(first) == before
+    assert read_report(second / "report.json").rows != read_report(first / "report.json").rows

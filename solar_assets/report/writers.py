@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ir_schemas import REPORT_SCHEMA, REPORT_VERSION, Failure, PerOpRow, ReportDocument, ReportRow
+from ir_schemas import REPORT_SCHEMA, REPORT_VERSION, Failure, ModuleRow, PerOpRow, ReportDocument, ReportRow
 from solar_assets.report.chart_rows import MAX_ROOFLINE_WORKLOADS, charted_rows
 from solar_assets.report.roofline_plot import plot_roofline
 from solar_assets.report.rows import rows_to_frame
@@ -125,10 +125,13 @@ def write_report(rows: Sequence[ReportRow], directory: str | Path, errors: Seque
     out.mkdir(parents=True, exist_ok=True)
     png = _roofline(rows, out / f"{stem}_roofline.png", roofline_ops)
     charts = _write_charts(rows, out, stem)
+    from solar_assets.report.per_module import module_rollup
+
+    per_module = module_rollup(per_op or ())  # once: report.json and per_module.csv
     written = {
         "csv": write_csv(rows, out / f"{stem}.csv"),
-        "json": write_document(rows, out / f"{stem}.json", listed, per_op or (), measured_ops),
-        **_write_tables(out, failures, per_op),
+        "json": write_document(rows, out / f"{stem}.json", listed, per_op or (), measured_ops, per_module),
+        **_write_tables(out, failures, per_op, per_module),
         "markdown": write_markdown(rows, out / f"{stem}.md", errors, roofline_png=png.name,
                                    charts={k: p.name for k, p in charts.items() if p.suffix == ".png"}),
         "roofline": png,
@@ -243,10 +246,11 @@ def report_pngs(directory: str | Path | None = None, stem: str = REPORT_STEM) ->
 
 # ---------------------------------------------------------------------------- the report document
 def report_document(rows: Sequence[ReportRow], failures: Sequence[Failure] = (),
-                    per_op: Sequence[PerOpRow] = (), measured_ops: Sequence = ()) -> dict:
+                    per_op: Sequence[PerOpRow] = (), measured_ops: Sequence = (),
+                    per_module: Sequence[ModuleRow] | None = None) -> dict:
     """``report.json`` as a dict: ``{"schema", "solar_version", "created", "rows", "failures", "per_op",
-    "per_module"}`` (the per-op rows rolled up by module, every depth). The rows are serialised as
-    ``rows_as_json`` writes them (what ``--json`` prints)."""
+    "per_module"}`` (the per-op rows rolled up by module, every depth: ``per_module`` when the caller
+    has it). The rows are serialised as ``rows_as_json`` writes them (what ``--json`` prints)."""
     from solar_assets.report.per_module import module_rollup
     from solar_assets.version import __version__
 
@@ -254,21 +258,22 @@ def report_document(rows: Sequence[ReportRow], failures: Sequence[Failure] = (),
         "schema": REPORT_SCHEMA,
         "solar_version": __version__,
         "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "rows": json.loads(rows_as_json(rows)),
+        "rows": [finite_row(r) for r in rows],
         "failures": [f.model_dump(mode="json") for f in failures],
         "per_op": [r.model_dump(mode="json") for r in per_op],
-        "per_module": [r.model_dump(mode="json") for r in module_rollup(per_op)],
+        "per_module": [r.model_dump(mode="json") for r in (module_rollup(per_op) if per_module is None else per_module)],
         "measured_per_op": [r.model_dump(mode="json") for j in measured_ops for r in j.rows],  # measure.op_join.OpJoin
     }
 
 
 def document_as_json(rows: Sequence[ReportRow], failures: Sequence[Failure] = (),
-                     per_op: Sequence[PerOpRow] = (), measured_ops: Sequence = ()) -> str:
+                     per_op: Sequence[PerOpRow] = (), measured_ops: Sequence = (),
+                     per_module: Sequence[ModuleRow] | None = None) -> str:
     """The report document as ``report.json`` holds it (what ``solar analyze --json`` prints): each
     top-level field on a line of its own, a list one element a line. ``json.dumps(indent=2)`` takes
     the pure-Python encoder: 6.7 s for KernelBench's 1,620 rows and their per-op rows, written
     twice a call; each element here goes through the C encoder."""
-    return _one_element_a_line(report_document(rows, failures, per_op, measured_ops))
+    return _one_element_a_line(report_document(rows, failures, per_op, measured_ops, per_module))
 
 
 def _one_element_a_line(document: Mapping[str, Any]) -> str:
@@ -283,8 +288,9 @@ def _one_element_a_line(document: Mapping[str, Any]) -> str:
 
 
 def write_document(rows: Sequence[ReportRow], path: Path, failures: Sequence[Failure] = (),
-                   per_op: Sequence[PerOpRow] = (), measured_ops: Sequence = ()) -> Path:
-    path.write_text(document_as_json(rows, failures, per_op, measured_ops), encoding="utf-8")
+                   per_op: Sequence[PerOpRow] = (), measured_ops: Sequence = (),
+                   per_module: Sequence[ModuleRow] | None = None) -> Path:
+    path.write_text(document_as_json(rows, failures, per_op, measured_ops, per_module), encoding="utf-8")
     return path
 
 
@@ -315,7 +321,8 @@ def failure_from_result(result) -> Failure:
 FAILURE_COLUMNS = tuple(Failure.model_fields)
 
 
-def _write_tables(out: Path, failures: Sequence[Failure] | None, per_op: Sequence[PerOpRow] | None) -> dict[str, Path]:
+def _write_tables(out: Path, failures: Sequence[Failure] | None, per_op: Sequence[PerOpRow] | None,
+                  per_module: Sequence[ModuleRow]) -> dict[str, Path]:
     import pandas as pd
 
     from solar_assets.report.per_op import PER_OP_STEM, write_per_op_csv
@@ -326,10 +333,10 @@ def _write_tables(out: Path, failures: Sequence[Failure] | None, per_op: Sequenc
         pd.DataFrame([f.model_dump() for f in failures], columns=list(FAILURE_COLUMNS)).to_csv(
             written["failures"], index=False)
     if per_op is not None:
-        from solar_assets.report.per_module import PER_MODULE_STEM, module_rollup, write_per_module_csv
+        from solar_assets.report.per_module import PER_MODULE_STEM, write_per_module_csv
 
         written["per_op"] = write_per_op_csv(per_op, out / f"{PER_OP_STEM}.csv")
-        written["per_module"] = write_per_module_csv(module_rollup(per_op), out / f"{PER_MODULE_STEM}.csv")
+        written["per_module"] = write_per_module_csv(per_module, out / f"{PER_MODULE_STEM}.csv")
     return written
 
 
