@@ -54,3 +54,38 @@ def test_each_file_gets_a_worker_of_its_own(tmp_path, monkeypatch, plain):
     reused, fresh = seen
     assert len(set(reused)) == 1  # by default one worker serves file after file
     assert len(set(fresh)) == 3 and not set(fresh) & set(reused)  # one process per file
+
+
+_HELD: list[bytearray] = []
+
+
+def _holding_task(path: str, cache_dir, task_arg) -> tuple[int, int]:
+    """Keeps ``task_arg`` MiB alive in the worker after the file (as a leak would), touched page by
+    page; returns its process id and its tree's resident bytes before that."""
+    import os
+
+    from solar_assets.workers.limits import process_tree_rss_bytes
+
+    before = process_tree_rss_bytes(os.getpid())
+    _HELD.append(bytearray(b"\x01") * (task_arg << 20))
+    return os.getpid(), before
+
+
+def _unfinished(path, message, seconds, stage):
+    return message
+
+
+@pytest.mark.slow
+def test_a_worker_left_holding_memory_is_replaced_before_the_next_file(tmp_path, monkeypatch):
+    """A file's peak must not stack on what the previous file left resident: past ``RECYCLE_BYTES``
+    after a file, the worker is replaced; under it, one worker serves every file."""
+    from solar_assets.workers import pool
+
+    paths = [str(tmp_path / f"{n}.py") for n in "abc"]
+    monkeypatch.setattr(pool, "RECYCLE_BYTES", 64 << 30)
+    plain = pool.run_in_workers(paths, _holding_task, _unfinished, jobs=1, task_arg=0)
+    assert len({pid for pid, _ in plain}) == 1
+    # 200 MiB over what a worker holds by itself: a file leaving 400 MiB behind crosses it, none leaving nothing
+    monkeypatch.setattr(pool, "RECYCLE_BYTES", max(rss for _, rss in plain) + (200 << 20))
+    assert len({pid for pid, _ in pool.run_in_workers(paths, _holding_task, _unfinished, jobs=1, task_arg=0)}) == 1
+    assert len({pid for pid, _ in pool.run_in_workers(paths, _holding_task, _unfinished, jobs=1, task_arg=400)}) == 3
