@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("solar")
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 130  # as a shell reports a process ended by SIGINT
 
 TRANSLATORS = ("tracer", "agent", "auto")  # solar_assets.agent.TRANSLATORS, without importing torch
 
@@ -331,6 +332,9 @@ def _main(argv: Sequence[str] | None) -> int:
     except SolarError as e:
         print(f"solar: error: {e}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:  # Ctrl-C, kill, timeout: the workers are stopped on the way out
+        print("solar: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 # ---------------------------------------------------------------------------- argument conventions
@@ -791,10 +795,7 @@ def _per_op_of(results, home: Path) -> list:
     """The per-op rows of every bounded workload on each of its hardware: as the worker computed them,
     else lifted again from the cached IR (the Dagster path). Nothing is traced here, so no workload
     code runs in this process; a workload whose breakdown cannot be made is logged and left out, its
-    bounds stand."""
-    from solar_assets.graph import build_einsum_graph
-    from solar_assets.report.per_op import per_op_rows
-
+    bounds stand. A result answered by a call record reads its rows from the record's file."""
     rows = []
     for result in results:
         if not result.ok or not result.rows:
@@ -802,6 +803,17 @@ def _per_op_of(results, home: Path) -> list:
         if getattr(result, "per_op", None):
             rows += result.per_op
             continue
+        if getattr(result, "per_op_file", None):
+            from solar_assets.dagster_defs.call_records import read_per_op
+
+            recorded = read_per_op(result.per_op_file)
+            if recorded is not None:
+                rows += recorded
+                continue
+            logger.info("%s: its record's per-op rows are gone: lifted again from the cached IR", result.path)
+        from solar_assets.graph import build_einsum_graph
+        from solar_assets.report.per_op import per_op_rows
+
         try:
             src = pipeline.read_source(result.path)
             translation = pipeline.cached_translation(src, home / "cache")
@@ -824,27 +836,31 @@ def _write_run_report(args: argparse.Namespace, rows, results, input_errors: Seq
     and the failures (``--json`` prints them in the same document), and the report's directory:
     the newest run's, when its files were made from exactly what this run's would be (nothing
     measured, no ski-slope asked; ``report.run_dir.unchanged_run``), ``report_dir`` then removed."""
-    from solar_assets.report import write_report
-    from solar_assets.report.per_op import PerOpTable
     from solar_assets.report.run_dir import mark_run, point_latest, unchanged_run
 
-    per_op = _per_op_of(results, home)
     joins = [j for r in results for j in getattr(r, "op_joins", ())]
+    failures = _failures(results, input_errors)
+    # --per-op places ops on the roofline and prints them: the files are written then
+    key = None if args.output or joins or args.ski_slope or args.per_op is not None else \
+        _report_key(rows, failures, results, home)
+    if key is not None:
+        previous = unchanged_run(pipeline.reports_dir(home), key)
+        if previous is not None and previous != report_dir and not any(report_dir.iterdir()):
+            report_dir.rmdir()
+            logger.info("%s: this call's report is that run's, file for file: no new directory", previous)
+            wanted = args.json or getattr(args, "by", "op") == "module"  # printed below: read now
+            return _per_op_of(results, home) if wanted else [], failures, previous
+    from solar_assets.report import write_report
+    from solar_assets.report.per_op import PerOpTable
+
+    per_op = _per_op_of(results, home)
     if joins:  # the measured fields of each op whose call is that op alone (never stored: a measurement is now's)
         from solar_assets.measure.op_join import with_measured_rows
 
         per_op = with_measured_rows(per_op, joins)
     if args.ski_slope and not args.no_dagster:  # the ski_slope asset writes under reports/skislope: copied beside
         _copy_ski_slopes(pipeline.reports_dir(home) / "skislope", report_dir / "skislope", {r.workload for r in rows})
-    failures = _failures(results, input_errors)
     on_roofline = () if args.per_op is None else PerOpTable(per_op).top(_per_op_top(args.per_op)).rows
-    key = None if args.output or joins or args.ski_slope else _report_key(rows, failures, per_op, on_roofline)
-    if key is not None:
-        previous = unchanged_run(pipeline.reports_dir(home), key)
-        if previous is not None and previous != report_dir and not any(report_dir.iterdir()):
-            report_dir.rmdir()
-            logger.info("%s: this call's report is that run's, file for file: no new directory", previous)
-            return per_op, failures, previous
     write_report(rows, report_dir, failures=failures, per_op=per_op, roofline_ops=on_roofline, measured_ops=joins)
     if key is not None:
         mark_run(report_dir, key)
@@ -853,19 +869,22 @@ def _write_run_report(args: argparse.Namespace, rows, results, input_errors: Seq
     return per_op, failures, report_dir
 
 
-def _report_key(rows, failures, per_op, on_roofline) -> str:
+def _report_key(rows, failures, results, home: Path) -> str:
     """What a run directory's files are made from, digested (``report.run_dir.report_key``): the
-    rows, failures and per-op rows as the files serialise them, the ops placed on the roofline and
-    solar's code (the files' formats)."""
+    rows and failures as the files serialise them, each workload's per-op rows by their digest
+    (a call record's, else of the rows: ``call_records.per_op_digest``; equal either way, so a
+    warm call reads none) and solar's code (the files' formats)."""
     import json
 
     from solar_assets.cache_store import environment_key
+    from solar_assets.dagster_defs.call_records import per_op_digest
     from solar_assets.report.run_dir import report_key
-    from solar_assets.report.writers import finite_row
+    from solar_assets.report.row_json import finite_row
 
+    digests = [r.per_op_digest if getattr(r, "per_op_digest", "") and not r.per_op else
+               per_op_digest(_per_op_of([r], home)) for r in results if r.ok and r.rows]
     return report_key([environment_key(), json.dumps([finite_row(r) for r in rows], sort_keys=True),
-                       *(f.model_dump_json() for f in failures), "per-op", *(r.model_dump_json() for r in per_op),
-                       "roofline", *(f"{r.workload}|{r.hardware}|{r.node}" for r in on_roofline)])
+                       *(f.model_dump_json() for f in failures), "per-op", *digests])
 
 
 def _copy_ski_slopes(source: Path, target: Path, workloads: set[str]) -> None:

@@ -15,6 +15,8 @@ another ``SOLAR_*`` setting; a wiped ``$SOLAR_HOME/dagster``.
 """
 from __future__ import annotations
 
+import hashlib
+
 import logging
 import os
 import re
@@ -155,7 +157,7 @@ def _fake_record(home: Path, path: Path) -> tuple[str, str]:
     """A record of one partition with a stored value on disk (no Dagster involved)."""
     from ir_schemas import PerOpRow
     from solar_assets import cache_store
-    from solar_assets.dagster_defs.call_records import CallRecord, RecordedPartition
+    from solar_assets.dagster_defs.call_records import CallRecord, RecordedPartition, per_op_file, per_op_payload
 
     stored = home / "storage" / "workload_source" / _key(path)
     stored.parent.mkdir(parents=True)
@@ -165,7 +167,10 @@ def _fake_record(home: Path, path: Path) -> tuple[str, str]:
                    macs=288, flops=576, bytes=512, compute_s=1.5e-12, memory_s=2.5e-10, time_s=2.5e-10, share=1.0,
                    limiter="memory", ir_nodes=2, exact=True)
     stat = stored.stat()
-    record = CallRecord(freshness_key=fresh, workload_key=_key(path), workload="w", path=str(path), per_op=[row],
+    payload = per_op_payload([row])
+    assert cache_store.store(per_op_file(home, _key(path)), payload)
+    record = CallRecord(freshness_key=fresh, workload_key=_key(path), workload="w", path=str(path),
+                        per_op_digest=hashlib.sha256(payload).hexdigest(),
                         partitions=[RecordedPartition(asset="workload_source", partition=_key(path), data_version="v1", storage_id=1,
                                                       storage=str(stored.relative_to(home)), size=stat.st_size,
                                                       mtime_ns=stat.st_mtime_ns)])
@@ -175,7 +180,7 @@ def _fake_record(home: Path, path: Path) -> tuple[str, str]:
 
 def test_a_record_is_a_hit_only_while_its_key_and_stored_files_match(tmp_path, caplog):
     from solar_assets import cache_store
-    from solar_assets.dagster_defs.call_records import find_hits
+    from solar_assets.dagster_defs.call_records import find_hits, per_op_digest, per_op_file, read_per_op
 
     home, path = tmp_path / "home", tmp_path / "w.py"
     path.write_text(LINEAR.format(batch=4))
@@ -183,12 +188,16 @@ def test_a_record_is_a_hit_only_while_its_key_and_stored_files_match(tmp_path, c
     keys = {str(path): _key(path)}
     (hit,) = find_hits(home, keys, {str(path): fresh}, {}).values()
     assert not hit.stale
-    assert hit.record.per_op[0].macs == 288 and hit.record.per_op[0].memory_s == 2.5e-10  # the rows survive JSON
+    (row,) = read_per_op(per_op_file(home, _key(path)))
+    assert row.macs == 288 and row.memory_s == 2.5e-10  # the rows survive JSON, in their own file
+    assert hit.record.per_op_digest == per_op_digest([row])  # the digest of the rows, read or computed
     (hit,) = find_hits(home, keys, {str(path): fresh}, {"H100_SXM": "a digest"}).values()
     assert hit.stale == ("H100_SXM",)  # a part it was never bounded on: its bound assets alone
     assert find_hits(home, keys, {str(path): "another key"}, {}) == {}
     assert find_hits(home, keys, {str(path): None}, {}) == {}
     os.utime(stored, ns=(1, 1))  # rewritten (same size): not the recorded value
+    assert find_hits(home, keys, {str(path): fresh}, {}) == {}
+    per_op_file(home, _key(path)).unlink()  # the per-op rows gone: a miss (the report needs them)
     assert find_hits(home, keys, {str(path): fresh}, {}) == {}
     fresh, stored = _fake_record(tmp_path / "home2", path)
     Path(stored).unlink()
@@ -295,7 +304,7 @@ def test_a_warm_call_starts_no_worker_and_records_nothing_new(setup, monkeypatch
     import dagster as dg
 
     from solar_assets.dagster_defs.automation import stale_partitions
-    from solar_assets.dagster_defs.call_records import load_record
+    from solar_assets.dagster_defs.call_records import load_record, per_op_digest, read_per_op
     from solar_assets.dagster_defs.definitions import build_definitions
     from solar_assets.dagster_defs.resources import SolarConfig
     from solar_assets.dagster_defs.runner import solar_instance
@@ -322,8 +331,11 @@ def test_a_warm_call_starts_no_worker_and_records_nothing_new(setup, monkeypatch
     assert again == rows
     for name in GOOD:
         assert second[name].ok and second[name].workload == first[name].workload
-        assert [o.model_dump() for o in second[name].per_op] == [o.model_dump() for o in first[name].per_op]
-        assert {o.hardware for o in second[name].per_op} == set(HARDWARE)
+        # its per-op rows stay in the record's file until a report needs them, named by their digest
+        recorded = read_per_op(second[name].per_op_file)
+        assert second[name].per_op == [] and second[name].per_op_digest == per_op_digest(first[name].per_op)
+        assert [o.model_dump() for o in recorded] == [o.model_dump() for o in first[name].per_op]
+        assert {o.hardware for o in recorded} == set(HARDWARE)
     assert _latest(home, [first[n] for n in GOOD]) == latest_before  # no new materialisation of theirs
     with solar_instance(home) as instance:
         # nothing to compute or record: no call run; the report runs, as the broken file left its list
@@ -395,6 +407,13 @@ def test_a_hardware_figure_another_set_or_setting_and_a_wiped_history_are_comput
     spec.write_text(text)
     calls, _, rows = _call(setup, GOOD, monkeypatch=monkeypatch)
     assert calls == [] and rows == _plain(setup, GOOD)  # only A6000's bound assets ran, in this process
+    from solar_assets.dagster_defs.call_records import load_record, per_op_file, read_per_op
+
+    for name in GOOD:  # the new record: A6000's per-op rows replaced, the other part's kept, none twice
+        per_op = read_per_op(per_op_file(setup["home"], _key(setup["files"][name])))
+        assert sorted({o.hardware for o in per_op}) == sorted(HARDWARE)
+        assert len({(o.hardware, o.rank) for o in per_op}) == len(per_op)
+        assert load_record(setup["home"], _key(setup["files"][name])) is not None
 
     calls, _, rows = _call(setup, GOOD, ["H100_SXM"], monkeypatch=monkeypatch)
     assert calls == [] and rows == _plain(setup, GOOD, ["H100_SXM"])  # a part the records hold

@@ -58,6 +58,10 @@ class WorkloadResult:
     failed_stage: str | None = None
     validated_size: str | None = None  # "full" or "BATCH=3,..." once the size is chosen
     per_op: list[PerOpRow] = field(default_factory=list)  # one per framework op and hardware
+    # a result answered by a call record: its per-op rows stay in the record's file until needed
+    # (``dagster_defs.call_records.read_per_op``), ``per_op`` empty; the digest names them meanwhile
+    per_op_file: str | None = None
+    per_op_digest: str = ""
     op_joins: list = field(default_factory=list)  # measure.op_join.OpJoin per measured backend (--measure --per-op)
     activity: list[str] = field(default_factory=list)  # what its code did outside its lane (workers.containment)
 

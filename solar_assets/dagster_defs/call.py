@@ -45,6 +45,7 @@ from solar_assets.dagster_defs.instance import (
     failure_message,
     home_lock,
     process_tags,
+    raise_if_interrupted,
     solar_instance,
     storage_guard,
 )
@@ -141,6 +142,7 @@ def run_analysis(instance: dg.DagsterInstance, driver: CallDriver, home: str | P
     run = job.execute_in_process(instance=instance, run_config=QUIET_LOGGERS, raise_on_error=False,
                                  tags={**process_tags(), CALL_TAG: call_id})
     if not run.success:
+        raise_if_interrupted(run)
         raise ReportRunFailed(failure_message(run, Path(home) / "reports"))
     return run.run_id
 
@@ -216,6 +218,7 @@ def report_call(instance: dg.DagsterInstance, config: SolarConfig, failures: Seq
     run = materialize(instance, config, [headroom_report],
                       run_config={"ops": {"headroom_report": {"config": report_config}}}, tags={CALL_TAG: call_id})
     if not run.success:
+        raise_if_interrupted(run)
         raise ReportRunFailed(failure_message(run, Path(config.home) / "reports"))
     latest = instance.fetch_materializations(headroom_report.key, limit=1).records
     storage_id = latest[0].storage_id if latest and latest[0].run_id == run.run_id else None

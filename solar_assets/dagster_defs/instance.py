@@ -280,6 +280,19 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def raise_if_interrupted(result: dg.ExecuteInProcessResult) -> None:
+    """A run that failed because the process was told to stop (Ctrl-C, ``kill``, ``timeout``:
+    Dagster turns the signal into ``DagsterExecutionInterruptedError`` in the step) ends the call
+    as an interrupt: not as a failed run that the CLI would answer by running the stages again
+    without Dagster."""
+    for event in result.get_step_failure_events():
+        error = event.step_failure_data.error
+        while error is not None:
+            if error.cls_name == "DagsterExecutionInterruptedError":
+                raise KeyboardInterrupt(f"{event.step_key} was interrupted")
+            error = error.cause
+
+
 def failure_message(result: dg.ExecuteInProcessResult, path: str | Path) -> str:
     """One line naming the file: the Failure's description, or the user exception's message."""
     for event in result.get_step_failure_events():

@@ -171,7 +171,7 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
         if partial and notices is not None:
             notices.extend(_bounds_notices(partial, bool(options["inverse"])))
         recorded = {p: h.record for p, h in hits.items() if p not in computed}
-        results = [computed[p] if p in computed else _recorded_result(p, recorded[p]) for p in keys]
+        results = [computed[p] if p in computed else _recorded_result(p, recorded[p], home_dir) for p in keys]
         if measure is not None:
             ok = [r.path for r in results if r.ok]
             measured = run_in_workers(ok, _materialize_measurements, pipeline.unfinished_result, None, jobs=1,
@@ -417,6 +417,7 @@ def _bounds_only(partial: dict[str, call_records.Hit], options: dict[str, Any], 
     workload code runs: ``asset_compute.worker.compute_bounds``); each result with the record's
     per-op rows of its other parts and what its run did outside its lane."""
     from solar_assets.asset_compute.worker import compute_bounds, events_file
+    from solar_assets.dagster_defs import call_records
 
     out = {}
     for path, hit in partial.items():
@@ -424,7 +425,8 @@ def _bounds_only(partial: dict[str, call_records.Hit], options: dict[str, Any], 
             on_stage(hit.record.workload, f"bounds again on {', '.join(hit.stale)} (the rest unchanged)")
         result = compute_bounds(path, options, hit.stale)
         pictures.submit(events_file(options["call_dir"], path))
-        result.per_op = [*(r for r in hit.record.per_op if r.hardware not in hit.stale), *result.per_op]
+        kept = call_records.read_per_op(call_records.per_op_file(Path(options["home"]), hit.record.workload_key))
+        result.per_op = [*(r for r in kept or () if r.hardware not in hit.stale), *result.per_op]
         result.activity = list(hit.record.activity)
         out[path] = result
         if on_stage:
@@ -448,11 +450,15 @@ def _bounds_notices(partial: dict[str, call_records.Hit], inverse: bool) -> list
     return lines
 
 
-def _recorded_result(path: str, record: call_records.CallRecord) -> WorkloadResult:
+def _recorded_result(path: str, record: call_records.CallRecord, home: Path) -> WorkloadResult:
     """The result of a file answered from its call record: no error, the recorded per-op rows
-    (its rows come from the report, as the others')."""
-    return pipeline.WorkloadResult(workload=record.workload, path=path, per_op=list(record.per_op),
-                                   activity=list(record.activity))
+    named by their file and digest, read when a report needs them (its rows come from the
+    report, as the others')."""
+    from solar_assets.dagster_defs import call_records
+
+    return pipeline.WorkloadResult(workload=record.workload, path=path, activity=list(record.activity),
+                                   per_op_file=str(call_records.per_op_file(home, record.workload_key)),
+                                   per_op_digest=record.per_op_digest)
 
 
 def _compute_workload(path: str, cache_dir: str | None, options: dict[str, Any]) -> WorkloadResult:

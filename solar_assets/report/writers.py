@@ -9,7 +9,6 @@ a non-finite figure is written as null and named in the row's ``nonfinite_note``
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,30 +17,11 @@ from typing import Any
 from ir_schemas import REPORT_SCHEMA, REPORT_VERSION, Failure, ModuleRow, PerOpRow, ReportDocument, ReportRow
 from solar_assets.report.chart_rows import MAX_ROOFLINE_WORKLOADS, charted_rows
 from solar_assets.report.roofline_plot import plot_roofline
+from solar_assets.report.row_json import finite_row, rows_as_json  # noqa: F401 (re-exported)
 from solar_assets.report.rows import rows_to_frame
 from solar_assets.report.table import format_table
 
 REPORT_STEM = "report"
-
-
-def rows_as_json(rows: Sequence[ReportRow]) -> str:
-    """The rows as a JSON array; ``allow_nan=False`` makes sure no ``Infinity`` or ``NaN`` slips through."""
-    return json.dumps([finite_row(r) for r in rows], indent=2, allow_nan=False) + "\n"
-
-
-def finite_row(row: ReportRow) -> dict:
-    """The row as a JSON-ready dict with every non-finite float replaced by null, and each one named
-    in ``nonfinite_note`` (``sol_fused_s was inf``): JSON has no inf or NaN, and a reader must not
-    take a missing figure for a figure."""
-    data = row.model_dump(mode="json")
-    notes = []
-    for key, value in data.items():
-        if isinstance(value, float) and not math.isfinite(value):
-            data[key] = None
-            notes.append(f"{key} was {value}")
-    if notes:
-        data["nonfinite_note"] = "; ".join(filter(None, [data.get("nonfinite_note", ""), *notes]))
-    return data
 
 
 def write_json(rows: Sequence[ReportRow], path: Path) -> Path:
