@@ -1,6 +1,6 @@
 """Materialise the assets for a list of workload files: what ``solar analyze`` runs.
 
-Two Dagster runs per call, not one per partition (``docs/dagster.md``): the call's run, whose one
+At most two Dagster runs per call, not one per partition (``docs/dagster.md``): the call's run, whose one
 step (``call.analyse_workloads``) runs the worker processes (``solar_assets.workers``: the time and
 memory limits, restored global state and captured output of the plain path) — each computes a
 file's asset partitions with the assets' own functions — and logs every partition they computed
@@ -11,7 +11,9 @@ message names the file and the stage) and the other workloads carry on.
 
 A file whose call record matches (``call_records``: nothing it depends on changed, its stored
 values and the instance's latest materialisations are the recorded ones) gets no worker: a warm
-call on unchanged files starts none.
+call on unchanged files starts none. A call with nothing to compute or record starts no call run,
+and no report run while the report is current (``call.report_is_current``): its stored rows and
+its checks' recorded verdicts answer.
 
 This module imports neither Dagster nor the assets at import time (``solar --no-dagster`` and the
 warm path's record lookups do without them).
@@ -78,7 +80,9 @@ def analyze_with_dagster(paths: Sequence[str | Path], hardware_names: Sequence[s
     Two runs: the call's run (``call.run_analysis``), whose one step runs the workers — each
     file's assets computed in a worker process limited to ``timeout_s`` and ``memory_limit_bytes``
     (``asset_compute.worker.compute_workload``) — and logs every asset partition they computed;
-    then the report's run, ``headroom_report`` and its checks (``call.report_call``).
+    then the report's run, ``headroom_report`` and its checks (``call.report_call``). Neither
+    runs when it would record nothing new: no file or spec to compute or record, and a report
+    whose last run read what is materialised now with this call's failures and target.
     ``on_stage(workload, stage)`` as each stage starts.
 
     A file whose call record matches (``call_records``: same freshness key, stored values
