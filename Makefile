@@ -18,8 +18,11 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/pip install -q -c constraints.txt -e '.[test,hf,postgres,dask,k8s]'  # ranges in pyproject.toml, tested versions in constraints.txt
 	touch $(STAMP)
 
+# Two workers side by side (the shipped zoo: 92 s with one, 55 s with two on a 2-core machine);
+# `make demo JOBS=1` for one.
+JOBS ?= 2
 demo: setup
-	$(BIN)/solar analyze data/workloads --hardware H100_SXM
+	$(BIN)/solar analyze data/workloads --hardware H100_SXM --jobs $(JOBS)
 
 # The fast suite (CI: .ci/run). Tests marked slow (a Dagster run per case, worker isolation with real
 # time limits, PostgreSQL, the browser, timing comparisons) run with `make test-slow`.
