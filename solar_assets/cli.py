@@ -791,41 +791,45 @@ def _failures(results, input_errors: Sequence[str]):
         [failure_from_result(r) for r in results if r.error]
 
 
-def _per_op_of(results, home: Path) -> list:
-    """The per-op rows of every bounded workload on each of its hardware: as the worker computed them,
-    else lifted again from the cached IR (the Dagster path). Nothing is traced here, so no workload
-    code runs in this process; a workload whose breakdown cannot be made is logged and left out, its
-    bounds stand. A result answered by a call record reads its rows from the record's file."""
+def _per_op_of(results, home: Path, known: dict[int, list] | None = None) -> list:
+    """The per-op rows of every bounded workload on each of its hardware (``_per_op_rows``), in
+    order; ``known``: rows already read for some results, by ``id(result)``."""
+    known = known or {}
+    return [row for r in results for row in (known[id(r)] if id(r) in known else _per_op_rows(r, home))]
+
+
+def _per_op_rows(result, home: Path) -> list:
+    """One workload's per-op rows: as the worker computed them, else read from its call record's
+    file, else lifted again from the cached IR (the Dagster path). Nothing is traced here, so no
+    workload code runs in this process; a workload whose breakdown cannot be made is logged and
+    left out, its bounds stand."""
+    if not result.ok or not result.rows:
+        return []
+    if getattr(result, "per_op", None):
+        return list(result.per_op)
+    if getattr(result, "per_op_file", None):
+        from solar_assets.dagster_defs.call_records import read_per_op
+
+        recorded = read_per_op(result.per_op_file)
+        if recorded is not None:
+            return recorded
+        logger.info("%s: its record's per-op rows are gone: lifted again from the cached IR", result.path)
+    from solar_assets.graph import build_einsum_graph
+    from solar_assets.report.per_op import per_op_rows
+
     rows = []
-    for result in results:
-        if not result.ok or not result.rows:
-            continue
-        if getattr(result, "per_op", None):
-            rows += result.per_op
-            continue
-        if getattr(result, "per_op_file", None):
-            from solar_assets.dagster_defs.call_records import read_per_op
-
-            recorded = read_per_op(result.per_op_file)
-            if recorded is not None:
-                rows += recorded
-                continue
-            logger.info("%s: its record's per-op rows are gone: lifted again from the cached IR", result.path)
-        from solar_assets.graph import build_einsum_graph
-        from solar_assets.report.per_op import per_op_rows
-
-        try:
-            src = pipeline.read_source(result.path)
-            translation = pipeline.cached_translation(src, home / "cache")
-            if translation is None:
-                logger.warning("%s: no per-op breakdown: its IR is not in the cache", result.path)
-                continue
-            graph = build_einsum_graph(translation.program)
-            for row in result.rows:
-                bounds = pipeline.bound_graph(src, graph, pipeline.load_spec(row.hardware))
-                rows += per_op_rows(result.workload, graph, bounds, row.hardware)
-        except SolarError as e:
-            logger.warning("%s: no per-op breakdown: %s", result.path, e)
+    try:
+        src = pipeline.read_source(result.path)
+        translation = pipeline.cached_translation(src, home / "cache")
+        if translation is None:
+            logger.warning("%s: no per-op breakdown: its IR is not in the cache", result.path)
+            return []
+        graph = build_einsum_graph(translation.program)
+        for row in result.rows:
+            bounds = pipeline.bound_graph(src, graph, pipeline.load_spec(row.hardware))
+            rows += per_op_rows(result.workload, graph, bounds, row.hardware)
+    except SolarError as e:
+        logger.warning("%s: no per-op breakdown: %s", result.path, e)
     return rows
 
 
@@ -841,19 +845,20 @@ def _write_run_report(args: argparse.Namespace, rows, results, input_errors: Seq
     joins = [j for r in results for j in getattr(r, "op_joins", ())]
     failures = _failures(results, input_errors)
     # --per-op places ops on the roofline and prints them: the files are written then
+    known: dict[int, list] = {}  # per-op rows read for the key, by id(result): not read twice
     key = None if args.output or joins or args.ski_slope or args.per_op is not None else \
-        _report_key(rows, failures, results, home)
+        _report_key(rows, failures, results, home, known)
     if key is not None:
         previous = unchanged_run(pipeline.reports_dir(home), key)
         if previous is not None and previous != report_dir and not any(report_dir.iterdir()):
             report_dir.rmdir()
             logger.info("%s: this call's report is that run's, file for file: no new directory", previous)
             wanted = args.json or getattr(args, "by", "op") == "module"  # printed below: read now
-            return _per_op_of(results, home) if wanted else [], failures, previous
+            return _per_op_of(results, home, known) if wanted else [], failures, previous
     from solar_assets.report import write_report
     from solar_assets.report.per_op import PerOpTable
 
-    per_op = _per_op_of(results, home)
+    per_op = _per_op_of(results, home, known)
     if joins:  # the measured fields of each op whose call is that op alone (never stored: a measurement is now's)
         from solar_assets.measure.op_join import with_measured_rows
 
@@ -869,11 +874,12 @@ def _write_run_report(args: argparse.Namespace, rows, results, input_errors: Seq
     return per_op, failures, report_dir
 
 
-def _report_key(rows, failures, results, home: Path) -> str:
+def _report_key(rows, failures, results, home: Path, known: dict[int, list]) -> str:
     """What a run directory's files are made from, digested (``report.run_dir.report_key``): the
     rows and failures as the files serialise them, each workload's per-op rows by their digest
     (a call record's, else of the rows: ``call_records.per_op_digest``; equal either way, so a
-    warm call reads none) and solar's code (the files' formats)."""
+    warm call reads none) and solar's code (the files' formats). The rows read here go into
+    ``known``, by ``id(result)``."""
     import json
 
     from solar_assets.cache_store import environment_key
@@ -881,8 +887,15 @@ def _report_key(rows, failures, results, home: Path) -> str:
     from solar_assets.report.run_dir import report_key
     from solar_assets.report.row_json import finite_row
 
-    digests = [r.per_op_digest if getattr(r, "per_op_digest", "") and not r.per_op else
-               per_op_digest(_per_op_of([r], home)) for r in results if r.ok and r.rows]
+    digests = []
+    for r in results:
+        if not r.ok or not r.rows:
+            continue
+        if getattr(r, "per_op_digest", "") and not r.per_op:
+            digests.append(r.per_op_digest)
+        else:
+            known[id(r)] = _per_op_rows(r, home)
+            digests.append(per_op_digest(known[id(r)]))
     return report_key([environment_key(), json.dumps([finite_row(r) for r in rows], sort_keys=True),
                        *(f.model_dump_json() for f in failures), "per-op", *digests])
 

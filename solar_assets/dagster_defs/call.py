@@ -220,8 +220,8 @@ def report_call(instance: dg.DagsterInstance, config: SolarConfig, failures: Seq
     if not run.success:
         raise_if_interrupted(run)
         raise ReportRunFailed(failure_message(run, Path(config.home) / "reports"))
-    latest = instance.fetch_materializations(headroom_report.key, limit=1).records
-    storage_id = latest[0].storage_id if latest and latest[0].run_id == run.run_id else None
+    latest = _latest_report(instance)
+    storage_id = latest.storage_id if latest is not None and latest.run_id == run.run_id else None
     return run.output_for_node("headroom_report"), list(run.get_asset_check_evaluations()), storage_id
 
 
@@ -233,11 +233,17 @@ def report_is_current(instance: dg.DagsterInstance, storage_id: int) -> bool:
     """The report materialised at ``storage_id`` is the latest one, and no input of it was
     materialised since (one query per asset, at most one event read back each): a call that
     recorded nothing would make the same report again."""
-    latest = instance.fetch_materializations(headroom_report.key, limit=1).records
-    if not latest or latest[0].storage_id != storage_id:
+    latest = _latest_report(instance)
+    if latest is None or latest.storage_id != storage_id:
         return False
     return not any(instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=a.key, after_storage_id=storage_id),
                                                    limit=1).records for a in REPORT_INPUTS)
+
+
+def _latest_report(instance: dg.DagsterInstance) -> dg.EventLogRecord | None:
+    """``headroom_report``'s latest materialisation."""
+    records = instance.fetch_materializations(headroom_report.key, limit=1).records
+    return records[0] if records else None
 
 
 def stored_report_rows(home: str | Path) -> list[ReportRow]:

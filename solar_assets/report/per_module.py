@@ -55,7 +55,7 @@ def path_prefixes(module: str) -> list[str]:
 @functools.lru_cache(maxsize=1 << 16)
 def _prefixes(module: str) -> tuple[str, ...]:
     """``path_prefixes`` memoised: the same module paths recur in every part's block of a workload
-    (97,602 per-op rows of KernelBench on six parts, split twice a report)."""
+    (97,602 per-op rows of KernelBench on six parts, each split into its enclosing modules)."""
     if not module:
         return ("",)
     cuts = [m.start() for m in _SPLIT.finditer(module)]
