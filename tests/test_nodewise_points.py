@@ -25,3 +25,20 @@ def test_extreme_points_through_block_maxima_equal_a_full_sort():
     got = extreme_points(u, 8)
     assert sorted(u[got[:8]].tolist()) == sorted(np.sort(u)[-8:].tolist()) and 255 in u[got[:8]]
     assert sorted(u[got[8:]].tolist()) == sorted(np.sort(u)[:8].tolist())
+
+
+def test_max_abs_finite_skips_what_is_not_finite_as_a_masked_copy_does():
+    """The compiled magnitude of a reference tensor equals numpy's max over its finite values, in
+    float32 and float64, with infinities and NaNs among them; none finite gives 0."""
+    import numpy as np
+
+    from solar_assets.validate.compare import max_abs_finite
+
+    rng = np.random.default_rng(3)
+    for dtype in (np.float32, np.float64):
+        x = rng.standard_normal((37, 129)).astype(dtype) * 10
+        x[4, 7], x[0, 0], x[36, 128] = np.inf, -np.inf, np.nan
+        expected = float(np.max(np.abs(x[np.isfinite(x)])))
+        assert max_abs_finite(x) == expected
+        assert max_abs_finite(x[:, ::2]) == float(np.max(np.abs(x[:, ::2][np.isfinite(x[:, ::2])])))
+    assert max_abs_finite(np.full(5, np.nan)) == 0.0

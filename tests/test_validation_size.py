@@ -94,13 +94,20 @@ def test_scaled_down_when_over_budget(tmp_path):
                                        validation_budget=TINY_BUDGET)
     assert result.ok, result.error
     row = result.rows[0]
-    # batch and output rows cut to odd sizes; the reduction length IN_FEATURES kept
-    assert row.validated_size == "BATCH=7,OUT_FEATURES=5"
+    # batch and output rows cut to odd sizes; the reduction length IN_FEATURES kept. The budget picks
+    # that tier (at 1/8: 7 and 5, 8.8 KiB); the scaled target (1/8 of the budget, 1,250 bytes) then
+    # scales on to the odd floor, 3 and 3 (1.7 KiB: the weights' 32 columns stay)
+    assert row.validated_size == "BATCH=3,OUT_FEATURES=3"
     assert row.macs == 64 * 32 * 48  # the bounds are of the full size
     assert row.validated and row.max_abs_error < 1e-4
-    small = pipeline.translate_source(src, constants={"BATCH": 7, "OUT_FEATURES": 5}).program
+    small = pipeline.translate_source(src, constants={"BATCH": 3, "OUT_FEATURES": 3}).program
     assert structure_difference(full, small) is None
     assert program_cost(small).within(TINY_BUDGET)
+    assert not program_cost(small).within(TINY_BUDGET.scaled_target())
+    # without a target below the budget: the first size within it
+    budget_only = ValidationBudget(TINY_BUDGET.tensor_bytes, TINY_BUDGET.iterations, scaled_share=1)
+    first = pipeline.analyze_workload(path, ["H100_SXM"], cache_dir=tmp_path / "cache", validation_budget=budget_only)
+    assert first.ok and first.rows[0].validated_size == "BATCH=7,OUT_FEATURES=5"
 
 
 def test_declared_size_wins(tmp_path):

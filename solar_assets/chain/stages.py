@@ -153,7 +153,7 @@ def choose_size(src: WorkloadSource, translation: Translation, config: RunConfig
 
     def entry() -> Path | None:  # made again to store: the search's traces may record the first reads
         return cache_store.source_entry(cache_dir, "size", src, SIZE_PACKAGES, ".json",
-                                        {"bytes": budget.tensor_bytes, "iterations": budget.iterations,
+                                        {"bytes": budget.tensor_bytes, "iterations": budget.iterations, "share": budget.scaled_share,
                                          **({"translator": translation.mode} if translation.mode != "tracer" else {})})
 
     hit = cache_store.load_json(entry(), lambda data: ValidationSizeError(str(data["error"]), data.get("nodewise_at"))

@@ -17,8 +17,14 @@ with production sizes (a 4096³ GEMM, 16 images of 512²) do not fit that comfor
    stand out), keeping divisibility between constants (``DIM % HEADS``), or by plain division
    where odd values break the model; by 1/16, 1/32, … while over budget, by 1/4 and 1/2 where 1/8
    is too small for the model (a 224² AlexNet input cut to 27² pools down to nothing). Each
-   candidate is traced, and the first whose IR is within the budget and has the full-size IR's
-   structure (``structure_difference``) is the one; at most ``MAX_ATTEMPTS`` traces. A candidate
+   candidate is traced; the tier is the first with a candidate within the budget that has the
+   full-size IR's structure (``structure_difference``), and within it the size goes on down to the
+   scaled target (``ValidationBudget.scaled_target``, 1/8 of the budget: a larger scaled size
+   checks nothing a smaller one of the same structure does not, and costs the golden run and the
+   IR's execution in proportion), keeping the cheapest that fits where the odd sizes reach their
+   floor first. After an over-target candidate the next factor is extrapolated (``_next_factor``:
+   the log-log line through the last two costs) instead of only doubled; at most ``MAX_ATTEMPTS``
+   traces. A candidate
    that fails to build or export after a scaled size fell below a kept one it was at least
    (``crossed_order``: a causal-mask buffer of ``max_seqlen`` sliced to a kept ``seq_len``) is
    retried at once with those sizes as written (unless that leaves nothing scaled: then the
@@ -97,10 +103,20 @@ class ValidationSizeError(SolarError):
 
 @dataclass(frozen=True)
 class ValidationBudget:
-    """The most a validation may cost: tensor bytes (float64) and kernel iterations of the IR."""
+    """The most a validation may cost: tensor bytes (float64) and kernel iterations of the IR.
+    ``scaled_share``: a scaled-down size aims at ``1/scaled_share`` of it (``scaled_target``)."""
 
     tensor_bytes: int = 1 << 30
     iterations: int = 2_000_000_000
+    scaled_share: int = 8
+
+    def scaled_target(self) -> ValidationBudget:
+        """What a scaled-down size aims at, within the tier the whole budget picks: once the sizes
+        are scaled, a larger one checks nothing a smaller one of the same structure does not (the
+        same kernels, loops and roles, reduction lengths kept as the tier keeps them), and the golden
+        run and the IR's execution cost in proportion to it."""
+        share = max(1, self.scaled_share)
+        return ValidationBudget(max(1, self.tensor_bytes // share), max(1, self.iterations // share), 1)
 
     def __str__(self) -> str:
         return f"{_bytes(self.tensor_bytes)} of tensors and {self.iterations:.3g} iterations"
@@ -317,6 +333,7 @@ class _Search:
     def __init__(self, path: str, full: Program, trace: Callable[[dict[str, int]], Program],
                  budget: ValidationBudget):
         self.path, self.full, self.trace, self.budget = path, full, trace, budget
+        self.target = budget.scaled_target()
         self.tried: list[str] = []
         self.seen: set[str] = set()
         self.attempts = 0
@@ -325,7 +342,10 @@ class _Search:
         self.cheapest_over: tuple[ValidationCost, dict[str, int]] | None = None  # with the full IR's structure
 
     def attempt(self, constants: dict[str, int]) -> tuple[str, ValidationCost | None]:
-        """("ok" | "over" | "failed" | "seen" | "exhausted", the cost when traced)."""
+        """("ok" | "fits" | "over" | "failed" | "seen" | "exhausted", the cost when traced): "ok"
+        within the scaled target, "fits" within the budget but not the target (both with the full
+        IR's structure), "over" over the budget, "failed" when it does not trace or its structure
+        differs."""
         key = json.dumps(constants, sort_keys=True)
         if not constants or key in self.seen:
             return "seen", None
@@ -348,6 +368,8 @@ class _Search:
         diff = structure_difference(self.full, small)
         if diff is not None:
             return self._note("failed", f"{label}: structure differs ({diff})"), cost
+        if not cost.within(self.target):
+            return self._note("fits", f"{label}: {cost}, within budget, over the scaled target"), cost
         return "ok", cost
 
     def _keep_if_cheapest(self, constants: dict[str, int], small: Program, cost: ValidationCost) -> None:
@@ -425,12 +447,17 @@ def _stalled(cost: ValidationCost, last: ValidationCost, budget: ValidationBudge
 
 def _search_tier(search: _Search, tier: ScalingTier, values: Mapping[str, int], full_cost: ValidationCost
                  ) -> tuple[dict[str, int], int, bool, ValidationCost] | None:
-    """The first usable size of the tier, or None. A tier whose first candidate leaves a dimension over
-    budget at ≥ ``STALLED`` of the full size's (an MLP's 16384² weights do not shrink with its batch)
-    is given up at once, leaving the attempts to the tiers that scale what dominates."""
+    """The tier's size: the first within the scaled target, else the cheapest within the budget
+    (a "fits": the tier is the one the budget picks, the target only how far it is scaled), or
+    None. A tier whose first candidate leaves a dimension over the target at ≥ ``STALLED`` of the
+    full size's (an MLP's 16384² weights do not shrink with its batch) ends there, leaving the
+    attempts to the tiers that scale what dominates."""
     factor, direction, last = SCALE_FACTORS[0], 0, full_cost  # direction: +1 smaller, -1 gentler
+    last_factor, jumped_from = 1, None  # where ``last`` was traced; the over-target factor a jump skipped from
     kept: set[str] = set()  # constants whose scaling reversed an order the model needs (``crossed_order``)
     over_here: dict[int, ValidationCost] = {}
+    fits: tuple[dict[str, int], int, bool, ValidationCost] | None = None  # the cheapest "fits" so far
+    target = search.target
     try:
         while 2 <= factor <= SCALE_FACTORS[-1]:
             outcomes = []
@@ -446,30 +473,71 @@ def _search_tier(search: _Search, tier: ScalingTier, values: Mapping[str, int], 
                         outcome, cost = search.attempt(scaled)
                 if outcome == "ok":
                     return scaled, factor, exact, cost
+                if outcome == "seen" and not exact and fits is not None and direction > 0:
+                    return fits  # the odd sizes are at their floor: the target is not worth sizes of 2
+                if outcome == "fits":
+                    if fits is None or _cheaper(cost, fits[3]):
+                        fits = (scaled, factor, exact, cost)
+                    outcome = "over"  # of the target: scaled on
                 outcomes.append(outcome)
                 if outcome == "exhausted":
-                    return None
+                    return fits
                 if outcome == "over":
                     earlier = search.over_at.get(factor)
-                    if _stalled(cost, last, search.budget) or (kept and earlier and _stalled(cost, earlier, search.budget)):
-                        return None  # (or: sizes kept as written made it no cheaper than an earlier tier here)
-                    last = over_here[factor] = cost
+                    if _stalled(cost, last, target) or (kept and earlier and _stalled(cost, earlier, target)):
+                        return fits  # (or: sizes kept as written made it no cheaper than an earlier tier here)
+                    next_factor = _next_factor(factor, cost, last_factor, last, target)
+                    last, last_factor = cost, factor
+                    over_here[factor] = cost
                     break  # the other variant costs about the same
             if "over" in outcomes:
                 if direction < 0:
-                    return None  # too small at the previous factor, over budget at this one
-                direction = 1
-            elif "failed" in outcomes:
+                    return fits  # too small at the previous factor, over the target at this one
+                direction, jumped_from = 1, factor
+                factor = next_factor
+                continue
+            if "failed" in outcomes:
                 if direction > 0:
-                    return None  # over budget one factor up, unusable here
+                    if jumped_from is not None and factor > 2 * jumped_from:  # a jump skipped factors: the
+                        # extrapolation is a model, so the skipped ones are tried (halving back) before giving up
+                        factor //= 2
+                        continue
+                    return fits  # over the target one factor up, unusable here
                 direction = -1
             elif direction == 0:
-                return None  # nothing new to try at 8 (the sizes are at their floor, or tried in an earlier tier)
+                return fits  # nothing new to try at 8 (the sizes are at their floor, or tried in an earlier tier)
             factor = factor * 2 if direction > 0 else factor // 2
-        return None
+        return fits
     finally:
         for f, c in over_here.items():
             search.over_at.setdefault(f, c)
+
+
+def _cheaper(a: ValidationCost, b: ValidationCost) -> bool:
+    return (a.tensor_bytes, a.iterations) < (b.tensor_bytes, b.iterations)
+
+
+def _next_factor(factor: int, cost: ValidationCost, last_factor: int, last: ValidationCost,
+                 budget: ValidationBudget) -> int:
+    """The factor to trace after ``cost`` at ``factor`` was over ``budget`` (the scaled target): the
+    smallest power of two whose cost, extrapolated on the line through this point and the last one
+    (``last`` at ``last_factor``; the full size at 1) in log-log space, is within it on both
+    dimensions; at least twice ``factor``, at most the largest factor.
+
+    A cost is a sum of products of extents, each shrinking like 1/factor until it stops at its
+    floor: its logarithm is convex in log factor, so the line under-estimates the cost beyond
+    the two points and every factor skipped is over budget too (extents such as ``n/f - k + 1``
+    bend the other way; a skip that lands on a size too small for the model halves back)."""
+    need = math.log2(2 * factor)
+    for now, was, limit in ((cost.tensor_bytes, last.tensor_bytes, budget.tensor_bytes),
+                            (cost.iterations, last.iterations, budget.iterations)):
+        if now <= limit:
+            continue
+        if was <= now or factor <= last_factor:
+            return 2 * factor  # not falling: the stall check decides, one factor on
+        slope = math.log2(was / now) / math.log2(factor / last_factor)
+        need = max(need, math.log2(factor) + math.log2(now / limit) / slope)
+    return 1 << min(math.ceil(need - 1e-9), SCALE_FACTORS[-1].bit_length() - 1)
 
 
 def _without(scaled: dict[str, int], kept: set[str]) -> dict[str, int]:

@@ -185,6 +185,23 @@ def pair_extremes(a: Any, b: Any) -> tuple[int, float, float, float]:
     return int(n), float(diff), float(max_a), float(max_b)
 
 
+@numba.njit(cache=True, nogil=True)
+def _max_abs_finite(a):  # pragma: no cover - compiled
+    top = 0.0
+    for i in range(a.size):
+        x = np.float64(a[i])
+        if np.isfinite(x) and abs(x) > top:
+            top = abs(x)
+    return top
+
+
+def max_abs_finite(a: Any) -> float:
+    """The largest magnitude among the finite elements of a float array (0.0 when none), in one
+    compiled pass: a masked copy and its absolute value cost node-wise validation of a full-size
+    model seconds per tensor (12×4096² attention scores)."""
+    return float(_max_abs_finite(_flat(a)))
+
+
 def _at(flat_index: int, shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(int(i) for i in np.unravel_index(flat_index, shape)) if shape else ()
 

@@ -27,6 +27,7 @@ from solar_assets.validate.compare import (
     _category,
     OutputSummary,
     _refusals,
+    max_abs_finite,
     summarise,
     tolerance_for,
 )
@@ -397,8 +398,7 @@ class _Checker:
             self.sampled += 1
         got = ev.value_at(t, flat)
         ref = ref_full.reshape(-1)[flat].astype(np.float64)
-        finite = ref_full[np.isfinite(ref_full)] if _category(ref_full.dtype) == "float" else ref_full
-        max_ref = float(np.max(np.abs(finite))) if finite.size else 0.0
+        max_ref = _max_magnitude(ref_full)
         rtol, atol_scale = tolerance_for("float64" if self.reference64 and _category(decl.dtype) == "float"
                                          else decl.dtype, str(ref_full.dtype))
         narrow = [self.tensors[w].dtype for w in g.written if self.tensors[w].dtype in NARROW_FLOAT_DTYPES]
@@ -434,8 +434,7 @@ class _Checker:
         full = _numpy(value)
         if tuple(full.shape) != shape or _category(full.dtype) != "float":
             return None
-        finite = full[np.isfinite(full)]
-        max_ref = float(np.max(np.abs(finite))) if finite.size else 0.0
+        max_ref = _max_magnitude(full)
         rtol, atol_scale = tolerance_for("float64")
         ref64 = full.reshape(-1)[flat].astype(np.float64)
         second = _compare_points(where, t, dtype, got, ref64, flat, shape, max_ref, rtol, atol_scale, exact,
@@ -448,6 +447,13 @@ class _Checker:
             f"{second.message}; against the framework's op recomputed in float64 on the same float32 inputs, "
             f"as its float32 value strays further (max abs error {first.max_abs_error:.3g}) than float32's "
             f"tolerance"), reference="the framework's op in float64")
+
+
+def _max_magnitude(values: np.ndarray) -> float:
+    """max |value| over the finite values (0.0 when there are none)."""
+    if _category(values.dtype) == "float":
+        return max_abs_finite(values)
+    return float(np.max(np.abs(values))) if values.size else 0.0
 
 
 def require_tracer_frame(src: WorkloadSource, translation: Translation, lowered: Program, what: str) -> None:
