@@ -154,3 +154,14 @@ def test_a_scaled_size_aims_at_the_target_in_the_tier_the_budget_picks(tmp_path:
     full = pipeline.translate_source(src).program
     size = choose_validation_size(path, full, _counted_trace(src)[0], ValidationBudget(600_000, 10**9))
     assert size.constants == {"batch_size": 3}
+
+
+def test_the_batch_tier_starts_where_cost_in_proportion_to_the_batch_would_reach_the_target():
+    from solar_assets.sizing.search import ScalingTier, _first_factor
+
+    target = ValidationBudget(tensor_bytes=1000, iterations=1000, scaled_share=1)
+    batch, rows = ScalingTier("batch", ("batch_size",)), ScalingTier("all", ("batch_size", "dim"))
+    assert _first_factor(batch, ValidationCost(100_000, 10), target) == 128  # 100× over: 1/100 at most → 128
+    assert _first_factor(batch, ValidationCost(5_000, 3_000), target) == 8  # the usual first factor
+    assert _first_factor(rows, ValidationCost(100_000, 10), target) == 8  # several sizes: the cost may fall faster
+    assert _first_factor(batch, ValidationCost(10**30, 10), target) == SCALE_FACTORS[-1]

@@ -452,8 +452,9 @@ def _search_tier(search: _Search, tier: ScalingTier, values: Mapping[str, int], 
     None. A tier whose first candidate leaves a dimension over the target at ≥ ``STALLED`` of the
     full size's (an MLP's 16384² weights do not shrink with its batch) ends there, leaving the
     attempts to the tiers that scale what dominates."""
-    factor, direction, last = SCALE_FACTORS[0], 0, full_cost  # direction: +1 smaller, -1 gentler
+    factor, direction, last = _first_factor(tier, full_cost, search.target), 0, full_cost  # direction: +1 smaller
     last_factor, jumped_from = 1, None  # where ``last`` was traced; the over-target factor a jump skipped from
+    jumped = factor > SCALE_FACTORS[0]  # this factor skipped gentler ones: halve back before plain division
     kept: set[str] = set()  # constants whose scaling reversed an order the model needs (``crossed_order``)
     over_here: dict[int, ValidationCost] = {}
     fits: tuple[dict[str, int], int, bool, ValidationCost] | None = None  # the cheapest "fits" so far
@@ -462,6 +463,8 @@ def _search_tier(search: _Search, tier: ScalingTier, values: Mapping[str, int], 
         while 2 <= factor <= SCALE_FACTORS[-1]:
             outcomes = []
             for exact in (False, True):
+                if exact and jumped:
+                    break  # the odd sizes at a gentler factor first (halving back), as a walk would have met them
                 scaled = _without(scale_constants(values, tier.names, factor, exact), kept)
                 outcome, cost = search.attempt(scaled)
                 if outcome == "failed" and search.trace_failed:
@@ -484,9 +487,10 @@ def _search_tier(search: _Search, tier: ScalingTier, values: Mapping[str, int], 
                     return fits
                 if outcome == "over":
                     earlier = search.over_at.get(factor)
-                    if _stalled(cost, last, target) or (kept and earlier and _stalled(cost, earlier, target)):
+                    limit = search.budget if fits is None else target  # the tier first; how far, once it fits
+                    if _stalled(cost, last, limit) or (kept and earlier and _stalled(cost, earlier, search.budget)):
                         return fits  # (or: sizes kept as written made it no cheaper than an earlier tier here)
-                    next_factor = _next_factor(factor, cost, last_factor, last, target)
+                    next_factor = _next_factor(factor, cost, last_factor, last, target, search.budget)
                     last, last_factor = cost, factor
                     over_here[factor] = cost
                     break  # the other variant costs about the same
@@ -494,23 +498,38 @@ def _search_tier(search: _Search, tier: ScalingTier, values: Mapping[str, int], 
                 if direction < 0:
                     return fits  # too small at the previous factor, over the target at this one
                 direction, jumped_from = 1, factor
-                factor = next_factor
+                factor, jumped = next_factor, next_factor > 2 * factor
                 continue
             if "failed" in outcomes:
                 if direction > 0:
                     if jumped_from is not None and factor > 2 * jumped_from:  # a jump skipped factors: the
                         # extrapolation is a model, so the skipped ones are tried (halving back) before giving up
                         factor //= 2
+                        jumped = factor > 2 * jumped_from
                         continue
                     return fits  # over the target one factor up, unusable here
                 direction = -1
             elif direction == 0:
                 return fits  # nothing new to try at 8 (the sizes are at their floor, or tried in an earlier tier)
             factor = factor * 2 if direction > 0 else factor // 2
+            jumped = direction < 0 and factor > SCALE_FACTORS[0]  # halving back from a first jump
         return fits
     finally:
         for f, c in over_here.items():
             search.over_at.setdefault(f, c)
+
+
+def _first_factor(tier: ScalingTier, full_cost: ValidationCost, target: ValidationBudget) -> int:
+    """8, or for the batch tier the first power of two at which the full cost divided by the factor
+    is within the target: every tensor and loop nest holds the batch at most once, so the cost falls
+    at most in proportion to it, and no smaller factor reaches the target (a factor too small for
+    the model halves back, as from 8)."""
+    if tier.name != "batch":
+        return SCALE_FACTORS[0]
+    over = max(full_cost.tensor_bytes / target.tensor_bytes, full_cost.iterations / target.iterations)
+    if over <= SCALE_FACTORS[0]:
+        return SCALE_FACTORS[0]
+    return 1 << min(math.ceil(math.log2(over) - 1e-9), SCALE_FACTORS[-1].bit_length() - 1)
 
 
 def _cheaper(a: ValidationCost, b: ValidationCost) -> bool:
@@ -518,24 +537,32 @@ def _cheaper(a: ValidationCost, b: ValidationCost) -> bool:
 
 
 def _next_factor(factor: int, cost: ValidationCost, last_factor: int, last: ValidationCost,
-                 budget: ValidationBudget) -> int:
-    """The factor to trace after ``cost`` at ``factor`` was over ``budget`` (the scaled target): the
-    smallest power of two whose cost, extrapolated on the line through this point and the last one
-    (``last`` at ``last_factor``; the full size at 1) in log-log space, is within it on both
-    dimensions; at least twice ``factor``, at most the largest factor.
+                 target: ValidationBudget, budget: ValidationBudget | None = None) -> int:
+    """The factor to trace after ``cost`` at ``factor`` was over ``target``: the smallest power of
+    two whose cost, extrapolated on the line through this point and the last one (``last`` at
+    ``last_factor``; the full size at 1) in log-log space, is within it on both dimensions; at
+    least twice ``factor``, at most the largest factor. A dimension already within ``budget`` that
+    barely falls (by less than 1 - ``STALLED`` a doubling: weights the tier does not scale) does
+    not drive the jump: it would not reach the target at any factor.
 
     A cost is a sum of products of extents, each shrinking like 1/factor until it stops at its
     floor: its logarithm is convex in log factor, so the line under-estimates the cost beyond
     the two points and every factor skipped is over budget too (extents such as ``n/f - k + 1``
     bend the other way; a skip that lands on a size too small for the model halves back)."""
     need = math.log2(2 * factor)
-    for now, was, limit in ((cost.tensor_bytes, last.tensor_bytes, budget.tensor_bytes),
-                            (cost.iterations, last.iterations, budget.iterations)):
+    budget = budget or target
+    for now, was, limit, ceiling in ((cost.tensor_bytes, last.tensor_bytes, target.tensor_bytes, budget.tensor_bytes),
+                                     (cost.iterations, last.iterations, target.iterations, budget.iterations)):
         if now <= limit:
             continue
+        within_budget = now <= ceiling
         if was <= now or factor <= last_factor:
+            if within_budget:
+                continue
             return 2 * factor  # not falling: the stall check decides, one factor on
         slope = math.log2(was / now) / math.log2(factor / last_factor)
+        if within_budget and 2.0 ** -slope >= STALLED:
+            continue
         need = max(need, math.log2(factor) + math.log2(now / limit) / slope)
     return 1 << min(math.ceil(need - 1e-9), SCALE_FACTORS[-1].bit_length() - 1)
 
