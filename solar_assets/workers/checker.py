@@ -24,6 +24,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from solar_assets.stage_clock import WAITING, clocked, timed
+from solar_assets.workers.shared_values import VALUE, VALUE_FILE, received
 
 log = logging.getLogger(__name__)
 
@@ -172,7 +173,9 @@ class NodewiseSession:
 
     def _call(self, message: tuple, live: Any = None) -> Any:
         from solar_assets.validate.nodewise_check import _numpy
+        from solar_assets.workers.shared_values import Shipments
 
+        shipped = Shipments()  # large values go through /dev/shm (``shared_values``)
         try:
             self._checker.conn.send(message)
             while True:
@@ -180,14 +183,14 @@ class NodewiseSession:
                     kind, payload = self._checker.conn.recv()
                 if kind == "get":  # a framework value the check reads, as NumPy (narrow floats widened)
                     try:
-                        value = ("value", _numpy(live[payload]))
+                        value = shipped.message(_numpy(live[payload]))
                     except Exception as e:  # noqa: BLE001 - the checker says which value failed
                         value = ("failed", f"{type(e).__name__}: {e}")
                     self._checker.conn.send(value)
                 elif kind == "get64":  # a framework op run again in float64 (``capture.CapturedValues.float64``)
                     try:
                         recomputed = live.float64(payload) if hasattr(live, "float64") else None
-                        value = ("value", None if recomputed is None else _numpy(recomputed))
+                        value = shipped.message(None if recomputed is None else _numpy(recomputed))
                     except Exception as e:  # noqa: BLE001 - the checker keeps its first verdict
                         value = ("failed", f"{type(e).__name__}: {e}")
                     self._checker.conn.send(value)
@@ -198,6 +201,8 @@ class NodewiseSession:
         except (EOFError, OSError, BrokenPipeError):
             _ACTIVE[:] = [Checker()]
             raise CheckerDied("the checker process running node-wise validation ended") from None
+        finally:
+            shipped.clear()  # what the checker did not take (it answered, or died)
 
     def on_node(self, name: str, live: Any) -> None:
         self._call(("node", name, frozenset(live)), live)
@@ -248,9 +253,9 @@ class _RemoteLive:
             self._conn.send(("get", name))
             with timed(WAITING + "the worker's framework values"):
                 kind, value = self._conn.recv()
-            if kind != "value":
+            if kind not in (VALUE, VALUE_FILE):
                 raise RuntimeError(f"the worker could not give the framework's value of {name}: {value}")
-            self._got[name] = value
+            self._got[name] = received(kind, value)
         return self._got[name]
 
     def float64(self, name: str) -> Any:
@@ -258,7 +263,7 @@ class _RemoteLive:
         self._conn.send(("get64", name))
         with timed(WAITING + "the worker's framework values"):
             kind, value = self._conn.recv()
-        return value if kind == "value" else None
+        return received(kind, value) if kind in (VALUE, VALUE_FILE) else None
 
 
 @clocked("node-wise checks (in the checker)")
