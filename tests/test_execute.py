@@ -113,9 +113,11 @@ def test_conv2d_stride2_zero_padding_matches_numpy():
     (y,) = run(p, {"X": x, "W": w})
     np.testing.assert_allclose(y, conv_reference(x, w, 2, 1), rtol=1e-12, atol=1e-12)
     src = kernel_source(parse_kernel(p.steps[0]), p)
-    # bounds are checked only where the window leaves the image: the two spatial dims
-    assert "0 <= i2 * 2 + i5 - 1 < in0.shape[2]" in src and "0 <= i3 * 2 + i6 - 1 < in0.shape[3]" in src
+    # bounds are checked only where the window leaves the image: the two spatial dims; the padding's
+    # -1 is the offset argument o0 (``codegen.Offsets``)
+    assert "0 <= i2 * 2 + i5 + o0 < in0.shape[2]" in src and "0 <= i3 * 2 + i6 + o0 < in0.shape[3]" in src
     assert src.split("def kernel")[1].count("0 <= ") == 2
+    assert plan_kernel(parse_kernel(p.steps[0]), p).offsets == (-1,)
     assert plan_einsum(parse_kernel(p.steps[0]), p.tensor_map()) is None  # padded: numba only
 
 
@@ -480,3 +482,24 @@ def test_missing_binding_and_wrong_shape_are_reported():
         execute_program(GEMM, {"input:A": randn(M, 16), "param:B": randn(K, N)})
     with pytest.raises(ValueError, match="float64 or float32"):
         execute_program(GEMM, {}, dtype=np.float16)
+
+
+def test_kernels_that_differ_only_in_subscript_constants_share_one_source():
+    """Each step of an unrolled loop reads its own slice (``X[t, i, j]``) and a concatenation writes
+    at its own offset: the constants are arguments (``codegen.Offsets``), so one compile serves all,
+    and each still computes its own slice (checked against NumPy)."""
+    x = randn(4, 3, 5)
+    plans, outputs = [], []
+    for step in range(4):
+        p = program([t("X", (4, 3, 5), "input"), t("Y", (3, 5), "output")],
+                    [k("pick", "i<3, j<5", f"Y[i, j] = X[{step}, i, j] * 2.0")])
+        plans.append(plan_kernel(parse_kernel(p.steps[0]), p))
+        (y,) = run(p, {"X": x}, einsum=False)
+        outputs.append(y)
+    assert len({pl.digest for pl in plans}) == 1 and [pl.offsets for pl in plans] == [(0,), (1,), (2,), (3,)]
+    for step, y in enumerate(outputs):
+        np.testing.assert_array_equal(y, x[step] * 2.0)
+    cat = program([t("A", (2, 5), "input"), t("Y", (6, 5), "output")],
+                  [k("place", "i<2, j<5", "Y[i + 4, j] = A[i, j]")])
+    (y,) = run(cat, {"A": x[0, :2]}, einsum=False)
+    np.testing.assert_array_equal(y[4:], x[0, :2])
