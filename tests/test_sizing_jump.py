@@ -18,26 +18,27 @@ import torch.nn as nn
 
 
 class Model(nn.Module):
-    """Simple model that performs a GELU activation."""
+    """A LeakyReLU with its slope given at construction."""
 
-    def __init__(self):
+    def __init__(self, negative_slope: float):
         super(Model, self).__init__()
+        self.negative_slope = negative_slope
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.nn.functional.gelu(x)
+        return torch.nn.functional.leaky_relu(x, negative_slope=self.negative_slope)
 
 
 batch_size = 65536
 dim = 64
+negative_slope = 0.05
 
 
 def get_inputs():
-    x = torch.rand(batch_size, dim)
-    return [x]
+    return [torch.randn(batch_size, dim)]
 
 
 def get_init_inputs():
-    return []
+    return [negative_slope]
 '''
 
 VALID_CONV = '''\
