@@ -449,9 +449,10 @@ def _search_tier(search: _Search, tier: ScalingTier, values: Mapping[str, int], 
                  ) -> tuple[dict[str, int], int, bool, ValidationCost] | None:
     """The tier's size: the first within the scaled target, else the cheapest within the budget
     (a "fits": the tier is the one the budget picks, the target only how far it is scaled), or
-    None. A tier whose first candidate leaves a dimension over the target at ≥ ``STALLED`` of the
-    full size's (an MLP's 16384² weights do not shrink with its batch) ends there, leaving the
-    attempts to the tiers that scale what dominates."""
+    None. A tier whose candidate leaves a dimension over the budget at ≥ ``STALLED`` of the last
+    cost (an MLP's 16384² weights do not shrink with its batch) ends there, leaving the attempts to
+    the tiers that scale what dominates; once a size fits, the same against the target ends the
+    scaling on."""
     factor, direction, last = _first_factor(tier, full_cost, search.target), 0, full_cost  # direction: +1 smaller
     last_factor, jumped_from = 1, None  # where ``last`` was traced; the over-target factor a jump skipped from
     jumped = factor > SCALE_FACTORS[0]  # this factor skipped gentler ones: halve back before plain division
@@ -547,7 +548,7 @@ def _next_factor(factor: int, cost: ValidationCost, last_factor: int, last: Vali
 
     A cost is a sum of products of extents, each shrinking like 1/factor until it stops at its
     floor: its logarithm is convex in log factor, so the line under-estimates the cost beyond
-    the two points and every factor skipped is over budget too (extents such as ``n/f - k + 1``
+    the two points and every factor skipped is over the target too (extents such as ``n/f - k + 1``
     bend the other way; a skip that lands on a size too small for the model halves back)."""
     need = math.log2(2 * factor)
     budget = budget or target
