@@ -153,7 +153,11 @@ def per_op_payload(rows: Sequence[PerOpRow]) -> bytes:
 
 def per_op_digest(rows: Sequence[PerOpRow]) -> str:
     """sha256 of ``per_op_payload``: equal for equal rows, whether read from a record or just computed."""
-    return hashlib.sha256(per_op_payload(rows)).hexdigest()
+    return _payload_digest(per_op_payload(rows))
+
+
+def _payload_digest(payload: bytes) -> str:
+    return hashlib.sha256(payload).hexdigest()
 
 
 def per_op_file(home: Path, workload_key: str) -> Path:
@@ -272,7 +276,7 @@ def save_record(home: Path, path: str, workload_key: str, freshness: str, worklo
     if not cache_store.store(per_op_file(home, workload_key), payload):
         return False
     record = CallRecord(freshness_key=freshness, workload_key=workload_key, workload=workload, path=path,
-                        partitions=partitions, per_op_digest=hashlib.sha256(payload).hexdigest(), hardware=hardware,
+                        partitions=partitions, per_op_digest=_payload_digest(payload), hardware=hardware,
                         activity=list(activity))
     return cache_store.store(cache_store.call_record_entry(home, workload_key), record.model_dump_json())
 

@@ -375,8 +375,7 @@ class _Search:
     def _keep_if_cheapest(self, constants: dict[str, int], small: Program, cost: ValidationCost) -> None:
         """Remember an over-budget candidate with the full IR's structure if it is the cheapest so far
         (``ValidationSizeError.nodewise_at``)."""
-        cheaper = self.cheapest_over is None or (cost.tensor_bytes, cost.iterations) < (
-            self.cheapest_over[0].tensor_bytes, self.cheapest_over[0].iterations)
+        cheaper = self.cheapest_over is None or _cheaper(cost, self.cheapest_over[0])
         if cheaper and structure_difference(self.full, small) is None:
             self.cheapest_over = (cost, dict(constants))
 
@@ -454,14 +453,18 @@ def _search_tier(search: _Search, tier: ScalingTier, values: Mapping[str, int], 
     the tiers that scale what dominates; once a size fits, the same against the target ends the
     scaling on."""
     factor, direction, last = _first_factor(tier, full_cost, search.target), 0, full_cost  # direction: +1 smaller
-    last_factor, jumped_from = 1, None  # where ``last`` was traced; the over-target factor a jump skipped from
-    jumped = factor > SCALE_FACTORS[0]  # this factor skipped gentler ones: halve back before plain division
+    last_factor = 1  # where ``last`` was traced
+    visited: set[int] = set()  # the factors this tier has been at
     kept: set[str] = set()  # constants whose scaling reversed an order the model needs (``crossed_order``)
     over_here: dict[int, ValidationCost] = {}
     fits: tuple[dict[str, int], int, bool, ValidationCost] | None = None  # the cheapest "fits" so far
     target = search.target
     try:
         while 2 <= factor <= SCALE_FACTORS[-1]:
+            # reached by a jump (the first factor's, or an extrapolation's): the gentler factor below
+            # was skipped, so it is halved back to before plain division or giving up
+            jumped = factor > SCALE_FACTORS[0] and factor // 2 not in visited
+            visited.add(factor)
             outcomes = []
             for exact in (False, True):
                 if exact and jumped:
@@ -498,22 +501,18 @@ def _search_tier(search: _Search, tier: ScalingTier, values: Mapping[str, int], 
             if "over" in outcomes:
                 if direction < 0:
                     return fits  # too small at the previous factor, over the target at this one
-                direction, jumped_from = 1, factor
-                factor, jumped = next_factor, next_factor > 2 * factor
+                direction, factor = 1, next_factor
                 continue
             if "failed" in outcomes:
                 if direction > 0:
-                    if jumped_from is not None and factor > 2 * jumped_from:  # a jump skipped factors: the
-                        # extrapolation is a model, so the skipped ones are tried (halving back) before giving up
-                        factor //= 2
-                        jumped = factor > 2 * jumped_from
+                    if jumped:  # the extrapolation is a model: the skipped factors are tried (halving
+                        factor //= 2  # back) before giving up
                         continue
                     return fits  # over the target one factor up, unusable here
                 direction = -1
             elif direction == 0:
                 return fits  # nothing new to try at 8 (the sizes are at their floor, or tried in an earlier tier)
             factor = factor * 2 if direction > 0 else factor // 2
-            jumped = direction < 0 and factor > SCALE_FACTORS[0]  # halving back from a first jump
         return fits
     finally:
         for f, c in over_here.items():
@@ -530,7 +529,7 @@ def _first_factor(tier: ScalingTier, full_cost: ValidationCost, target: Validati
     over = max(full_cost.tensor_bytes / target.tensor_bytes, full_cost.iterations / target.iterations)
     if over <= SCALE_FACTORS[0]:
         return SCALE_FACTORS[0]
-    return 1 << min(math.ceil(math.log2(over) - 1e-9), SCALE_FACTORS[-1].bit_length() - 1)
+    return _power_of_two(math.log2(over))
 
 
 def _cheaper(a: ValidationCost, b: ValidationCost) -> bool:
@@ -565,7 +564,12 @@ def _next_factor(factor: int, cost: ValidationCost, last_factor: int, last: Vali
         if within_budget and 2.0 ** -slope >= STALLED:
             continue
         need = max(need, math.log2(factor) + math.log2(now / limit) / slope)
-    return 1 << min(math.ceil(need - 1e-9), SCALE_FACTORS[-1].bit_length() - 1)
+    return _power_of_two(need)
+
+
+def _power_of_two(log2: float) -> int:
+    """The smallest power of two at or above ``2**log2``, at most the largest factor."""
+    return 1 << min(math.ceil(log2 - 1e-9), SCALE_FACTORS[-1].bit_length() - 1)
 
 
 def _without(scaled: dict[str, int], kept: set[str]) -> dict[str, int]:
