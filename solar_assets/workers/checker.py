@@ -24,7 +24,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from solar_assets.stage_clock import WAITING, clocked, timed
-from solar_assets.workers.shared_values import VALUE, VALUE_FILE, received
+from solar_assets.workers.shared_values import VALUE, VALUE_FD, received
 
 log = logging.getLogger(__name__)
 
@@ -175,25 +175,24 @@ class NodewiseSession:
         from solar_assets.validate.nodewise_check import _numpy
         from solar_assets.workers.shared_values import Shipments
 
-        shipped = Shipments()  # large values go through /dev/shm (``shared_values``)
+        shipped = Shipments()  # large values go as memory files (``shared_values``)
         try:
             self._checker.conn.send(message)
             while True:
                 with timed(WAITING + "the checker"):
                     kind, payload = self._checker.conn.recv()
-                if kind == "get":  # a framework value the check reads, as NumPy (narrow floats widened)
+                if kind in ("get", "get64"):  # a framework value the check reads, as NumPy (narrow floats
+                    # widened); get64: the framework's op run again in float64 (``capture.CapturedValues.float64``)
                     try:
-                        value = shipped.message(_numpy(live[payload]))
-                    except Exception as e:  # noqa: BLE001 - the checker says which value failed
-                        value = ("failed", f"{type(e).__name__}: {e}")
-                    self._checker.conn.send(value)
-                elif kind == "get64":  # a framework op run again in float64 (``capture.CapturedValues.float64``)
-                    try:
-                        recomputed = live.float64(payload) if hasattr(live, "float64") else None
-                        value = shipped.message(None if recomputed is None else _numpy(recomputed))
-                    except Exception as e:  # noqa: BLE001 - the checker keeps its first verdict
-                        value = ("failed", f"{type(e).__name__}: {e}")
-                    self._checker.conn.send(value)
+                        if kind == "get":
+                            value = _numpy(live[payload])
+                        else:
+                            recomputed = live.float64(payload) if hasattr(live, "float64") else None
+                            value = None if recomputed is None else _numpy(recomputed)
+                    except Exception as e:  # noqa: BLE001 - the checker says which value failed / keeps its verdict
+                        self._checker.conn.send(("failed", f"{type(e).__name__}: {e}"))
+                    else:
+                        shipped.send(self._checker.conn, value)
                 elif kind == "error":
                     raise payload
                 else:
@@ -202,7 +201,7 @@ class NodewiseSession:
             _ACTIVE[:] = [Checker()]
             raise CheckerDied("the checker process running node-wise validation ended") from None
         finally:
-            shipped.clear()  # what the checker did not take (it answered, or died)
+            shipped.clear()  # the worker's descriptors: the checker has its own (or died)
 
     def on_node(self, name: str, live: Any) -> None:
         self._call(("node", name, frozenset(live)), live)
@@ -253,9 +252,9 @@ class _RemoteLive:
             self._conn.send(("get", name))
             with timed(WAITING + "the worker's framework values"):
                 kind, value = self._conn.recv()
-            if kind not in (VALUE, VALUE_FILE):
+            if kind not in (VALUE, VALUE_FD):
                 raise RuntimeError(f"the worker could not give the framework's value of {name}: {value}")
-            self._got[name] = received(kind, value)
+            self._got[name] = received(kind, value, self._conn)
         return self._got[name]
 
     def float64(self, name: str) -> Any:
@@ -263,7 +262,7 @@ class _RemoteLive:
         self._conn.send(("get64", name))
         with timed(WAITING + "the worker's framework values"):
             kind, value = self._conn.recv()
-        return received(kind, value) if kind in (VALUE, VALUE_FILE) else None
+        return received(kind, value, self._conn) if kind in (VALUE, VALUE_FD) else None
 
 
 @clocked("node-wise checks (in the checker)")
