@@ -24,6 +24,7 @@ from solar_assets.bounds.cache_aware.mapping import (
     split_components,
     tile_candidates,
 )
+from solar_assets.bounds.cache_aware.kernels import pareto_rows
 from solar_assets.bounds.cache_aware.order_dp import order_costs
 
 logger = logging.getLogger(__name__)
@@ -225,27 +226,15 @@ def pareto_by_group(group: np.ndarray, fp: np.ndarray, tr: np.ndarray, payload: 
     footprints strictly rising and traffic strictly falling inside a group."""
     if group.size == 0:
         return group, fp, tr, payload
+    group, fp = group.astype(np.int64, copy=False), fp.astype(np.int64, copy=False)
+    tr = tr.astype(np.float64, copy=False)
     top = int(fp.max()) + 1
     if int(group.max()) >= (1 << 62) // top:  # (group, fp) does not fit one int64 key
-        order = np.lexsort((tr, fp, group))
+        order = np.lexsort((fp, group))
     else:
-        order = np.lexsort((tr, group * top + fp))  # the least traffic first among equal keys
-    group, fp, tr, payload = group[order], fp[order], tr[order], payload[order]
-    head = np.ones(group.size, dtype=bool)  # first (least-traffic) point of each (group, fp)
-    head[1:] = (group[1:] != group[:-1]) | (fp[1:] != fp[:-1])
-    group, fp, tr, payload = group[head], fp[head], tr[head], payload[head]
-    rank = np.empty(tr.size, dtype=np.int64)  # ties: the earlier point (smaller fp) ranks lower
-    rank[np.argsort(tr, kind="stable")] = np.arange(tr.size, dtype=np.int64)
-    first = np.ones(group.size, dtype=bool)
-    first[1:] = group[1:] != group[:-1]
-    gid = np.cumsum(first) - 1
-    n = np.int64(tr.size + 1)
-    running = np.minimum.accumulate(rank - gid * n) + gid * n  # cummin within each group
-    prev = np.empty_like(running)
-    prev[0] = 0
-    prev[1:] = running[:-1]
-    keep = first | (rank < prev)
-    return group[keep], fp[keep], tr[keep], payload[keep]
+        order = np.argsort(group * top + fp)
+    rows = pareto_rows(order, group, fp, tr)
+    return group[rows], fp[rows], tr[rows], payload[rows]
 
 
 def pareto(fp: np.ndarray, tr: np.ndarray, payload: np.ndarray):

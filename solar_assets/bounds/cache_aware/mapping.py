@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from solar_assets.bounds.cache_aware.kernels import tile_counts
 from solar_assets.graph.footprint import distinct_sums
 from solar_assets.graph.union_find import group_sharing
 from solar_assets.ir.expr import Dim, row_major
@@ -270,17 +271,9 @@ def _enumerated(dims, extents, cands, ranks) -> ComponentTable:
     grid = grid[:, mask]
     _, key = np.unique(key[mask], return_inverse=True)
     keyspace = int(key.max()) + 1 if key.size else 1
-    F = np.zeros(math.prod(len(c) for c in cands), dtype=np.int64)
-    S = np.zeros_like(F)
-    for flat, tup in enumerate(itertools.product(*cands)):
-        if not key.size:
-            break
-        tid = np.zeros(grid.shape[1], dtype=np.int64)
-        for i, t in enumerate(tup):
-            tid = tid * trips(extents[i], t) + grid[i] // t
-        u = np.unique(tid * keyspace + key)
-        F[flat] = np.bincount(u // keyspace).max()
-        S[flat] = u.size
+    tuples = np.array(list(itertools.product(*cands)), dtype=np.int64).reshape(-1, len(ranks))
+    F, S = tile_counts(np.ascontiguousarray(grid), key.astype(np.int64).ravel(), keyspace, tuples,
+                       np.asarray(extents, dtype=np.int64))
     return ComponentTable(F, S, True)
 
 
