@@ -267,6 +267,8 @@ Cond.model_rebuild()
 
 
 _TENSOR_MAP = "_tensor_map"  # Program.tensor_map's cache, in the instance's __dict__
+PROGRAM_DIGEST = "_digest"  # solar_assets.ir.digest's cache, in the instance's __dict__
+_NOT_PICKLED = (_TENSOR_MAP, PROGRAM_DIGEST)
 
 
 class Program(_Strict):
@@ -325,6 +327,6 @@ class Program(_Strict):
 
     def __getstate__(self) -> dict:
         state = super().__getstate__()
-        if _TENSOR_MAP in state["__dict__"]:
-            state = {**state, "__dict__": {k: v for k, v in state["__dict__"].items() if k != _TENSOR_MAP}}
+        if any(k in state["__dict__"] for k in _NOT_PICKLED):
+            state = {**state, "__dict__": {k: v for k, v in state["__dict__"].items() if k not in _NOT_PICKLED}}
         return state

@@ -26,7 +26,7 @@ from solar_assets.bounds.cache_aware import (
     tile_candidates,
 )
 from solar_assets.bounds.cache_aware.ilp import Candidate, check_termination, select_cover
-from solar_assets.bounds.cache_aware.order_dp import best_order, brute_force_order, order_costs
+from solar_assets.bounds.cache_aware.order_dp import best_order, brute_force_order, order_cost_of
 from solar_assets.bounds.cache_aware.segments import plan_segment, plan_variants
 from solar_assets.errors import SolarError
 from solar_assets.graph import build_einsum_graph
@@ -232,8 +232,7 @@ def test_order_dp_is_exact_against_every_permutation():
         weights = [rng.randint(1, 99) for _ in indexed]
         cost, order = best_order(trip, indexed, weights)
         assert cost == brute_force_order(trip, indexed, weights)
-        vec = order_costs(np.array([[trip[r]] for r in ranks]), ranks, indexed, np.array([[w] for w in weights], float))
-        assert vec[0] == cost
+        assert order_cost_of(trip, indexed, [float(w) for w in weights]) == cost
 
 
 def test_tile_candidates_are_minimal_tiles_per_trip_count():

@@ -99,6 +99,21 @@ def test_one_program_digest_shared_by_the_graph_and_the_verdict_cache():
     assert all(len(d) == 64 and int(d, 16) >= 0 for d in digests)
 
 
+def test_a_remembered_digest_follows_copies_and_stays_out_of_pickles():
+    import pickle
+
+    p = _program(0.0)
+    first = program_digest(p)
+    changed = p.model_copy(update={"name": "q"})  # copies __dict__, the remembered digest with it
+    assert program_digest(changed) != first
+    assert program_digest(changed) == program_digest(_program(0.0).model_copy(update={"name": "q"}))
+    same = p.model_copy()
+    assert program_digest(same) == first
+    back = pickle.loads(pickle.dumps(p))
+    assert all(not k.startswith("_") for k in back.__dict__)
+    assert program_digest(back) == first
+
+
 def test_the_cache_aware_einsum_is_a_view_of_the_graph_node():
     from solar_assets.bounds.cache_aware import problem_from_graph
     from solar_assets.graph import build_einsum_graph

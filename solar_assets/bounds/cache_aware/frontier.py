@@ -24,8 +24,8 @@ from solar_assets.bounds.cache_aware.mapping import (
     split_components,
     tile_candidates,
 )
-from solar_assets.bounds.cache_aware.kernels import pareto_rows
-from solar_assets.bounds.cache_aware.order_dp import order_costs
+from solar_assets.bounds.cache_aware.kernels import frontier_points, pareto_rows
+from solar_assets.bounds.cache_aware.order_dp import dp_layout
 
 logger = logging.getLogger(__name__)
 
@@ -131,60 +131,77 @@ def einsum_frontier(e: Einsum, role: Role = Role(), mode: str = "union",
     fixed.update({r: (1,) for r in partition_ranks(e, role)})
     cands, reduced = candidate_sets(e, mode, fixed, max_tuples)
     ranks = [r for r, _ in e.ranks]
-    extents = np.array([n for _, n in e.ranks], dtype=np.int64)
     shape = [len(c) for c in cands]
     total = math.prod(shape)
     pos = {r: i for i, r in enumerate(ranks)}
     fused_pos = [pos[r] for r in role.fused]
     tau_stride = [math.prod(shape[p] for p in fused_pos[k + 1:]) for k in range(len(fused_pos))]
-    cand_arr = [np.asarray(c, dtype=np.int64) for c in cands]
-    inner_pos = [i for i, r in enumerate(ranks) if r not in role.fused]
-    inner = [ranks[i] for i in inner_pos]
+    inner = [r for r in ranks if r not in role.fused]
 
     dram = [t for t in e.reads if t.tensor not in role.onchip]
     gathers = [_gathers(t, cands, pos, e.extents) for t in dram]
     out_gather = None if role.out_onchip else _gathers(e.out, cands, pos, e.extents)
     exact = all(g[1] for g in gathers) and (out_gather is None or out_gather[1])
-    indexed = [t.ranks() for t in dram] + ([e.out.ranks()] if out_gather else [])
+    uses = [(t, g) for t, (g, _) in zip(dram, gathers)] + ([(e.out, out_gather[0])] if out_gather else [])
+    indexed = [t.ranks() for t, _ in uses]
+    args = _kernel_arrays(e, role, cands, fused_pos, tau_stride, uses, indexed, inner, pos)
 
     parts = []
     for lo in range(0, total, CHUNK):
-        flat = np.arange(lo, min(total, lo + CHUNK), dtype=np.int64)
-        idx = np.stack(np.unravel_index(flat, shape)) if shape else np.zeros((0, flat.size), dtype=np.int64)
-        tiles = np.stack([cand_arr[i][idx[i]] for i in range(len(ranks))]) if ranks else idx
-        trip = -(-extents[:, None] // tiles) if ranks else idx
-        fp = np.zeros(flat.size, dtype=np.int64)
-        weights = []
-        for t, (g, _), ix in zip(dram, gathers, indexed):
-            F, S = _counts(g, idx, t.compulsory)
-            fp += t.elem_bytes * F
-            weights.append(t.elem_bytes * S.astype(np.float64) * _phi(trip, fused_pos, ranks, ix))
-        const = np.zeros(flat.size)
-        if out_gather is not None:
-            F, S = _counts(out_gather[0], idx, e.out.compulsory)
-            if not role.keep_onchip:
-                fp += e.out.elem_bytes * F
-            b = e.out.elem_bytes * S.astype(np.float64)
-            weights.append(2 * b * _phi(trip, fused_pos, ranks, indexed[-1]))
-            const += -b + (b if e.keep and not role.keep_onchip else 0)
-        w = np.stack(weights) if weights else np.zeros((0, flat.size))
-        tr = order_costs(trip[inner_pos], inner, indexed, w) + const
-        tau = np.zeros(flat.size, dtype=np.int64)
-        for p, s in zip(fused_pos, tau_stride):
-            tau += idx[p] * s
-        parts.append(pareto_by_group(tau, fp, tr, flat))
+        hi = min(total, lo + CHUNK)
+        tau, fp, tr = frontier_points(lo, hi, *args)
+        parts.append(pareto_by_group(tau, fp, tr, np.arange(lo, hi, dtype=np.int64)))
     tau, fp, tr, tid = (np.concatenate(a) for a in zip(*parts))
     tau, fp, tr, tid = pareto_by_group(tau, fp, tr, tid)
     return EinsumFrontier(e, role, cands, tau, fp, tr, tid, exact, reduced, total, time.perf_counter() - start)
 
 
-def _phi(trip: np.ndarray, fused_pos: list[int], ranks: list[str], indexed: frozenset[str]) -> np.ndarray:
-    """Trips of the segment-level loops a tensor does not index (it is re-fetched on each)."""
-    phi = np.ones(trip.shape[1], dtype=np.float64)
-    for p in fused_pos:
-        if ranks[p] not in indexed:
-            phi *= trip[p]
-    return phi
+def _kernel_arrays(e: Einsum, role: Role, cands, fused_pos: list[int], tau_stride: list[int], uses,
+                   indexed: list[frozenset[str]], inner: list[str], pos: dict[str, int]) -> tuple:
+    """``kernels.frontier_points``' arguments after ``lo, hi``: the candidate grid, each DRAM
+    tensor's accesses and count tables flattened, and the loop-order DP's rank groups."""
+    i64 = np.int64
+    shape = np.array([len(c) for c in cands], dtype=i64)
+    cand = np.zeros((len(cands), max([len(c) for c in cands], default=1)), dtype=i64)
+    for i, c in enumerate(cands):
+        cand[i, :len(c)] = c
+    extents = np.array([n for _, n in e.ranks], dtype=i64)
+    t_bytes, t_comp, t_fp, t_weight, t_const, t_acc = [], [], [], [], [], [0]
+    a_live, a_comp, c_table, c_rank, c_ranks = [], [0], [], [0], []
+    tables: dict[int, int] = {}
+    tab_F, tab_S = [], []
+    offset = 0
+    for k, (t, per_access) in enumerate(uses):
+        is_out = t is e.out and k == len(uses) - 1 and not role.out_onchip
+        t_bytes.append(t.elem_bytes)
+        t_comp.append(t.compulsory)
+        t_fp.append(0 if is_out and role.keep_onchip else 1)
+        t_weight.append(2 if is_out else 1)
+        t_const.append(0 if not is_out else 2 if e.keep and not role.keep_onchip else 1)
+        for live, tabs in per_access:
+            a_live.append(1 if live else 0)
+            for tab, ps, _ in tabs:
+                if id(tab) not in tables:
+                    tables[id(tab)] = offset
+                    tab_F.append(tab.F)
+                    tab_S.append(tab.S)
+                    offset += tab.F.size
+                c_table.append(tables[id(tab)])
+                c_ranks.extend(ps)
+                c_rank.append(len(c_ranks))
+            a_comp.append(len(c_table))
+        t_acc.append(len(a_live))
+    t_phi = np.array([[1 if e.ranks[p][0] not in ix else 0 for p in fused_pos] for ix in indexed],
+                     dtype=i64).reshape(len(uses), len(fused_pos))
+    groups, t_mask, states = dp_layout(inner, indexed)
+    g_rank = np.cumsum([0] + [len(m) for m in groups]).astype(i64)
+    g_ranks = np.array([pos[r] for m in groups for r in m], dtype=i64)
+    arr = lambda xs: np.array(xs, dtype=i64)  # noqa: E731
+    return (shape, cand, extents, arr(fused_pos), arr(tau_stride), arr(t_bytes), arr(t_comp), arr(t_fp),
+            arr(t_weight), arr(t_const), arr(t_acc), arr(a_live), arr(a_comp), arr(c_table), arr(c_rank),
+            arr(c_ranks), np.concatenate(tab_F).astype(i64) if tab_F else np.zeros(1, i64),
+            np.concatenate(tab_S).astype(i64) if tab_S else np.zeros(1, i64), t_phi, arr(t_mask), g_rank,
+            g_ranks, states)
 
 
 def _gathers(t: TensorUse, cands, pos, extents):
@@ -201,24 +218,6 @@ def _gathers(t: TensorUse, cands, pos, extents):
             tabs.append((tab, [pos[r] for r in comp.ranks], [len(cands[pos[r]]) for r in comp.ranks]))
         per_access.append((live, tabs))
     return per_access, exact
-
-
-def _counts(per_access, idx: np.ndarray, compulsory: int) -> tuple[np.ndarray, np.ndarray]:
-    m = idx.shape[1]
-    F = np.zeros(m, dtype=np.int64)
-    S = np.zeros(m, dtype=np.int64)
-    for live, tabs in per_access:
-        f = np.full(m, 1 if live else 0, dtype=np.int64)
-        s = f.copy()
-        for tab, ps, ns in tabs:
-            flat = np.zeros(m, dtype=np.int64)
-            for p, n in zip(ps, ns):
-                flat = flat * n + idx[p]
-            f *= tab.F[flat]
-            s *= tab.S[flat]
-        np.maximum(F, f, out=F)
-        np.maximum(S, s, out=S)
-    return F, np.maximum(S, compulsory)
 
 
 def pareto_by_group(group: np.ndarray, fp: np.ndarray, tr: np.ndarray, payload: np.ndarray):

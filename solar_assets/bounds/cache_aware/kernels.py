@@ -100,3 +100,135 @@ def pareto_rows(order: np.ndarray, group: np.ndarray, fp: np.ndarray, tr: np.nda
             best_tr = tr[best]
         i = j
     return keep[:kept]
+
+
+@numba.njit(cache=True, nogil=True)
+def frontier_points(lo: int, hi: int, shape: np.ndarray, cand: np.ndarray, extents: np.ndarray,
+                    tau_pos: np.ndarray, tau_stride: np.ndarray,
+                    t_bytes: np.ndarray, t_compulsory: np.ndarray, t_fp: np.ndarray, t_weight: np.ndarray,
+                    t_const: np.ndarray, t_acc: np.ndarray, a_live: np.ndarray, a_comp: np.ndarray,
+                    c_table: np.ndarray, c_rank: np.ndarray, c_ranks: np.ndarray, tab_F: np.ndarray,
+                    tab_S: np.ndarray, t_phi: np.ndarray, t_mask: np.ndarray, g_rank: np.ndarray,
+                    g_ranks: np.ndarray, states: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover - compiled
+    """τ id, buffer bytes and DRAM bytes of the tile tuples ``lo .. hi`` (flat, C order over the
+    candidate grid ``shape``): the arithmetic of ``frontier.einsum_frontier`` per tuple, in the
+    same operation order, so the floats are the same bits.
+
+    Tensor t (DRAM reads, then the output): accesses ``t_acc[t] .. t_acc[t+1]``; access a: live
+    flag and components ``a_comp[a] .. a_comp[a+1]``; component c: its table's offset in
+    ``tab_F``/``tab_S`` and ranks ``c_ranks[c_rank[c] .. c_rank[c+1]]``. ``t_fp``: whether its
+    footprint counts; ``t_weight``: 1 for a read, 2 for the output (read and written back);
+    ``t_const``: 0 none, 1 the output's ``-b``, 2 the output's ``-b + b``; ``t_phi[t, k]``: the
+    shared loop ``tau_pos[k]`` re-fetches t. Loop-order DP: groups of inner ranks
+    ``g_ranks[g_rank[g] .. g_rank[g+1]]``, ``t_mask[t]`` the groups t indexes, ``states`` the
+    subsets in the DP's order.
+    """
+    n = hi - lo
+    R = shape.size
+    T = t_bytes.size
+    G = g_rank.size - 1
+    full = (1 << G) - 1
+    tau = np.zeros(n, dtype=np.int64)
+    fp = np.zeros(n, dtype=np.int64)
+    tr = np.empty(n, dtype=np.float64)
+    idx = np.empty(R, dtype=np.int64)
+    trip = np.empty(R, dtype=np.int64)
+    weight = np.empty(T, dtype=np.float64)
+    g_trip = np.empty(G, dtype=np.float64)
+    prod = np.empty(full + 1, dtype=np.float64)
+    f = np.empty(full + 1, dtype=np.float64)
+    trips = np.empty_like(cand)  # per rank and candidate: the trip count
+    for r in range(R):
+        for i in range(shape[r]):
+            trips[r, i] = -(-extents[r] // cand[r, i])
+    rest = lo
+    for r in range(R - 1, -1, -1):
+        idx[r] = rest % shape[r]
+        rest //= shape[r]
+    for u in range(n):
+        if u:  # the next tuple in C order: an odometer step
+            r = R - 1
+            idx[r] += 1
+            while idx[r] == shape[r] and r > 0:
+                idx[r] = 0
+                r -= 1
+                idx[r] += 1
+        for r in range(R):
+            trip[r] = trips[r, idx[r]]
+        for k in range(tau_pos.size):
+            tau[u] += idx[tau_pos[k]] * tau_stride[k]
+        const = 0.0
+        for t in range(T):
+            F = 0
+            S = 0
+            for a in range(t_acc[t], t_acc[t + 1]):
+                fa = a_live[a]
+                sa = a_live[a]
+                for c in range(a_comp[a], a_comp[a + 1]):
+                    flat = 0
+                    for j in range(c_rank[c], c_rank[c + 1]):
+                        p = c_ranks[j]
+                        flat = flat * shape[p] + idx[p]
+                    fa *= tab_F[c_table[c] + flat]
+                    sa *= tab_S[c_table[c] + flat]
+                F = max(F, fa)
+                S = max(S, sa)
+            S = max(S, t_compulsory[t])
+            if t_fp[t]:
+                fp[u] += t_bytes[t] * F
+            b = np.float64(t_bytes[t]) * np.float64(S)
+            phi = 1.0
+            for k in range(tau_pos.size):
+                if t_phi[t, k]:
+                    phi *= np.float64(trip[tau_pos[k]])
+            weight[t] = (t_weight[t] * b) * phi if t_weight[t] != 1 else b * phi
+            if t_const[t] == 1:
+                const += -b + 0.0
+            elif t_const[t] == 2:
+                const += -b + b
+        for g in range(G):
+            m = 1
+            for j in range(g_rank[g], g_rank[g + 1]):
+                m *= trip[g_ranks[j]]
+            g_trip[g] = np.float64(m)
+        tr[u] = order_cost(weight, g_trip, t_mask, states, prod, f) + const
+    return tau, fp, tr
+
+
+@numba.njit(cache=True, nogil=True)
+def order_cost(weight: np.ndarray, g_trip: np.ndarray, t_mask: np.ndarray, states: np.ndarray,
+               prod: np.ndarray, f: np.ndarray) -> float:  # pragma: no cover - compiled
+    """``order_dp``'s DP over subsets of loop groups (trips ``g_trip``) for tensors of
+    ``weight`` indexing the groups ``t_mask``; ``states`` in the DP's order; ``prod`` and ``f``
+    scratch of 2^G. The least Σ weight·μ over loop orders."""
+    G = g_trip.size
+    T = weight.size
+    full = (1 << G) - 1
+    prod[0] = 1.0
+    for q in range(1, full + 1):
+        low = q & -q
+        bit = 0
+        while (1 << bit) != low:
+            bit += 1
+        prod[q] = prod[q ^ low] * g_trip[bit]
+    f[: full + 1] = np.inf
+    f[0] = 0.0
+    for s in range(states.size):
+        P = states[s]
+        for g in range(G):
+            if P >> g & 1:
+                continue
+            Q = P | (1 << g)
+            add = 0.0
+            for t in range(T):
+                mk = t_mask[t]
+                if mk >> g & 1 and not P & mk:
+                    add += weight[t] * prod[full & ~(Q | mk)]
+            cost = f[P] + add
+            if cost < f[Q]:
+                f[Q] = cost
+    free = 0.0
+    for t in range(T):
+        if t_mask[t] == 0:
+            free += weight[t]
+    return f[full] + free

@@ -22,6 +22,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from solar_assets.bounds.cache_aware.kernels import order_cost
+
 
 def best_order(trip: Mapping[str, int], indexed: Sequence[frozenset[str]],
                weights: Sequence[int]) -> tuple[int, tuple[str, ...]]:
@@ -30,7 +32,7 @@ def best_order(trip: Mapping[str, int], indexed: Sequence[frozenset[str]],
     Integer arithmetic; one-trip ranks lead the order.
     """
     live = [r for r in trip if trip[r] > 1]
-    groups = _groups(live, indexed)
+    groups = rank_groups(live, indexed)
     g_trip = [math.prod(trip[r] for r in members) for members in groups]
     masks = [sum(1 << g for g, members in enumerate(groups) if set(members) & ix) for ix in indexed]
     full = (1 << len(groups)) - 1
@@ -54,52 +56,35 @@ def best_order(trip: Mapping[str, int], indexed: Sequence[frozenset[str]],
     return cost, tuple(order)
 
 
-def order_costs(trip: np.ndarray, ranks: Sequence[str], indexed: Sequence[frozenset[str]],
-                weights: np.ndarray) -> np.ndarray:
-    """Vectorised ``best_order`` costs: ``trip`` is (R, M) int, ``weights`` (T, M) float → (M,).
+def dp_layout(ranks: Sequence[str], indexed: Sequence[frozenset[str]]) -> tuple[list[tuple[str, ...]], list[int], np.ndarray]:
+    """The DP's rank groups, each tensor's bitmask of the groups it indexes, and the subsets in
+    the order the DP visits them (by size), for ``kernels.order_cost``.
 
-    One grouping serves every tuple: one-trip ranks are kept in their signature groups (a loop
-    of one trip placed outermost changes no μ, so the minimum over orders is the same), and
+    One grouping serves every tile tuple: one-trip ranks are kept in their signature groups (a
+    loop of one trip placed outermost changes no μ, so the minimum over orders is the same), and
     merging ranks of one signature is exact for any trips.
     """
-    R, M = trip.shape
-    if M == 0:
-        return np.empty(0)
-    groups = _groups(list(ranks), indexed)
-    pos = {r: i for i, r in enumerate(ranks)}
-    g_trip = [np.prod([trip[pos[r]] for r in members], axis=0).astype(np.float64) for members in groups]
+    groups = rank_groups(list(ranks), indexed)
     masks = [sum(1 << g for g, members in enumerate(groups) if set(members) & ix) for ix in indexed]
-    return _dp(g_trip, masks, weights, M)
+    full = (1 << len(groups)) - 1
+    states = np.array(sorted(range(full + 1), key=lambda q: bin(q).count("1")), dtype=np.int64)
+    return groups, masks, states
 
 
-def _groups(live: Sequence[str], indexed: Sequence[frozenset[str]]) -> list[tuple[str, ...]]:
+def order_cost_of(trip: Mapping[str, int], indexed: Sequence[frozenset[str]], weights: Sequence[float]) -> float:
+    """``best_order``'s minimum through the compiled DP the frontier enumeration runs (float)."""
+    groups, masks, states = dp_layout(list(trip), indexed)
+    g_trip = np.array([math.prod(trip[r] for r in members) for members in groups], dtype=np.float64)
+    scratch = (np.empty(states.size), np.empty(states.size))
+    return float(order_cost(np.asarray(weights, dtype=np.float64), g_trip, np.asarray(masks, dtype=np.int64),
+                            states, *scratch))
+
+
+def rank_groups(live: Sequence[str], indexed: Sequence[frozenset[str]]) -> list[tuple[str, ...]]:
     sig: dict[tuple, list[str]] = {}
     for r in live:
         sig.setdefault(tuple(r in ix for ix in indexed), []).append(r)
     return [tuple(members) for members in sig.values()]
-
-
-def _dp(g_trip: list[np.ndarray], masks: list[int], weights: np.ndarray, m: int) -> np.ndarray:
-    G = len(g_trip)
-    full = (1 << G) - 1
-    prod = np.ones((full + 1, m), dtype=np.float64)
-    for q in range(1, full + 1):
-        low = q & -q
-        prod[q] = prod[q ^ low] * g_trip[low.bit_length() - 1]
-    f = np.full((full + 1, m), np.inf)
-    f[0] = 0.0
-    for P in sorted(range(full + 1), key=lambda s: bin(s).count("1")):
-        for g in range(G):
-            if P >> g & 1:
-                continue
-            Q = P | 1 << g
-            add = np.zeros(m)
-            for t, mk in enumerate(masks):
-                if mk >> g & 1 and not P & mk:
-                    add += weights[t] * prod[full & ~(Q | mk)]
-            np.minimum(f[Q], f[P] + add, out=f[Q])
-    const = sum((weights[t] for t, mk in enumerate(masks) if mk == 0), np.zeros(m))
-    return f[full] + const
 
 
 def brute_force_order(trip: Mapping[str, int], indexed: Sequence[frozenset[str]], weights: Sequence[int]) -> int:
