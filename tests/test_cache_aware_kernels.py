@@ -81,3 +81,31 @@ def test_pareto_by_group_with_group_ids_too_large_for_one_key() -> None:
 def test_pareto_single_group() -> None:
     fp, tr, rows = pareto(np.array([4, 1, 2, 2, 8]), np.array([1.0, 5.0, 5.0, 3.0, 1.0]), np.arange(5))
     assert (fp.tolist(), tr.tolist(), rows.tolist()) == ([1, 2, 4], [5.0, 3.0, 1.0], [1, 3, 0])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_bucket_prefilter_keeps_every_pareto_point(seed: int) -> None:
+    """Rows dropped before the sort are dominated: the Pareto points of the kept rows are those
+    of all rows, ties and identical rows included."""
+    from solar_assets.bounds.cache_aware.kernels import undominated_hint
+
+    rng = np.random.default_rng(seed)
+    n, n_tau = 5000, 3
+    tau = rng.integers(0, n_tau, size=n).astype(np.int64)
+    fp = (rng.integers(1, 1 << 12, size=n) * rng.choice([1, 1 << 10], size=n)).astype(np.int64)
+    tr = rng.integers(0, 200, size=n).astype(np.float64)
+    rows = undominated_hint(tau, fp, tr, n_tau)
+    assert rows.size < n // 2  # it does cut
+    everything = pareto_by_group(tau, fp, tr, np.arange(n))
+    kept = pareto_by_group(tau[rows], fp[rows], tr[rows], rows)
+    for a, b in zip(everything, kept):
+        assert np.array_equal(a, b)
+
+
+def test_footprint_buckets_are_monotone() -> None:
+    from solar_assets.bounds.cache_aware.kernels import _bucket
+
+    xs = list(range(0, 70)) + [2**k + d for k in range(6, 62) for d in (-1, 0, 1)]
+    buckets = [_bucket(x) for x in sorted(xs)]
+    assert buckets == sorted(buckets)
+    assert _bucket(4) < _bucket(7) < _bucket(8)  # four buckets per power of two

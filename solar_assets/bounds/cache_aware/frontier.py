@@ -24,7 +24,7 @@ from solar_assets.bounds.cache_aware.mapping import (
     split_components,
     tile_candidates,
 )
-from solar_assets.bounds.cache_aware.kernels import frontier_points, pareto_rows
+from solar_assets.bounds.cache_aware.kernels import frontier_points, pareto_rows, undominated_hint
 from solar_assets.bounds.cache_aware.order_dp import dp_layout
 
 logger = logging.getLogger(__name__)
@@ -136,6 +136,7 @@ def einsum_frontier(e: Einsum, role: Role = Role(), mode: str = "union",
     pos = {r: i for i, r in enumerate(ranks)}
     fused_pos = [pos[r] for r in role.fused]
     tau_stride = [math.prod(shape[p] for p in fused_pos[k + 1:]) for k in range(len(fused_pos))]
+    n_tau = math.prod(shape[p] for p in fused_pos)
     inner = [r for r in ranks if r not in role.fused]
 
     dram = [t for t in e.reads if t.tensor not in role.onchip]
@@ -150,7 +151,8 @@ def einsum_frontier(e: Einsum, role: Role = Role(), mode: str = "union",
     for lo in range(0, total, CHUNK):
         hi = min(total, lo + CHUNK)
         tau, fp, tr = frontier_points(lo, hi, *args)
-        parts.append(pareto_by_group(tau, fp, tr, np.arange(lo, hi, dtype=np.int64)))
+        rows = undominated_hint(tau, fp, tr, n_tau)
+        parts.append(pareto_by_group(tau[rows], fp[rows], tr[rows], rows + lo))
     tau, fp, tr, tid = (np.concatenate(a) for a in zip(*parts))
     tau, fp, tr, tid = pareto_by_group(tau, fp, tr, tid)
     return EinsumFrontier(e, role, cands, tau, fp, tr, tid, exact, reduced, total, time.perf_counter() - start)

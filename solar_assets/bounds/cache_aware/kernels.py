@@ -232,3 +232,61 @@ def order_cost(weight: np.ndarray, g_trip: np.ndarray, t_mask: np.ndarray, state
         if t_mask[t] == 0:
             free += weight[t]
     return f[full] + free
+
+
+SUB_BUCKETS = 4
+"""Footprint buckets per power of two in ``undominated_hint``."""
+
+
+@numba.njit(cache=True, nogil=True)
+def _bucket(x: int) -> int:  # pragma: no cover - compiled
+    """A monotone bucket of a non-negative integer: its bit length and the next two bits."""
+    if x <= 0:
+        return 0
+    n = 0
+    y = x
+    while y > 0:
+        y >>= 1
+        n += 1
+    frac = (x >> (n - 3)) & 3 if n >= 3 else (x << (3 - n)) & 3
+    return n * SUB_BUCKETS + frac
+
+
+@numba.njit(cache=True, nogil=True)
+def undominated_hint(tau: np.ndarray, fp: np.ndarray, tr: np.ndarray, n_tau: int) -> np.ndarray:  # pragma: no cover - compiled
+    """Rows not dominated by any row of the same τ in a lower footprint bucket: the input of the
+    exact Pareto filter, cut before its sort.
+
+    A row dropped here has a row of its τ with a strictly smaller footprint and no more traffic,
+    which also dominates everything the dropped row dominates, so the Pareto points of the rows
+    kept are those of all rows (the identical-row tie-break never meets a dropped row: its
+    dominator's footprint differs).
+    """
+    n = tau.size
+    lo = hi = _bucket(fp[0]) if n else 0
+    for i in range(n):
+        b = _bucket(fp[i])
+        lo = min(lo, b)
+        hi = max(hi, b)
+    width = hi - lo + 1
+    if n_tau * width > 4 * n:  # the table would cost more than the sort it saves
+        return np.arange(n)
+    best = np.full((n_tau, width), np.inf)
+    for i in range(n):
+        b = _bucket(fp[i]) - lo
+        if tr[i] < best[tau[i], b]:
+            best[tau[i], b] = tr[i]
+    for g in range(n_tau):  # best[g, b]: the least traffic in buckets below b
+        run = np.inf
+        for b in range(width):
+            here = best[g, b]
+            best[g, b] = run
+            if here < run:
+                run = here
+    keep = np.empty(n, dtype=np.int64)
+    kept = 0
+    for i in range(n):
+        if tr[i] < best[tau[i], _bucket(fp[i]) - lo]:
+            keep[kept] = i
+            kept += 1
+    return keep[:kept]
