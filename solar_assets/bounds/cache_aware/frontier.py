@@ -195,15 +195,14 @@ def _kernel_arrays(e: Einsum, role: Role, cands, fused_pos: list[int], tau_strid
         t_acc.append(len(a_live))
     t_phi = np.array([[1 if e.ranks[p][0] not in ix else 0 for p in fused_pos] for ix in indexed],
                      dtype=i64).reshape(len(uses), len(fused_pos))
-    groups, t_mask, states = dp_layout(inner, indexed)
+    groups, dp_plan = dp_layout(inner, indexed)
     g_rank = np.cumsum([0] + [len(m) for m in groups]).astype(i64)
     g_ranks = np.array([pos[r] for m in groups for r in m], dtype=i64)
     arr = lambda xs: np.array(xs, dtype=i64)  # noqa: E731
     return (shape, cand, extents, arr(fused_pos), arr(tau_stride), arr(t_bytes), arr(t_comp), arr(t_fp),
             arr(t_weight), arr(t_const), arr(t_acc), arr(a_live), arr(a_comp), arr(c_table), arr(c_rank),
             arr(c_ranks), np.concatenate(tab_F).astype(i64) if tab_F else np.zeros(1, i64),
-            np.concatenate(tab_S).astype(i64) if tab_S else np.zeros(1, i64), t_phi, arr(t_mask), g_rank,
-            g_ranks, states)
+            np.concatenate(tab_S).astype(i64) if tab_S else np.zeros(1, i64), t_phi, g_rank, g_ranks, *dp_plan)
 
 
 def _gathers(t: TensorUse, cands, pos, extents):

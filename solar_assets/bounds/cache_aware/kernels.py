@@ -108,8 +108,9 @@ def frontier_points(lo: int, hi: int, shape: np.ndarray, cand: np.ndarray, exten
                     t_bytes: np.ndarray, t_compulsory: np.ndarray, t_fp: np.ndarray, t_weight: np.ndarray,
                     t_const: np.ndarray, t_acc: np.ndarray, a_live: np.ndarray, a_comp: np.ndarray,
                     c_table: np.ndarray, c_rank: np.ndarray, c_ranks: np.ndarray, tab_F: np.ndarray,
-                    tab_S: np.ndarray, t_phi: np.ndarray, t_mask: np.ndarray, g_rank: np.ndarray,
-                    g_ranks: np.ndarray, states: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover - compiled
+                    tab_S: np.ndarray, t_phi: np.ndarray, g_rank: np.ndarray, g_ranks: np.ndarray,
+                    step_p: np.ndarray, step_q: np.ndarray, step_terms: np.ndarray, term_t: np.ndarray,
+                    term_q: np.ndarray, free: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover - compiled
     """τ id, buffer bytes and DRAM bytes of the tile tuples ``lo .. hi`` (flat, C order over the
     candidate grid ``shape``): the arithmetic of ``frontier.einsum_frontier`` per tuple, in the
     same operation order, so the floats are the same bits.
@@ -120,8 +121,7 @@ def frontier_points(lo: int, hi: int, shape: np.ndarray, cand: np.ndarray, exten
     footprint counts; ``t_weight``: 1 for a read, 2 for the output (read and written back);
     ``t_const``: 0 none, 1 the output's ``-b``, 2 the output's ``-b + b``; ``t_phi[t, k]``: the
     shared loop ``tau_pos[k]`` re-fetches t. Loop-order DP: groups of inner ranks
-    ``g_ranks[g_rank[g] .. g_rank[g+1]]``, ``t_mask[t]`` the groups t indexes, ``states`` the
-    subsets in the DP's order.
+    ``g_ranks[g_rank[g] .. g_rank[g+1]]`` and the steps of ``order_dp.dp_layout``.
     """
     n = hi - lo
     R = shape.size
@@ -191,18 +191,18 @@ def frontier_points(lo: int, hi: int, shape: np.ndarray, cand: np.ndarray, exten
             for j in range(g_rank[g], g_rank[g + 1]):
                 m *= trip[g_ranks[j]]
             g_trip[g] = np.float64(m)
-        tr[u] = order_cost(weight, g_trip, t_mask, states, prod, f) + const
+        tr[u] = order_cost(weight, g_trip, step_p, step_q, step_terms, term_t, term_q, free, prod, f) + const
     return tau, fp, tr
 
 
 @numba.njit(cache=True, nogil=True)
-def order_cost(weight: np.ndarray, g_trip: np.ndarray, t_mask: np.ndarray, states: np.ndarray,
+def order_cost(weight: np.ndarray, g_trip: np.ndarray, step_p: np.ndarray, step_q: np.ndarray,
+               step_terms: np.ndarray, term_t: np.ndarray, term_q: np.ndarray, free: np.ndarray,
                prod: np.ndarray, f: np.ndarray) -> float:  # pragma: no cover - compiled
-    """``order_dp``'s DP over subsets of loop groups (trips ``g_trip``) for tensors of
-    ``weight`` indexing the groups ``t_mask``; ``states`` in the DP's order; ``prod`` and ``f``
-    scratch of 2^G. The least Σ weight·μ over loop orders."""
+    """``order_dp``'s DP over subsets of loop groups (trips ``g_trip``), its steps unrolled by
+    ``order_dp.dp_layout``; ``prod`` and ``f`` scratch of 2^G. The least Σ weight·μ over loop
+    orders (a step adds its starting tensors' weights times the trips of ``term_q``'s groups)."""
     G = g_trip.size
-    T = weight.size
     full = (1 << G) - 1
     prod[0] = 1.0
     for q in range(1, full + 1):
@@ -213,25 +213,17 @@ def order_cost(weight: np.ndarray, g_trip: np.ndarray, t_mask: np.ndarray, state
         prod[q] = prod[q ^ low] * g_trip[bit]
     f[: full + 1] = np.inf
     f[0] = 0.0
-    for s in range(states.size):
-        P = states[s]
-        for g in range(G):
-            if P >> g & 1:
-                continue
-            Q = P | (1 << g)
-            add = 0.0
-            for t in range(T):
-                mk = t_mask[t]
-                if mk >> g & 1 and not P & mk:
-                    add += weight[t] * prod[full & ~(Q | mk)]
-            cost = f[P] + add
-            if cost < f[Q]:
-                f[Q] = cost
-    free = 0.0
-    for t in range(T):
-        if t_mask[t] == 0:
-            free += weight[t]
-    return f[full] + free
+    for s in range(step_p.size):
+        add = 0.0
+        for j in range(step_terms[s], step_terms[s + 1]):
+            add += weight[term_t[j]] * prod[term_q[j]]
+        cost = f[step_p[s]] + add
+        if cost < f[step_q[s]]:
+            f[step_q[s]] = cost
+    rest = 0.0
+    for t in free:
+        rest += weight[t]
+    return f[full] + rest
 
 
 SUB_BUCKETS = 4

@@ -56,9 +56,11 @@ def best_order(trip: Mapping[str, int], indexed: Sequence[frozenset[str]],
     return cost, tuple(order)
 
 
-def dp_layout(ranks: Sequence[str], indexed: Sequence[frozenset[str]]) -> tuple[list[tuple[str, ...]], list[int], np.ndarray]:
-    """The DP's rank groups, each tensor's bitmask of the groups it indexes, and the subsets in
-    the order the DP visits them (by size), for ``kernels.order_cost``.
+def dp_layout(ranks: Sequence[str], indexed: Sequence[frozenset[str]]) -> tuple[list[tuple[str, ...]], tuple[np.ndarray, ...]]:
+    """The DP's rank groups and its steps, unrolled for ``kernels.order_cost``: per step (subset P
+    grows by group g to Q, subsets visited by size, g ascending) the tensors that start there
+    (ascending) with the subset whose trips multiply their weight, and the tensors indexing no
+    group (added once).
 
     One grouping serves every tile tuple: one-trip ranks are kept in their signature groups (a
     loop of one trip placed outermost changes no μ, so the minimum over orders is the same), and
@@ -67,17 +69,30 @@ def dp_layout(ranks: Sequence[str], indexed: Sequence[frozenset[str]]) -> tuple[
     groups = rank_groups(list(ranks), indexed)
     masks = [sum(1 << g for g, members in enumerate(groups) if set(members) & ix) for ix in indexed]
     full = (1 << len(groups)) - 1
-    states = np.array(sorted(range(full + 1), key=lambda q: bin(q).count("1")), dtype=np.int64)
-    return groups, masks, states
+    step_p, step_q, step_terms, term_t, term_q = [], [], [0], [], []
+    for P in sorted(range(full + 1), key=lambda q: bin(q).count("1")):
+        for g in range(len(groups)):
+            if P >> g & 1:
+                continue
+            Q = P | 1 << g
+            for t, mk in enumerate(masks):
+                if mk >> g & 1 and not P & mk:
+                    term_t.append(t)
+                    term_q.append(full & ~(Q | mk))
+            step_p.append(P)
+            step_q.append(Q)
+            step_terms.append(len(term_t))
+    free = [t for t, mk in enumerate(masks) if mk == 0]
+    arr = lambda xs: np.array(xs, dtype=np.int64)  # noqa: E731
+    return groups, (arr(step_p), arr(step_q), arr(step_terms), arr(term_t), arr(term_q), arr(free))
 
 
 def order_cost_of(trip: Mapping[str, int], indexed: Sequence[frozenset[str]], weights: Sequence[float]) -> float:
     """``best_order``'s minimum through the compiled DP the frontier enumeration runs (float)."""
-    groups, masks, states = dp_layout(list(trip), indexed)
+    groups, plan = dp_layout(list(trip), indexed)
     g_trip = np.array([math.prod(trip[r] for r in members) for members in groups], dtype=np.float64)
-    scratch = (np.empty(states.size), np.empty(states.size))
-    return float(order_cost(np.asarray(weights, dtype=np.float64), g_trip, np.asarray(masks, dtype=np.int64),
-                            states, *scratch))
+    scratch = (np.empty(1 << len(groups)), np.empty(1 << len(groups)))
+    return float(order_cost(np.asarray(weights, dtype=np.float64), g_trip, *plan, *scratch))
 
 
 def rank_groups(live: Sequence[str], indexed: Sequence[frozenset[str]]) -> list[tuple[str, ...]]:
