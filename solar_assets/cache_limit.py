@@ -90,7 +90,25 @@ def _entries(home: Path) -> list[tuple[float, int, list[Path]]]:
 
 
 def _size(root: Path) -> int:
-    return sum(st.st_size for _, st in _walk(root))
+    """Bytes of the files under ``root`` (links not followed): ``os.scandir``'s cached entries, no
+    path objects, since every call of a warm run walks the whole home (50,000 files after KernelBench)."""
+    total = 0
+    todo = [str(root)]
+    while todo:
+        try:
+            with os.scandir(todo.pop()) as entries:
+                for entry in entries:
+                    try:
+                        if entry.is_dir():  # a link to a folder is listed as one, not followed (os.walk)
+                            if not entry.is_symlink():
+                                todo.append(entry.path)
+                        else:
+                            total += entry.stat(follow_symlinks=False).st_size
+                    except OSError:
+                        continue  # removed meanwhile (another call's temp file)
+        except OSError:
+            continue
+    return total
 
 
 def enforce_limit(home: Path, limit: int | None) -> Eviction | None:

@@ -1,4 +1,4 @@
-"""Enumerate an einsum's tile tuples (vectorised numpy) into (footprint, traffic) Pareto frontiers.
+"""Enumerate an einsum's tile tuples (one compiled pass, ``kernels``) into (footprint, traffic) Pareto frontiers.
 
 Every tuple of candidate tiles gets its buffer footprint (exact integers) and its DRAM traffic
 under its best loop order (``order_dp``); only Pareto points survive: a point is kept when no
