@@ -16,7 +16,6 @@ from typing import Any
 
 from ir_schemas import REPORT_SCHEMA, REPORT_VERSION, Failure, ModuleRow, PerOpRow, ReportDocument, ReportRow
 from solar_assets.report.chart_rows import MAX_ROOFLINE_WORKLOADS, charted_rows
-from solar_assets.report.roofline_plot import plot_roofline
 from solar_assets.report.row_json import finite_row, rows_as_json  # noqa: F401 (re-exported)
 from solar_assets.report.rows import rows_to_frame
 from solar_assets.report.table import format_table
@@ -136,6 +135,8 @@ same rows is the first one's bytes (~0.4 s of a call)."""
 
 
 def _roofline(rows: Sequence[ReportRow], path: Path, ops: Sequence[PerOpRow]) -> Path:
+    from solar_assets.report.roofline_plot import plot_roofline  # matplotlib: 0.7 s, for a call that draws
+
     drawn, note = charted_rows(rows, MAX_ROOFLINE_WORKLOADS)
     kept = {r.workload for r in drawn}
     drawn_ops = [o for o in ops if o.workload in kept]
