@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,16 +63,29 @@ class Eviction:
         return self.home_bytes - self.evicted_bytes
 
 
+def _scan(root: Path) -> Iterator[tuple[str, os.stat_result]]:
+    """Every file under ``root`` with its ``lstat``; links to folders are not followed, as
+    ``os.walk`` lists them. ``os.scandir``'s entries, no path objects: every call of a warm run
+    walks the whole home (50,000 files after KernelBench)."""
+    todo = [str(root)]
+    while todo:
+        try:
+            with os.scandir(todo.pop()) as entries:
+                for entry in entries:
+                    try:
+                        if entry.is_dir():
+                            if not entry.is_symlink():
+                                todo.append(entry.path)
+                        else:
+                            yield entry.path, entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue  # removed meanwhile (another call's temp file)
+        except OSError:
+            continue
+
+
 def _walk(root: Path) -> list[tuple[Path, os.stat_result]]:
-    out = []
-    for directory, _, names in os.walk(root):
-        for name in names:
-            path = Path(directory) / name
-            try:
-                out.append((path, path.lstat()))
-            except OSError:
-                continue  # removed meanwhile (another call's temp file)
-    return out
+    return [(Path(path), st) for path, st in _scan(root)]
 
 
 def _entries(home: Path) -> list[tuple[float, int, list[Path]]]:
@@ -90,25 +104,7 @@ def _entries(home: Path) -> list[tuple[float, int, list[Path]]]:
 
 
 def _size(root: Path) -> int:
-    """Bytes of the files under ``root`` (links not followed): ``os.scandir``'s cached entries, no
-    path objects, since every call of a warm run walks the whole home (50,000 files after KernelBench)."""
-    total = 0
-    todo = [str(root)]
-    while todo:
-        try:
-            with os.scandir(todo.pop()) as entries:
-                for entry in entries:
-                    try:
-                        if entry.is_dir():  # a link to a folder is listed as one, not followed (os.walk)
-                            if not entry.is_symlink():
-                                todo.append(entry.path)
-                        else:
-                            total += entry.stat(follow_symlinks=False).st_size
-                    except OSError:
-                        continue  # removed meanwhile (another call's temp file)
-        except OSError:
-            continue
-    return total
+    return sum(st.st_size for _, st in _scan(root))
 
 
 def enforce_limit(home: Path, limit: int | None) -> Eviction | None:

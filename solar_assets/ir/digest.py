@@ -24,7 +24,7 @@ def program_digest(program: Program) -> str:
     ``__dict__`` but has a new value in the field it changed."""
     fields = tuple(getattr(program, name) for name in type(program).model_fields)
     cached = program.__dict__.get(PROGRAM_DIGEST)
-    if cached is None or len(cached[0]) != len(fields) or any(a is not b for a, b in zip(cached[0], fields)):
+    if cached is None or any(a is not b for a, b in zip(cached[0], fields)):
         text = json.dumps(program.model_dump(), sort_keys=True, separators=(",", ":"), allow_nan=True)
         cached = (fields, hashlib.sha256(text.encode("utf-8")).hexdigest())
         program.__dict__[PROGRAM_DIGEST] = cached

@@ -143,8 +143,9 @@ def einsum_frontier(e: Einsum, role: Role = Role(), mode: str = "union",
     gathers = [_gathers(t, cands, pos, e.extents) for t in dram]
     out_gather = None if role.out_onchip else _gathers(e.out, cands, pos, e.extents)
     exact = all(g[1] for g in gathers) and (out_gather is None or out_gather[1])
-    uses = [(t, g) for t, (g, _) in zip(dram, gathers)] + ([(e.out, out_gather[0])] if out_gather else [])
-    indexed = [t.ranks() for t, _ in uses]
+    uses = [(t, g, False) for t, (g, _) in zip(dram, gathers)]
+    uses += [(e.out, out_gather[0], True)] if out_gather else []
+    indexed = [t.ranks() for t, _, _ in uses]
     args = _kernel_arrays(e, role, cands, fused_pos, tau_stride, uses, indexed, inner, pos)
 
     parts = []
@@ -161,28 +162,28 @@ def einsum_frontier(e: Einsum, role: Role = Role(), mode: str = "union",
 def _kernel_arrays(e: Einsum, role: Role, cands, fused_pos: list[int], tau_stride: list[int], uses,
                    indexed: list[frozenset[str]], inner: list[str], pos: dict[str, int]) -> tuple:
     """``kernels.frontier_points``' arguments after ``lo, hi``: the candidate grid, each DRAM
-    tensor's accesses and count tables flattened, and the loop-order DP's rank groups."""
+    tensor's accesses and count tables flattened (``uses``: tensor, per-access tables, whether it
+    is the output), and the loop-order DP's rank groups."""
     i64 = np.int64
     shape = np.array([len(c) for c in cands], dtype=i64)
     cand = np.zeros((len(cands), max([len(c) for c in cands], default=1)), dtype=i64)
     for i, c in enumerate(cands):
         cand[i, :len(c)] = c
     extents = np.array([n for _, n in e.ranks], dtype=i64)
-    t_bytes, t_comp, t_fp, t_weight, t_const, t_acc = [], [], [], [], [], [0]
+    t_bytes, t_comp, t_fp, t_weight, t_unread, t_acc = [], [], [], [], [], [0]
     a_live, a_comp, c_table, c_rank, c_ranks = [], [0], [], [0], []
     tables: dict[int, int] = {}
     tab_F, tab_S = [], []
     offset = 0
-    for k, (t, per_access) in enumerate(uses):
-        is_out = t is e.out and k == len(uses) - 1 and not role.out_onchip
+    for t, per_access, is_out in uses:
         t_bytes.append(t.elem_bytes)
         t_comp.append(t.compulsory)
         t_fp.append(0 if is_out and role.keep_onchip else 1)
         t_weight.append(2 if is_out else 1)
-        t_const.append(0 if not is_out else 2 if e.keep and not role.keep_onchip else 1)
+        t_unread.append(1 if is_out and not (e.keep and not role.keep_onchip) else 0)
         for live, tabs in per_access:
             a_live.append(1 if live else 0)
-            for tab, ps, _ in tabs:
+            for tab, ps in tabs:
                 if id(tab) not in tables:
                     tables[id(tab)] = offset
                     tab_F.append(tab.F)
@@ -200,13 +201,13 @@ def _kernel_arrays(e: Einsum, role: Role, cands, fused_pos: list[int], tau_strid
     g_ranks = np.array([pos[r] for m in groups for r in m], dtype=i64)
     arr = lambda xs: np.array(xs, dtype=i64)  # noqa: E731
     return (shape, cand, extents, arr(fused_pos), arr(tau_stride), arr(t_bytes), arr(t_comp), arr(t_fp),
-            arr(t_weight), arr(t_const), arr(t_acc), arr(a_live), arr(a_comp), arr(c_table), arr(c_rank),
+            arr(t_weight), arr(t_unread), arr(t_acc), arr(a_live), arr(a_comp), arr(c_table), arr(c_rank),
             arr(c_ranks), np.concatenate(tab_F).astype(i64) if tab_F else np.zeros(1, i64),
             np.concatenate(tab_S).astype(i64) if tab_S else np.zeros(1, i64), t_phi, g_rank, g_ranks, *dp_plan)
 
 
 def _gathers(t: TensorUse, cands, pos, extents):
-    """Per access: (live, [(table, rank positions, candidate counts)]) and whether all are exact."""
+    """Per access: (live, [(table, rank positions)]) and whether all are exact."""
     per_access = []
     exact = t.exact
     for acc in t.accesses:
@@ -216,7 +217,7 @@ def _gathers(t: TensorUse, cands, pos, extents):
             tab = component_table(comp.dims, tuple(extents[r] for r in comp.ranks),
                                   tuple(cands[pos[r]] for r in comp.ranks), comp.ranks)
             exact = exact and tab.exact
-            tabs.append((tab, [pos[r] for r in comp.ranks], [len(cands[pos[r]]) for r in comp.ranks]))
+            tabs.append((tab, [pos[r] for r in comp.ranks]))
         per_access.append((live, tabs))
     return per_access, exact
 

@@ -1,10 +1,13 @@
 """Compiled inner loops of the mapping search (numba): the per-tile element counts of an
-enumerated subscript and the per-group Pareto filter.
+enumerated subscript (``tile_counts``), each tile tuple's footprint and traffic under its best
+loop order (``frontier_points``, ``order_cost``) and the per-group Pareto filter
+(``undominated_hint``, ``pareto_rows``).
 
-They ran as NumPy calls once per candidate tuple (``np.unique`` over the loop box) and as three
-sorts per filter; on KernelBench they were a third of the cache-aware stage. The counts and the
-points kept are the same integers and rows as before (``tests/test_cache_aware_kernels.py``
-checks them against a brute force).
+They ran as NumPy calls once per candidate tuple (``np.unique`` over the loop box), as a dozen
+temporaries per chunk of tuples and as three sorts per filter: most of the cache-aware stage on
+KernelBench. The counts, frontiers and rows kept are the same integers and float bits as before
+(``tests/test_cache_aware_kernels.py`` checks them against brute force; docs/cold_path.md, fifth
+session, against the NumPy code on 5,083 KernelBench einsums).
 """
 from __future__ import annotations
 
@@ -106,7 +109,7 @@ def pareto_rows(order: np.ndarray, group: np.ndarray, fp: np.ndarray, tr: np.nda
 def frontier_points(lo: int, hi: int, shape: np.ndarray, cand: np.ndarray, extents: np.ndarray,
                     tau_pos: np.ndarray, tau_stride: np.ndarray,
                     t_bytes: np.ndarray, t_compulsory: np.ndarray, t_fp: np.ndarray, t_weight: np.ndarray,
-                    t_const: np.ndarray, t_acc: np.ndarray, a_live: np.ndarray, a_comp: np.ndarray,
+                    t_unread: np.ndarray, t_acc: np.ndarray, a_live: np.ndarray, a_comp: np.ndarray,
                     c_table: np.ndarray, c_rank: np.ndarray, c_ranks: np.ndarray, tab_F: np.ndarray,
                     tab_S: np.ndarray, t_phi: np.ndarray, g_rank: np.ndarray, g_ranks: np.ndarray,
                     step_p: np.ndarray, step_q: np.ndarray, step_terms: np.ndarray, term_t: np.ndarray,
@@ -119,7 +122,8 @@ def frontier_points(lo: int, hi: int, shape: np.ndarray, cand: np.ndarray, exten
     flag and components ``a_comp[a] .. a_comp[a+1]``; component c: its table's offset in
     ``tab_F``/``tab_S`` and ranks ``c_ranks[c_rank[c] .. c_rank[c+1]]``. ``t_fp``: whether its
     footprint counts; ``t_weight``: 1 for a read, 2 for the output (read and written back);
-    ``t_const``: 0 none, 1 the output's ``-b``, 2 the output's ``-b + b``; ``t_phi[t, k]``: the
+    ``t_unread``: the output, written without being read first (not accumulated into), so one of
+    its fetches is not charged (``-b``); ``t_phi[t, k]``: the
     shared loop ``tau_pos[k]`` re-fetches t. Loop-order DP: groups of inner ranks
     ``g_ranks[g_rank[g] .. g_rank[g+1]]`` and the steps of ``order_dp.dp_layout``.
     """
@@ -181,11 +185,9 @@ def frontier_points(lo: int, hi: int, shape: np.ndarray, cand: np.ndarray, exten
             for k in range(tau_pos.size):
                 if t_phi[t, k]:
                     phi *= np.float64(trip[tau_pos[k]])
-            weight[t] = (t_weight[t] * b) * phi if t_weight[t] != 1 else b * phi
-            if t_const[t] == 1:
-                const += -b + 0.0
-            elif t_const[t] == 2:
-                const += -b + b
+            weight[t] = (t_weight[t] * b) * phi
+            if t_unread[t]:
+                const -= b
         for g in range(G):
             m = 1
             for j in range(g_rank[g], g_rank[g + 1]):

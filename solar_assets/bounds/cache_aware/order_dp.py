@@ -34,7 +34,7 @@ def best_order(trip: Mapping[str, int], indexed: Sequence[frozenset[str]],
     live = [r for r in trip if trip[r] > 1]
     groups = rank_groups(live, indexed)
     g_trip = [math.prod(trip[r] for r in members) for members in groups]
-    masks = [sum(1 << g for g, members in enumerate(groups) if set(members) & ix) for ix in indexed]
+    masks = group_masks(groups, indexed)
     full = (1 << len(groups)) - 1
     prod = [math.prod(g_trip[g] for g in range(len(groups)) if q >> g & 1) for q in range(full + 1)]
     best: dict[int, tuple[int, list[int]]] = {0: (0, [])}
@@ -67,7 +67,7 @@ def dp_layout(ranks: Sequence[str], indexed: Sequence[frozenset[str]]) -> tuple[
     merging ranks of one signature is exact for any trips.
     """
     groups = rank_groups(list(ranks), indexed)
-    masks = [sum(1 << g for g, members in enumerate(groups) if set(members) & ix) for ix in indexed]
+    masks = group_masks(groups, indexed)
     full = (1 << len(groups)) - 1
     step_p, step_q, step_terms, term_t, term_q = [], [], [0], [], []
     for P in sorted(range(full + 1), key=lambda q: bin(q).count("1")):
@@ -93,6 +93,11 @@ def order_cost_of(trip: Mapping[str, int], indexed: Sequence[frozenset[str]], we
     g_trip = np.array([math.prod(trip[r] for r in members) for members in groups], dtype=np.float64)
     scratch = (np.empty(1 << len(groups)), np.empty(1 << len(groups)))
     return float(order_cost(np.asarray(weights, dtype=np.float64), g_trip, *plan, *scratch))
+
+
+def group_masks(groups: Sequence[tuple[str, ...]], indexed: Sequence[frozenset[str]]) -> list[int]:
+    """Per tensor, the bitmask of the rank groups it indexes."""
+    return [sum(1 << g for g, members in enumerate(groups) if set(members) & ix) for ix in indexed]
 
 
 def rank_groups(live: Sequence[str], indexed: Sequence[frozenset[str]]) -> list[tuple[str, ...]]:
