@@ -5,12 +5,12 @@ A worker (``pool``) imports and runs workload files; whatever a file leaves in t
 patched validator it restored before the snapshot looked (``tamper``), a monkeypatched NumPy
 routine the comparison calls — could decide its verdict. So each worker starts a checker before
 its first file: a child process that imports solar's executor and comparison only, and answers
-``validate_program`` requests over a pipe (the program and the golden arrays go by pickle). The
-checker is the worker's descendant, so it dies with it (a time or memory limit kills the worker's
-tree); a checker that crashes (a kernel's segfault) fails that validation with its signal, and the
-next request starts a new one. Node-wise validation runs there too (``NodewiseSession``): the
-worker's full-size framework pass answers the checker's requests for the values each op group reads,
-and the IR's evaluation, the comparison and the verdict are the checker's.
+``validate_program`` requests over a pipe (the program by pickle, the golden arrays as memory
+files: ``shared_values``). The checker is the worker's descendant, so it dies with it (a time or
+memory limit kills the worker's tree); a checker that crashes (a kernel's segfault) fails that
+validation with its signal, and the next request starts a new one. Node-wise validation runs there
+too (``NodewiseSession``): the worker's full-size framework pass answers the checker's requests for
+the values each op group reads, and the IR's evaluation, the comparison and the verdict are the checker's.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from solar_assets.stage_clock import WAITING, clocked, timed
-from solar_assets.workers.shared_values import VALUE, VALUE_FD, received
+from solar_assets.workers.shared_values import SHARED, received, send
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ class Checker:
     def validate(self, program: Any, golden: Any, *, source: str, traced: bool) -> Any:
         """``validate_program(program, golden, source=..., traced=...)`` in the checker."""
         try:
-            self.conn.send(("program", program, golden, source, traced))
+            send(self.conn, ("program", program, golden, source, traced))  # arrays as memory files
             with timed(WAITING + "the checker"):
                 kind, payload = self.conn.recv()
         except (EOFError, OSError, BrokenPipeError):
@@ -135,6 +135,8 @@ def _serve(conn: Any) -> None:
             return
         if request is None:
             return
+        if request[0] == SHARED:  # a validation: the program and its golden arrays (``shared_values``)
+            request = received(*request, conn)
         if request[0] == "nodewise":
             _serve_nodewise(conn, request[1])
             continue
@@ -173,9 +175,7 @@ class NodewiseSession:
 
     def _call(self, message: tuple, live: Any = None) -> Any:
         from solar_assets.validate.nodewise_check import _numpy
-        from solar_assets.workers.shared_values import Shipments
 
-        shipped = Shipments()  # large values go as memory files (``shared_values``)
         try:
             self._checker.conn.send(message)
             while True:
@@ -192,7 +192,7 @@ class NodewiseSession:
                     except Exception as e:  # noqa: BLE001 - the checker says which value failed / keeps its verdict
                         self._checker.conn.send(("failed", f"{type(e).__name__}: {e}"))
                     else:
-                        shipped.send(self._checker.conn, value)
+                        send(self._checker.conn, value)  # a large value as a memory file
                 elif kind == "error":
                     raise payload
                 else:
@@ -200,8 +200,6 @@ class NodewiseSession:
         except (EOFError, OSError, BrokenPipeError):
             _ACTIVE[:] = [Checker()]
             raise CheckerDied("the checker process running node-wise validation ended") from None
-        finally:
-            shipped.clear()  # the worker's descriptors: the checker has its own (or died)
 
     def on_node(self, name: str, live: Any) -> None:
         self._call(("node", name, frozenset(live)), live)
@@ -252,7 +250,7 @@ class _RemoteLive:
             self._conn.send(("get", name))
             with timed(WAITING + "the worker's framework values"):
                 kind, value = self._conn.recv()
-            if kind not in (VALUE, VALUE_FD):
+            if kind != SHARED:
                 raise RuntimeError(f"the worker could not give the framework's value of {name}: {value}")
             self._got[name] = received(kind, value, self._conn)
         return self._got[name]
@@ -262,7 +260,7 @@ class _RemoteLive:
         self._conn.send(("get64", name))
         with timed(WAITING + "the worker's framework values"):
             kind, value = self._conn.recv()
-        return received(kind, value, self._conn) if kind in (VALUE, VALUE_FD) else None
+        return received(kind, value, self._conn) if kind == SHARED else None
 
 
 @clocked("node-wise checks (in the checker)")
