@@ -503,3 +503,25 @@ def test_kernels_that_differ_only_in_subscript_constants_share_one_source():
                   [k("place", "i<2, j<5", "Y[i + 4, j] = A[i, j]")])
     (y,) = run(cat, {"A": x[0, :2]}, einsum=False)
     np.testing.assert_array_equal(y[4:], x[0, :2])
+
+
+def test_kernels_that_differ_only_in_float_constants_share_one_source():
+    """A clamp's bounds, a scale, an epsilon: the expressions' float constants are arguments
+    (``codegen.Literals``), so one compile serves every value, and each kernel still computes with
+    its own (checked against NumPy); -0.0 stays apart from 0.0."""
+    x = randn(7, 5)
+    plans = []
+    for lo, hi, scale in ((-1.0, 1.0, 2.5), (-0.25, 0.5, 1e-05), (0.0, 3.0, -7.0)):
+        p = program([t("X", (7, 5), "input"), t("Y", (7, 5), "output")],
+                    [k("clamp", "i<7, j<5", f"Y[i, j] = min(max(X[i, j], {lo}), {hi}) * {scale}")])
+        plans.append(plan_kernel(parse_kernel(p.steps[0]), p))
+        (y,) = run(p, {"X": x}, einsum=False)
+        np.testing.assert_array_equal(y, np.minimum(np.maximum(x, lo), hi) * scale)
+    assert len({pl.digest for pl in plans}) == 1
+    assert [pl.literals for pl in plans] == [(-1.0, 1.0, 2.5), (-0.25, 0.5, 1e-05), (0.0, 3.0, -7.0)]
+    assert "1e-05" not in plans[1].source and "2.5" not in plans[0].source
+    signed = program([t("X", (3,), "input"), t("Y", (3,), "output")], [k("s", "i<3", "Y[i] = X[i] * -0.0 + 1.0")])
+    plan = plan_kernel(parse_kernel(signed.steps[0]), signed)
+    assert plan.literals == (-0.0, 1.0) and math.copysign(1.0, plan.literals[0]) == -1.0  # -0.0 kept
+    (y,) = run(signed, {"X": np.array([1.0, -2.0, 0.5])}, einsum=False)
+    np.testing.assert_array_equal(y, np.array([1.0, 1.0, 1.0]))

@@ -107,6 +107,22 @@ class Offsets:
         return self._names[value]
 
 
+class Literals:
+    """The finite float constants of a kernel's expressions, as arguments ``f0, f1, …``: kernels
+    that differ only in them (``x + 1e-05`` and ``x + 0.001``, a clamp's bounds, a scale) share
+    one compiled function. The argument is a float64, as the literal was, so the arithmetic is the
+    same (LLVM no longer folds ``x * 1.0``: the result is the same value). Each occurrence is its
+    own argument, a negated one included (``-1.0``): equal values in one kernel do not make its
+    source differ from a kernel with distinct ones."""
+
+    def __init__(self) -> None:
+        self.values: list[float] = []
+
+    def name(self, value: float) -> str:
+        self.values.append(float(value))
+        return f"f{len(self.values) - 1}"
+
+
 def _index_source(a: Affine, names: Mapping[str, str], offsets: Offsets | None = None) -> str:
     """``i2 * 2 + i5 - 1`` for an affine subscript (``i2 * 2 + i5 + o0`` with ``offsets``)."""
     parts: list[str] = []
@@ -198,7 +214,8 @@ class KernelPlan:
     form: Form
     extents: tuple[int, ...]  # trip counts in the kernel's loop order: the arguments n0, n1, …
     free: tuple[str, ...] = ()  # repeat variables, passed after the extents as r0, r1, …
-    offsets: tuple[int, ...] = ()  # subscripts' constant terms, passed last as o0, o1, … (``Offsets``)
+    offsets: tuple[int, ...] = ()  # subscripts' constant terms, passed as o0, o1, … (``Offsets``)
+    literals: tuple[float, ...] = ()  # the expressions' float constants, passed last as f0, f1, … (``Literals``)
 
     @property
     def accumulates_in_memory(self) -> bool:
@@ -213,13 +230,14 @@ class _Emitter(ExprInterpreter[str]):
 
     def __init__(self, pk: ParsedKernel, tensors: Mapping[str, TensorDecl], kind: Kind,
                  names: Mapping[str, str], params: Mapping[str, str], prefix: str = "t",
-                 offsets: Offsets | None = None):
+                 offsets: Offsets | None = None, literals: Literals | None = None):
         super().__init__({v: i for i, v in enumerate([*(lp.var for lp in pk.kernel.loops), *pk.free])},
                          f"kernel {pk.kernel.name!r}")
         self.pk, self.tensors, self.kind, self.names, self.params = pk, tensors, kind, names, params
         self.temps: list[str] = []
         self.prefix = prefix
         self.offsets = offsets
+        self.literals = literals
 
     def fresh(self, text: str) -> str:
         name = f"{self.prefix}{len(self.temps)}"
@@ -273,6 +291,8 @@ class _Emitter(ExprInterpreter[str]):
         if isinstance(value, bool):
             true, false = _TRUE_FALSE[self.kind]
             return true if value else false
+        if self.literals is not None and type(value) is float and math.isfinite(value):
+            return self.literals.name(value)
         return _number(value)  # type: ignore[arg-type]
 
     def name(self, name: str) -> str:
@@ -284,6 +304,9 @@ class _Emitter(ExprInterpreter[str]):
         return f"({true} if {self.cond(node)} else {false})"
 
     def unary(self, op: ast.unaryop, operand: ast.expr, node: ast.UnaryOp) -> str:
+        if isinstance(op, ast.USub) and self.literals is not None and isinstance(operand, ast.Constant) \
+                and type(operand.value) is float and math.isfinite(operand.value):
+            return self.literals.name(-operand.value)
         if isinstance(op, ast.USub):
             return f"(-{self.run(operand)})"
         if isinstance(op, ast.UAdd):
@@ -365,6 +388,8 @@ class _Rename(ast.NodeTransformer):
 
 _SUBSCRIPT = re.compile(r"\[([^\[\]]*)\]")
 _INT = re.compile(r"(?<![\w.])\d+(?![\w.])")
+_FLOAT = re.compile(r"(?<![\w.])-?(\d+\.\d*(e[-+]?\d+)?|\d+e[-+]?\d+)(?![\w.])")
+"""A float literal in a statement's text: the comment names ``f`` where the body has ``f0, f1, …``."""
 
 
 def _without_subscript_constants(text: str) -> str:
@@ -379,11 +404,13 @@ def _without_subscript_constants(text: str) -> str:
 
 
 def _canonical_statement(pk: ParsedKernel, names: Mapping[str, str], params: Mapping[str, str],
-                         offsets: Offsets | None = None) -> str:
+                         offsets: Offsets | None = None, literals: Literals | None = None) -> str:
     rename = _Rename({**names, **params})
 
     def text(source: str) -> str:
         unparsed = ast.unparse(rename.visit(ast.parse(source.strip(), mode="eval").body))
+        if literals is not None and literals.values:
+            unparsed = _FLOAT.sub("f", unparsed)
         return _without_subscript_constants(unparsed) if offsets is not None and offsets.values else unparsed
 
     out, expr = text(pk.kernel.out), text(pk.kernel.expr)
@@ -423,11 +450,11 @@ def plan_kernel(pk: ParsedKernel, tensors: Mapping[str, TensorDecl] | Program, *
     params = {pk.out.tensor: "out", **{t: f"in{n}" for n, t in enumerate(dict.fromkeys(reads))}}
     kind = dtype_kind(tensors[pk.out.tensor].dtype)
     order, form = loop_order(pk, literal)
-    offsets = Offsets()
-    em = _Emitter(pk, tensors, kind, names, params, offsets=offsets)
+    offsets, literals = Offsets(), Literals()
+    em = _Emitter(pk, tensors, kind, names, params, offsets=offsets, literals=literals)
     value = em.value(pk.expr)
     cond = None if pk.where_expr is None else \
-        _Emitter(pk, tensors, kind, names, params, prefix="w", offsets=offsets).cond(pk.where_expr)
+        _Emitter(pk, tensors, kind, names, params, prefix="w", offsets=offsets, literals=literals).cond(pk.where_expr)
     out_em = _Emitter(pk, tensors, kind, names, params, prefix="u", offsets=offsets)  # locals of an indirect output
     out_ref = out_em.access(pk.out, "out")
     out_vars = _out_vars(pk)
@@ -480,14 +507,15 @@ def plan_kernel(pk: ParsedKernel, tensors: Mapping[str, TensorDecl] | Program, *
 
     header = [
         "# Generated by solar_assets.execute.codegen from one Affine Loop IR kernel; do not edit.",
-        f"# {_canonical_statement(pk, names, params, offsets)}",
+        f"# {_canonical_statement(pk, names, params, offsets, literals)}",
         f"# loop order {', '.join(names[v] for v in order)}; form {form}",
     ]
     for t, p in params.items():
         if tensors[t].pad_value is not None:
             header.append(f"# {p}: reads outside its shape give {tensors[t].pad_value!r}")
     signature = ", ".join([*params.values(), *sizes.values(), *(names[v] for v in pk.free),
-                           *(f"o{n}" for n in range(len(offsets.values)))])
+                           *(f"o{n}" for n in range(len(offsets.values))),
+                           *(f"f{n}" for n in range(len(literals.values)))])
     source = "\n".join([
         *header,
         "import math",
@@ -504,7 +532,7 @@ def plan_kernel(pk: ParsedKernel, tensors: Mapping[str, TensorDecl] | Program, *
     ])
     digest = source_digest(source)
     return KernelPlan(source, digest, tuple(params), tuple(order), form, tuple(lp.extent for lp in k.loops),
-                      tuple(pk.free), tuple(offsets.values))
+                      tuple(pk.free), tuple(offsets.values), tuple(literals.values))
 
 
 def kernel_source(pk: ParsedKernel, tensors: Mapping[str, TensorDecl] | Program, *,

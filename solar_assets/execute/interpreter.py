@@ -206,7 +206,7 @@ class Executor(ProgramInterpreter):
         if plan.accumulates_in_memory and out.dtype == np.float32 and not aliased:
             target = out.astype(np.float64)  # accumulate in float64, store float32
         args = [target, *(reads[t] for t in plan.params[1:]), *plan.extents, *(free[v] for v in plan.free),
-                *plan.offsets]
+                *plan.offsets, *plan.literals]
         n_signatures = len(fn.signatures)
         fn(*args)
         if len(fn.signatures) > n_signatures:
