@@ -120,13 +120,14 @@ def export_graph(model: Any, inputs: list[Any], path: str) -> Any:
     ``solar::`` ops, ``torch_lowering.recurrent.whole_recurrent_ops``)."""
     import torch
 
-    from solar_assets.translate.export_speed import materialise_when_registrations_change
+    from solar_assets.translate.export_speed import fast_cia_override, materialise_when_registrations_change
     from solar_assets.translate.torch_lowering.recurrent import whole_recurrent_ops
 
     from solar_assets.workloads.torch_training import TrainStep, trace_joint
     from solar_assets.workloads.training import NotDifferentiable
 
-    materialise_when_registrations_change()  # torch's fixed cost per export, once per process
+    materialise_when_registrations_change()  # torch's fixed costs per export (``export_speed``)
+    fast_cia_override()
     try:
         with warnings.catch_warnings(), fake_tensor_failures_quiet(shown_when_verbose=True):
             warnings.simplefilter("ignore")
