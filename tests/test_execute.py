@@ -525,3 +525,46 @@ def test_kernels_that_differ_only_in_float_constants_share_one_source():
     assert plan.literals == (-0.0, 1.0) and math.copysign(1.0, plan.literals[0]) == -1.0  # -0.0 kept
     (y,) = run(signed, {"X": np.array([1.0, -2.0, 0.5])}, einsum=False)
     np.testing.assert_array_equal(y, np.array([1.0, 1.0, 1.0]))
+
+
+def test_an_elementwise_kernel_runs_as_one_loop_whatever_its_rank():
+    """``Y[...] = f(X[...], Z[...], s)`` over whole tensors of one shape runs over the flat views
+    (``execute.flatten``): one source at ranks 2, 3 and 4, and NumPy's values at each."""
+    from solar_assets.execute.flatten import flat_kernel
+
+    digests = set()
+    for shape in ((6, 5), (2, 3, 5), (2, 1, 3, 4)):
+        names = [f"i{d}" for d in range(len(shape))]
+        loops = ", ".join(f"{v}<{n}" for v, n in zip(names, shape))
+        sub = ", ".join(names)
+        p = program([t("X", shape, "input"), t("Z", shape, "input"), t("S", (), "input"), t("Y", shape, "output")],
+                    [k("ew", loops, f"Y[{sub}] = tanh(X[{sub}]) * S[()] + max(Z[{sub}], 0.5)")])
+        pk = parse_kernel(p.steps[0])
+        flat = flat_kernel(pk, p.tensor_map())
+        assert flat is not None and [lp.extent for lp in flat[0].kernel.loops] == [int(np.prod(shape))]
+        digests.add(plan_kernel(*flat).digest)
+        x, z, s = randn(*shape), randn(*shape), np.array(1.5)
+        (y,) = run(p, {"X": x, "Z": z, "S": s}, einsum=False)
+        np.testing.assert_allclose(y, np.tanh(x) * 1.5 + np.maximum(z, 0.5), rtol=1e-14, atol=1e-15)  # (an fma)
+    assert len(digests) == 1
+
+
+@pytest.mark.parametrize("kind, tensors, stmt", [
+    ("broadcast", [t("X", (4, 5), "input"), t("B", (5,), "input")], "Y[i, j] = X[i, j] + B[j]"),
+    ("transpose", [t("X", (5, 4), "input")], "Y[i, j] = X[j, i]"),
+    ("loop-value", [t("X", (4, 5), "input")], "Y[i, j] = X[i, j] * j"),
+    ("padded", [t("X", (4, 5), "input", pad=0.0)], "Y[i, j] = X[i, j]"),
+    ("larger", [t("X", (4, 6), "input")], "Y[i, j] = X[i, j]"),  # a read larger than the loop box
+    ("accumulate", [t("X", (4, 5), "input")], "Y[i, j] += X[i, j]"),
+], ids=lambda v: v if isinstance(v, str) and " " not in v else "")
+def test_what_is_not_elementwise_over_whole_tensors_keeps_its_nest(kind, tensors, stmt):
+    from solar_assets.execute.flatten import flat_kernel
+
+    p = program([*tensors, t("Y", (4, 5), "output")], [k("nest", "i<4, j<5", stmt)])
+    assert flat_kernel(parse_kernel(p.steps[0]), p.tensor_map()) is None
+    values = {x.name: randn(*x.shape) for x in tensors}
+    (y,) = run(p, values, einsum=False)
+    x = values["X"]
+    expected = {"broadcast": lambda: x + values["B"], "transpose": lambda: x.T, "loop-value": lambda: x * np.arange(5),
+                "padded": lambda: x, "larger": lambda: x[:, :5], "accumulate": lambda: x}[kind]()
+    np.testing.assert_array_equal(y, expected)

@@ -20,6 +20,7 @@ from solar_assets.errors import SolarError
 from solar_assets.execute.cache import load_kernel
 from solar_assets.execute.codegen import dtype_kind, plan_kernel
 from solar_assets.execute.einsum_path import plan_einsum, run_einsum
+from solar_assets.execute.flatten import flat_kernel
 from solar_assets.ir.dtypes import NARROW_FLOAT_DTYPES, numpy_dtype, round_to
 from solar_assets.ir import Affine, ParsedKernel, check_program, format_kernel, format_step, parse_kernel
 from solar_assets.ir.linalg import run as run_linalg
@@ -200,18 +201,25 @@ class Executor(ProgramInterpreter):
                 self._round_conversion(pk, out, free)
                 self.records.append(StepRecord(step.name, "einsum", time.perf_counter() - start))
                 return
-        plan = plan_kernel(pk, self.tensors, literal=aliased)
+        flat = None if aliased else flat_kernel(pk, self.tensors)
+        if flat is not None and all(a.flags.c_contiguous for a in (out, *reads.values()) if a.ndim):
+            plan = plan_kernel(*flat)  # one loop over the flat views (``flatten``): they write into ``out``
+            target, reads = out.reshape(-1), {t: a.reshape(-1) if a.ndim else a for t, a in reads.items()}
+            widened = False
+        else:
+            plan = plan_kernel(pk, self.tensors, literal=aliased)
+            target = out
+            widened = plan.accumulates_in_memory and out.dtype == np.float32 and not aliased
+            if widened:
+                target = out.astype(np.float64)  # accumulate in float64, store float32
         fn, origin = load_kernel(plan)
-        target = out
-        if plan.accumulates_in_memory and out.dtype == np.float32 and not aliased:
-            target = out.astype(np.float64)  # accumulate in float64, store float32
         args = [target, *(reads[t] for t in plan.params[1:]), *plan.extents, *(free[v] for v in plan.free),
                 *plan.offsets, *plan.literals]
         n_signatures = len(fn.signatures)
         fn(*args)
         if len(fn.signatures) > n_signatures:
             origin = "disk" if sum(fn.stats.cache_hits.values()) else "compiled"
-        if target is not out:
+        if widened:
             out[...] = target
         self._round_conversion(pk, out, free)
         self.records.append(StepRecord(step.name, "numba", time.perf_counter() - start, origin))

@@ -164,7 +164,7 @@ def _serve(conn: Any, task: Task, cache_dir: str | None, task_arg: Any, threads:
             with timed(ISOLATION):
                 saved = state.snapshot()
                 capture.begin()
-                raised = None
+                raised, result = None, None  # (no result where the workload raised)
                 before = set(descendants(os.getpid()))
                 watch.begin(path, os.environ.get("SOLAR_HOME"))
                 identities = tamper.snapshot()
