@@ -300,6 +300,26 @@ def test_partition_keys_and_printable_names(tmp_path):
     assert config.workload_path(other) == tmp_path / "gemm.py" and config.workload_path("gemm") == shipped / "gemm.py"
 
 
+def test_a_source_read_with_one_parse_has_the_separate_readers_framework_and_modules(tmp_path):
+    """``read_workload_source`` parses the file once for its framework and its local imports
+    (``workloads.imports.references``): the same answers as each reader on its own, for an ASCII
+    file with a helper in a directory it adds to sys.path, and for a non-ASCII one (not shared)."""
+    from solar_assets.workloads.imports import local_modules_sha256
+    from solar_assets.workloads.source import detect_framework, read_workload_source
+
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "blocks.py").write_text("import jax\nHIDDEN = 16\n")
+    (tmp_path / "beside.py").write_text("N = 3\n")
+    added = ("import os, sys\nsys.path.insert(0, os.path.join(os.path.dirname(__file__), 'lib'))\n"
+             "import jax\nimport beside\nfrom blocks import HIDDEN\n\ndef forward(x):\n    return x * HIDDEN\n")
+    for name, text in (("ascii.py", added), ("accented.py", "# caf\u00e9\n" + added)):
+        workload = tmp_path / name
+        workload.write_text(text, encoding="utf-8")
+        src = read_workload_source(workload)
+        assert src.framework == detect_framework(text) == "jax"
+        assert src.local_sha256 == local_modules_sha256(workload) != ""
+
+
 def test_local_modules_follow_imports_beside_the_file_and_in_packages(tmp_path):
     from solar_assets.workloads.imports import local_modules
 

@@ -13,15 +13,18 @@ documented in the README ("Caches").
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 MAX_LOCAL_MODULES = 256  # a guard against a directory of thousands of modules
 
 
+@functools.lru_cache(maxsize=1)
 def installed_roots() -> tuple[str, ...]:
     """Directories whose modules are the installation (stdlib, site-packages, solar itself)."""
     import sysconfig
@@ -83,35 +86,28 @@ def _eval_path(node: ast.expr, file: Path) -> str | None:
     return None
 
 
-def _added_paths(tree: ast.Module, file: Path) -> list[Path]:
-    """Directories the file adds with ``sys.path.insert/append/extend`` or ``site.addsitedir``."""
-    added = []
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
-            continue
-        target, method = node.func.value, node.func.attr
-        values: list[ast.expr] = []
-        if method in ("insert", "append") and isinstance(target, ast.Attribute) and target.attr == "path":
-            values = node.args[-1:]
-        elif method == "extend" and isinstance(target, ast.Attribute) and target.attr == "path" and node.args \
-                and isinstance(node.args[0], (ast.List, ast.Tuple)):
-            values = list(node.args[0].elts)
-        elif method == "addsitedir":
-            values = node.args[:1]
-        for value in values:
-            path = _eval_path(value, file)
-            if path is not None:
-                added.append(Path(path) if os.path.isabs(path) else Path.cwd() / path)
-    return added
+@dataclass(frozen=True)
+class References:
+    """What a parsed file refers to, from one walk of its tree."""
+
+    names: list[tuple[str, Path | None]]  # every import: (dotted name, base of a relative import or None)
+    added: list[Path]  # directories it adds with sys.path.insert/append/extend or site.addsitedir
+    imported: frozenset[str]  # top-level packages of its absolute import statements (torch, jax)
+    defined: frozenset[str]  # its module-level functions and classes
 
 
-def _imported_names(tree: ast.Module, file: Path) -> list[tuple[str, Path | None]]:
-    """``(dotted name, base directory for a relative import or None)`` for every import."""
+def references(tree: ast.Module, file: Path) -> References:
+    """The file's ``References`` (``file``: where ``__file__`` and relative imports point)."""
     names: list[tuple[str, Path | None]] = []
+    added: list[Path] = []
+    imported: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names += [(a.name, None) for a in node.names]
+            imported |= {a.name.split(".")[0] for a in node.names}
         elif isinstance(node, ast.ImportFrom):
+            if node.module and node.level == 0:
+                imported.add(node.module.split(".")[0])
             base = None
             if node.level:
                 base = file.parent
@@ -121,13 +117,35 @@ def _imported_names(tree: ast.Module, file: Path) -> list[tuple[str, Path | None
             if module:
                 names.append((module, base))
             names += [(f"{module}.{a.name}" if module else a.name, base) for a in node.names if a.name != "*"]
-        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
-                and isinstance(node.args[0].value, str):
+        elif isinstance(node, ast.Call):
             func = node.func
-            called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-            if called in ("import_module", "__import__"):
-                names.append((node.args[0].value, None))
-    return names
+            if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+                if called in ("import_module", "__import__"):
+                    names.append((node.args[0].value, None))
+            if isinstance(func, ast.Attribute):
+                added += _added_by(node, func, file)
+    defined = frozenset(n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef)))
+    return References(names, added, frozenset(imported), defined)
+
+
+def _added_by(node: ast.Call, func: ast.Attribute, file: Path) -> list[Path]:
+    """The directories one ``sys.path.insert/append/extend`` or ``site.addsitedir`` call adds."""
+    target, method = func.value, func.attr
+    values: list[ast.expr] = []
+    if method in ("insert", "append") and isinstance(target, ast.Attribute) and target.attr == "path":
+        values = node.args[-1:]
+    elif method == "extend" and isinstance(target, ast.Attribute) and target.attr == "path" and node.args \
+            and isinstance(node.args[0], (ast.List, ast.Tuple)):
+        values = list(node.args[0].elts)
+    elif method == "addsitedir":
+        values = node.args[:1]
+    added = []
+    for value in values:
+        path = _eval_path(value, file)
+        if path is not None:
+            added.append(Path(path) if os.path.isabs(path) else Path.cwd() / path)
+    return added
 
 
 def _resolve(name: str, root: Path) -> list[Path]:
@@ -148,9 +166,10 @@ def _resolve(name: str, root: Path) -> list[Path]:
     return found
 
 
-def local_modules(path: str | Path) -> list[Path]:
+def local_modules(path: str | Path, own: References | None = None) -> list[Path]:
     """The Python files ``path`` imports from its folder or from directories it adds to
-    ``sys.path``, transitively, sorted (the file itself not included)."""
+    ``sys.path``, transitively, sorted (the file itself not included). ``own``: the file's
+    ``references(tree, Path(path).resolve())``, where the caller has them."""
     path = Path(path).resolve()
     installed = installed_roots()
     roots: list[Path] = [path.parent]
@@ -158,11 +177,15 @@ def local_modules(path: str | Path) -> list[Path]:
     todo = [path]
     while todo and len(seen) <= MAX_LOCAL_MODULES:
         file = todo.pop()
-        tree = _parse(file)
-        if tree is None:
-            continue
-        roots += [r for r in _added_paths(tree, file) if r not in roots]
-        for name, base in _imported_names(tree, file):
+        if file == path and own is not None:
+            refs = own
+        else:
+            tree = _parse(file)
+            if tree is None:
+                continue
+            refs = references(tree, file)
+        roots += [r for r in refs.added if r not in roots]
+        for name, base in refs.names:
             for root in ([base] if base is not None else [file.parent, *roots]):
                 for found in _resolve(name, root):
                     found = found.resolve()
@@ -172,9 +195,9 @@ def local_modules(path: str | Path) -> list[Path]:
     return sorted(seen - {path})
 
 
-def local_modules_sha256(path: str | Path) -> str:
+def local_modules_sha256(path: str | Path, own: References | None = None) -> str:
     """A digest of every local module's path and bytes; "" when the file imports none."""
-    modules = local_modules(path)
+    modules = local_modules(path, own)
     if not modules:
         return ""
     digest = hashlib.sha256()

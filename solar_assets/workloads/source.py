@@ -1,6 +1,7 @@
 """A workload's identity: its path and content hash (the data version everything derives from)."""
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
 import stat
@@ -9,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from solar_assets.errors import SolarError
+from solar_assets.workloads.imports import References, local_modules_sha256, references
 from solar_assets.workloads.training import TrainSpec, train_name
 
 UNRECORDED = "unrecorded"
@@ -93,31 +95,37 @@ def is_regular_file(path: str | Path) -> bool:
 FRAMEWORKS = ("torch", "jax")
 
 
-def detect_framework(text: str) -> str:
+def detect_framework(text: str, refs: References | None = None) -> str:
     """``"jax"`` for a file that imports jax or flax (and not torch), ``"torch"`` for one that imports
     torch (and not jax/flax), else by what it defines: ``forward(...)`` at module level is the JAX
-    convention, ``class Model(nn.Module)`` with torch the PyTorch one; ``"unknown"`` when unclear."""
-    import ast
-
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return "torch" if "torch" in text else "unknown"
-    imported: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            imported |= {a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            imported.add(node.module.split(".")[0])
+    convention, ``class Model(nn.Module)`` with torch the PyTorch one; ``"unknown"`` when unclear.
+    ``refs``: the text's ``workloads.imports.references``, where the caller has them."""
+    if refs is None:
+        try:
+            refs = references(ast.parse(text), Path("<text>"))
+        except SyntaxError:
+            return "torch" if "torch" in text else "unknown"
+    imported, defined = refs.imported, refs.defined
     has_torch, has_jax = "torch" in imported, bool(imported & {"jax", "flax"})
     if has_jax and not has_torch:
         return "jax"
     if has_torch and not has_jax:
         return "torch"
-    defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
     if has_torch and has_jax:  # both imported: the convention decides (a JAX file has forward or a Flax Model)
         return "jax" if "forward" in defined and "Model" not in defined else "torch"
     return "torch" if "torch" in text else "unknown"
+
+
+def _references(data: bytes, path: Path) -> References | None:
+    """One parse and one walk of the file for both its framework and its local imports; None for a
+    file that is not plain ASCII (its bytes and its decoded text could parse differently: each
+    reader parses what it reads) or does not parse."""
+    if not data.isascii():
+        return None
+    try:
+        return references(ast.parse(data), path.resolve())
+    except (SyntaxError, ValueError):
+        return None
 
 
 def read_workload_source(path: str | Path, framework: str | None = None,
@@ -129,7 +137,6 @@ def read_workload_source(path: str | Path, framework: str | None = None,
     ``train``: the source of the file's training step (``workloads.training``), named ``stem[train]``."""
     from dataclasses import replace
 
-    from solar_assets.workloads.imports import local_modules_sha256
     from solar_assets.workloads.reads import load_manifest, reads_digest
 
     p = Path(path)
@@ -142,10 +149,11 @@ def read_workload_source(path: str | Path, framework: str | None = None,
     text = data.decode("utf-8", errors="replace")
     if framework is not None and framework not in FRAMEWORKS:
         raise SolarError(f"{p}: unknown framework {framework!r}; known: {', '.join(FRAMEWORKS)}")
-    framework = framework or detect_framework(text)
+    refs = _references(data, p)
+    framework = framework or detect_framework(text, refs)
     src = WorkloadSource(name=train_name(workload_name(p), train), path=str(p),
                          sha256=hashlib.sha256(data).hexdigest(), framework=framework,
-                         local_sha256=local_modules_sha256(p), train=train)
+                         local_sha256=local_modules_sha256(p, refs), train=train)
     if not cache_dir:
         return src
     manifest = load_manifest(Path(cache_dir), src.name, src.files_version)
