@@ -130,7 +130,7 @@ class Analysis:
     def failures(self) -> list:
         """Each workload that produced no row: ``Failure`` (workload, source, status, stage, reason),
         as report.json and failures.csv list them."""
-        from solar_assets.report.writers import failure_from_result
+        from solar_assets.report.failures import failure_from_result
 
         return [failure_from_result(r) for r in self.results if r.error]
 

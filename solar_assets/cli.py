@@ -785,7 +785,7 @@ def _per_op_top(value: str) -> int | None:
 
 def _failures(results, input_errors: Sequence[str]):
     """Every workload that got no row, with its status, stage and reason (report.json, failures.csv)."""
-    from solar_assets.report.writers import failure_from_error, failure_from_result
+    from solar_assets.report.failures import failure_from_error, failure_from_result
 
     return [failure_from_error(e, stage="input") for e in input_errors] + \
         [failure_from_result(r) for r in results if r.error]

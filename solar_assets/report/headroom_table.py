@@ -10,10 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from matplotlib.patches import Patch
-
 from ir_schemas import ReportRow
 from solar_assets.report.table import format_seconds, render_columns
 
@@ -93,6 +89,10 @@ def _bars(row: ReportRow) -> list[tuple[str, str, float]]:
 
 def plot_headroom(rows: Sequence[ReportRow], path: str | Path) -> Path:
     """Bar chart of measured / SOL per workload (log axis, the bound at 1) to ``path`` (PNG)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # (imported when drawn: a table needs none)
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
     rows = [r for r in rows if r.measured_s is not None]
     fig = Figure(figsize=(max(6.4, 1.6 * len(rows) + 2), 4.8), dpi=100, layout="constrained")
     FigureCanvasAgg(fig)

@@ -16,6 +16,7 @@ from typing import Any
 
 from ir_schemas import REPORT_SCHEMA, REPORT_VERSION, Failure, ModuleRow, PerOpRow, ReportDocument, ReportRow
 from solar_assets.report.chart_rows import MAX_ROOFLINE_WORKLOADS, charted_rows
+from solar_assets.report.failures import failure_from_error
 from solar_assets.report.row_json import finite_row, rows_as_json  # noqa: F401 (re-exported)
 from solar_assets.report.rows import rows_to_frame
 from solar_assets.report.table import format_table
@@ -282,21 +283,6 @@ def read_report(path: str | Path) -> ReportDocument:
         return ReportDocument(schema="solar.report.v1", solar_version="unknown", created="",
                               rows=[ReportRow.model_validate(d) for d in data])
     return ReportDocument.model_validate(data)
-
-
-def failure_from_error(error: str, stage: str = "", status: str = "failed") -> Failure:
-    """A failure from its one-line message ``<path>: <problem>`` (the path names the workload)."""
-    source = error.split(": ", 1)[0] if ": " in error else ""
-    return Failure(workload=Path(source).stem if source else "", source=source, status=status, stage=stage,
-                   reason=error)
-
-
-def failure_from_result(result) -> Failure:
-    """The failure of a workload result that produced no row (``pipeline.WorkloadResult``): its
-    status (``unfinished`` when a limit stopped it), stage and reason."""
-    status = "unfinished" if "unfinished" in (result.seconds or {}) else "failed"
-    return Failure(workload=result.workload, source=str(result.path), status=status, stage=result.failed_stage or "",
-                   reason=result.error)
 
 
 FAILURE_COLUMNS = tuple(Failure.model_fields)
