@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 from pathlib import Path
 
@@ -561,3 +562,32 @@ def test_a_read_only_home_costs_no_rows(tmp_path, read_only_home, monkeypatch, c
     [error] = _errors(captured.err)
     assert f"{read_only_home} is not writable (Read-only file system)" in error and "this run uses" in error
     assert [r["macs"] for r in _json_rows(captured.out)] == [TINY_LINEAR_RELU_MACS]
+
+
+def test_numbas_probe_of_solars_own_cache_is_not_the_workloads_write(tmp_path, monkeypatch):
+    """numba checks that a solar kernel's ``__pycache__`` is writable with an unnamed temporary file
+    the first time a fresh worker calls it: that file's rows must not say it wrote into solar's
+    package. A named file written there, or a probe anywhere else outside its lane, is still noted."""
+    import tempfile
+    import uuid
+
+    from solar_assets.workers import containment
+
+    if not Path("/var/tmp").is_dir() or not hasattr(os, "O_TMPFILE"):
+        pytest.skip("no /var/tmp or no O_TMPFILE here")
+    package = Path("/var/tmp") / f"solar-package-{uuid.uuid4().hex}"  # outside the temp dir and the home
+    (package / "__pycache__").mkdir(parents=True)
+    (package / "other").mkdir()
+    try:
+        monkeypatch.setattr(containment, "_SOLAR_PACKAGES", (str(package.resolve()) + os.sep,))
+        watch = containment.Watch()
+        watch.begin(str(tmp_path / "w.py"), None)
+        tempfile.TemporaryFile(dir=package / "__pycache__").close()  # numba's probe
+        assert watch.end().lines() == []
+        watch.begin(str(tmp_path / "w.py"), None)
+        (package / "__pycache__" / "planted.nbi").write_bytes(b"x")
+        tempfile.TemporaryFile(dir=package / "other").close()
+        lines = watch.end().lines()
+        assert len(lines) == 1 and "planted.nbi" in lines[0] and str((package / "other").resolve()) in lines[0]
+    finally:
+        shutil.rmtree(package, ignore_errors=True)

@@ -139,9 +139,25 @@ class Watch:
                     (isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND))
                 if writing:
                     path = os.path.realpath(os.fsdecode(args[0]))
+                    if _own_cache_probe(path):
+                        return
                     if not any(path == root or path.startswith(root + os.sep) for root in self.allowed):
                         activity.writes.append(path)
         except Exception:  # noqa: BLE001 - a hook must never break the workload it watches
             pass
         finally:
             self._local.busy = False
+
+
+_SOLAR_PACKAGES = tuple(os.path.realpath(Path(__file__).resolve().parents[n]) + os.sep for n in (1,))
+"""solar's own package directory (``solar_assets``)."""
+
+
+def _own_cache_probe(path: str) -> bool:
+    """numba checking that the cache directory of one of solar's own compiled functions
+    (``bounds.cache_aware.kernels``, ``cache=True``) is writable, the first time a worker calls
+    it: an unnamed temporary file (``O_TMPFILE``) opened in that ``__pycache__``, which creates
+    nothing (its audit events name the directory itself, which no open can write as a file).
+    Without this, the file that happened to be first in a fresh worker was noted as writing into
+    solar's package. A named file written there is still noted."""
+    return os.path.basename(path) == "__pycache__" and path.startswith(_SOLAR_PACKAGES) and os.path.isdir(path)
