@@ -120,7 +120,9 @@ def _to_numpy(t, snapshot: bool = False) -> np.ndarray:
     writes the others afterwards: the inputs are copies the model never sees, the outputs and
     updates are the runs' own results (``restore_buffers`` and the float64 conversion rebind
     tensors, they do not write them). A copy of a fresh array is mostly page faults: 0.6 s for
-    256 MB on the 2-core machine, ~0.3 s of a level-1 file's golden run."""
+    256 MB on the 2-core machine, ~0.3 s of a level-1 file's golden run. A tensor that is a view
+    of a larger storage (an output ``h[:, -1]`` of a whole hidden state) is copied all the same,
+    so that the golden value does not keep the rest of that storage alive."""
     if not hasattr(t, "detach"):
         return np.asarray(t)
     import torch
@@ -128,7 +130,8 @@ def _to_numpy(t, snapshot: bool = False) -> np.ndarray:
     t = t.detach().cpu()
     if t.is_floating_point() and ir_dtype_name(t.dtype) in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
         return t.to(torch.float32).numpy()  # a new tensor already
-    return t.numpy().copy() if snapshot else t.numpy()
+    whole = t.untyped_storage().nbytes() == t.numel() * t.element_size()
+    return t.numpy().copy() if snapshot or not whole else t.numpy()
 
 
 def make_golden(src: WorkloadSource, constants: dict[str, int] | None = None) -> Golden:
