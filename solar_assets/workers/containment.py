@@ -149,7 +149,7 @@ class Watch:
             self._local.busy = False
 
 
-_SOLAR_PACKAGES = tuple(os.path.realpath(Path(__file__).resolve().parents[n]) + os.sep for n in (1,))
+_SOLAR_PACKAGES = (os.path.realpath(Path(__file__).resolve().parents[1]) + os.sep,)
 """solar's own package directory (``solar_assets``)."""
 
 
