@@ -3,9 +3,9 @@
 ``Y[i, j, k] = f(X[i, j, k], Z[i, j, k])`` over tensors of shape ``(n0, n1, n2)`` computes the same
 as ``Y[i] = f(X[i], Z[i])`` over their flat, row-major views of ``n0·n1·n2`` elements. The
 executor runs the flat form where the arrays allow it (C-contiguous): the same elementwise
-function at every rank is then one source and one numba compile (each is 0.1–0.5 s; a quarter
-of KernelBench's kernel sources were such kernels at several ranks), and one loop that the
-compiler vectorises.
+function at every rank is then one source and one numba compile (each is 0.1–0.5 s; 192 of the
+646 kernel sources of a full KernelBench run were such kernels, 44 sources once flat), and one
+loop that the compiler vectorises.
 
 Only what cannot change the result is flattened: an assignment (``=``) with no ``where``
 condition, no repeat variables and no indirect subscripts, whose output and every read (a 0-d
