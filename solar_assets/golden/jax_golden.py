@@ -2,8 +2,9 @@
 
 The float64 run enables x64 only inside ``jax.enable_x64(True)`` (scoped: nothing else in the
 process changes), casts the float inputs, parameters and closed-over constants to float64 and
-runs the same function again, like the torch path's ``outputs64``. Both runs are eager on the
-CPU at the validation size. bf16 and fp8 arrays are kept widened to float32 (exact), like the torch
+runs the same function again, like the torch path's ``outputs64``. Both runs are on the CPU at the
+validation size, each compiled whole where that is cheaper than eager dispatch
+(``workloads.jax_dispatch``). bf16 and fp8 arrays are kept widened to float32 (exact), like the torch
 path's; a cast to a narrow dtype inside the function rounds in the float64 run too. A function
 that cannot run under x64 (it builds float32 values of its own) gets no float64 outputs: only the
 float32 comparison runs, and validation notes it.
@@ -18,6 +19,7 @@ import numpy as np
 from solar_assets.golden.golden import Golden
 from solar_assets.ir.dtypes import to_storable
 from solar_assets.workloads import WorkloadError, WorkloadSource
+from solar_assets.workloads.jax_dispatch import cheaper_whole, run_once
 from solar_assets.workloads.jax_loader import load_jax_workload
 
 log = logging.getLogger(__name__)
@@ -56,17 +58,18 @@ def make_jax_golden(src: WorkloadSource, constants: dict[str, int] | None = None
     w = load_jax_workload(src, constants)
     f, names = flat_function(w)
     closed, _ = make_workload_jaxpr(w)
+    whole = cheaper_whole(closed.jaxpr)  # both runs compiled whole, or both eager (workloads.jax_dispatch)
     if draws_random(closed):  # jax.random with the generator fixed, as the IR fixes it
         f = with_fixed_draws(f)
     params = {n: to_storable(np.array(w.params[n])) for n in names}
     params.update({f"const:{i}": to_storable(np.asarray(a)) for i, a in array_consts(closed)})
     try:
-        outputs = _arrays(f([w.params[n] for n in names], *w.inputs), src.path)
+        outputs = _arrays(run_once(f, [w.params[n] for n in names], *w.inputs, whole=whole), src.path)
     except WorkloadError:
         raise
     except Exception as e:
         raise WorkloadError(f"{src.path}: running the JAX function failed: {type(e).__name__}: {e}") from e
-    outputs64, why = _float64_run(f, w, names, outputs, src.path)
+    outputs64, why = _float64_run(f, w, names, outputs, src.path, whole)
     meta = {"workload": src.name, "sha256": src.sha256, "framework": "jax"}
     if why:
         meta["float64"] = why
@@ -81,7 +84,8 @@ def make_jax_golden(src: WorkloadSource, constants: dict[str, int] | None = None
     )
 
 
-def _float64_run(f, w, names: list[str], outputs: list[np.ndarray], path: str) -> tuple[list[np.ndarray] | None, str]:
+def _float64_run(f, w, names: list[str], outputs: list[np.ndarray], path: str,
+                 whole: bool) -> tuple[list[np.ndarray] | None, str]:
     """The outputs in float64, or None and why not: a function that builds float32 values of its own
     (a harness's init value, a ``bitcast`` that depends on the width) fails, or changes the outputs'
     shapes, under x64; then only the float32 comparison runs (validation says so)."""
@@ -91,7 +95,7 @@ def _float64_run(f, w, names: list[str], outputs: list[np.ndarray], path: str) -
         with jax.enable_x64(True):
             plist64 = [_to64(np.asarray(w.params[n])) for n in names]
             inputs64 = [_to64(np.asarray(x)) for x in w.inputs]
-            outputs64 = _arrays(f(plist64, *inputs64), path)
+            outputs64 = _arrays(run_once(f, plist64, *inputs64, whole=whole), path)
     except Exception as e:  # noqa: BLE001 - the float32 run worked: the workload is fine, x64 is not
         why = f"the float64 run failed ({type(e).__name__}: {str(e).splitlines()[0][:160]})"
         log.info("%s: %s; only the float32 comparison runs", path, why)

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from solar_assets.workloads.jax_dispatch import run_once
 from solar_assets.workloads.loader import SEED, WorkloadError
 from solar_assets.workloads.module import exec_workload_module
 from solar_assets.workloads.source import WorkloadSource
@@ -102,7 +103,7 @@ def _linen(module: types.ModuleType, path: str, inputs: list[Any], abstract: boo
     def init(*xs):
         return model.init(jax.random.key(SEED), *xs)
 
-    variables = jax.eval_shape(init, *inputs) if abstract else init(*inputs)
+    variables = jax.eval_shape(init, *inputs) if abstract else run_once(init, *inputs)
     flat, treedef = _flatten(variables)
     names = [(("param:" + k[len("params."):]) if k.startswith("params.") else "buffer:" + k) for k, _ in flat]
 
@@ -120,7 +121,7 @@ def _nnx(module: types.ModuleType, path: str, abstract: bool):
     def build():
         return module.Model(*module.get_init_inputs(), rngs=nnx.Rngs(SEED))
 
-    model = nnx.eval_shape(build) if abstract else build()
+    model = nnx.eval_shape(build) if abstract else _built(build)
     graphdef, params_state, rest = nnx.split(model, nnx.Param, ...)
     pflat, ptree = _flatten(nnx.to_pure_dict(params_state))
     rflat, rtree = _flatten(nnx.to_pure_dict(rest))
@@ -136,6 +137,14 @@ def _nnx(module: types.ModuleType, path: str, abstract: bool):
 
     values = {**dict(zip(pnames, (v for _, v in pflat))), **dict(zip(rnames, (v for _, v in rflat)))}
     return fn, values
+
+
+def _built(build: Callable[[], Any]) -> Any:
+    """``build()``'s model, its variables made by ``run_once`` (compiled whole where cheaper)."""
+    from flax import nnx
+
+    graphdef, _ = nnx.split(nnx.eval_shape(build))
+    return nnx.merge(graphdef, run_once(lambda: nnx.split(build())[1]))
 
 
 @contextlib.contextmanager
