@@ -11,7 +11,7 @@ equations number at most ``EQUATIONS_PER_DISTINCT`` times its distinct ones; oth
 does not trace, it runs eagerly as written.
 
 Both are XLA's CPU kernels for the same equations, so the values agree up to the rounding of
-operations XLA fuses (``tests/test_jax_dispatch.py`` compares them on the shipped models).
+operations XLA fuses and of ``COMPILER_OPTIONS`` (``tests/test_jax_dispatch.py`` compares them).
 """
 from __future__ import annotations
 
@@ -27,22 +27,48 @@ equations): from the per-equation costs above, ~50 ms per distinct equation eage
 per equation compiled."""
 
 
-def run_once(f: Callable[..., Any], *args: Any, whole: bool | None = None) -> Any:
+COMPILER_OPTIONS = {"xla_backend_optimization_level": 0}
+"""XLA's options for a function compiled whole here. It runs once, at the validation size, so LLVM's
+optimisation of XLA's generated loops costs more than it saves: the shipped JAX models' golden runs
+(inputs, initialisation, float32 and float64 runs) took 13.5 s instead of 23.6 s at level 0. The
+level changes results by rounding only (LLVM at its default level contracts ``a*b+c`` into fused
+multiply-adds; dots and convolutions are library calls either way): on the shipped models the
+inputs, parameters and outputs moved by 1–2 float32 ulps (one parameter of the scan model 1.4e-6
+of its largest), less than the float32 run's distance from the float64 one, which is what
+validation allows for (``tests/test_jax_dispatch.py`` compares them)."""
+
+
+def run_once(f: Callable[..., Any], *args: Any, whole: bool | None = None, computed_only: bool = False) -> Any:
     """``f(*args)``: compiled whole or eagerly as ``whole`` says, or, left None, as is cheaper
     (module docstring) for its trace. Eager runs the Python again rather than the trace's
     equations: a function's jitted callees then share their compiles with later eager runs of
     the same code (a Flax model's forward after its initialisation), which the trace's would not
-    (126 compiles against 177 for the 24-block model)."""
+    (126 compiles against 177 for the 24-block model). ``computed_only``: eager too where an
+    output is not computed by an equation (a NumPy array or Python number passed through, which
+    ``jax.jit`` would return as a JAX array, its dtype canonicalised)."""
     import jax
 
     if whole is not None:
-        return jax.jit(f)(*args) if whole else f(*args)
+        return _compiled(jax.jit(f).trace(*args), args) if whole else f(*args)
     try:
         traced = jax.jit(f).trace(*args)
     except Exception as e:  # noqa: BLE001 - not traceable as a whole (concrete Python control flow): eager
         log.debug("not compiled whole (%s: %s); eager", type(e).__name__, str(e).splitlines()[0] if str(e) else "")
         return f(*args)
-    return traced.lower().compile()(*args) if cheaper_whole(traced.jaxpr.jaxpr) else f(*args)
+    jaxpr = traced.jaxpr.jaxpr
+    if computed_only and not _all_computed(jaxpr):
+        log.debug("eager: an output is passed through, not computed")
+        return f(*args)
+    return _compiled(traced, args) if cheaper_whole(jaxpr) else f(*args)
+
+
+def _compiled(traced: Any, args: tuple[Any, ...]) -> Any:
+    return traced.lower().compile(compiler_options=COMPILER_OPTIONS)(*args)
+
+
+def _all_computed(jaxpr: Any) -> bool:
+    made = {id(v) for e in jaxpr.eqns for v in e.outvars}
+    return all(id(v) in made for v in jaxpr.outvars)
 
 
 def cheaper_whole(jaxpr: Any) -> bool:

@@ -91,7 +91,7 @@ def _inputs(module: types.ModuleType, path: str, abstract: bool) -> list[Any]:
                 return list(jax.eval_shape(lambda: list(module.get_inputs())))
             except Exception:  # numpy-made inputs: build them for real
                 pass
-        return list(module.get_inputs())
+        return list(run_once(lambda: list(module.get_inputs()), computed_only=True))  # the draws compiled once
     except Exception as e:
         raise WorkloadError(f"{path}: get_inputs() failed: {type(e).__name__}: {e}") from e
 
