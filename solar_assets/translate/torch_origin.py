@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from ir_schemas import Origin
+from solar_assets.translate.export_speed import CALL_META
 from solar_assets.workloads.torch_training import PHASE_KEY
 
 
@@ -41,6 +42,9 @@ def user_call(node: Any) -> tuple[str, str]:
     """(name, op) of the exported node ``node`` was decomposed from (the oldest entry of its
     ``from_node`` provenance: ``linear`` for the ``addmm`` of an ``nn.Linear``), which is the op the
     user's eager run calls and a profile of it records; the node itself when it has no provenance."""
+    marked = node.meta.get(CALL_META)  # a one-trace export's (``export_speed.export_decomposed``)
+    if marked is not None:
+        return marked
     sources = node.meta.get("from_node") or ()
     source = None
     while sources:

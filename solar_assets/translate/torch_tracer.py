@@ -116,11 +116,12 @@ def _same_type(node: Any, source: Any) -> bool:
 
 @clocked("export")
 def export_graph(model: Any, inputs: list[Any], path: str) -> Any:
-    """``torch.export`` then the core-ATen decompositions (recurrent ops kept whole: exported as
-    ``solar::`` ops, ``torch_lowering.recurrent.whole_recurrent_ops``)."""
+    """``torch.export`` then the core-ATen decompositions, in one trace (``export_speed.export_decomposed``;
+    recurrent ops kept whole: exported as ``solar::`` ops, ``torch_lowering.recurrent.whole_recurrent_ops``)."""
     import torch
 
-    from solar_assets.translate.export_speed import fast_cia_override, materialise_when_registrations_change
+    from solar_assets.translate.export_speed import (export_decomposed, fast_cia_override,
+                                                     materialise_when_registrations_change)
     from solar_assets.translate.torch_lowering.recurrent import whole_recurrent_ops
 
     from solar_assets.workloads.torch_training import TrainStep, trace_joint
@@ -138,7 +139,7 @@ def export_graph(model: Any, inputs: list[Any], path: str) -> Any:
                 ep.graph_module.meta[CHECKED_ONLY_META] = model.checked_only_outputs()
                 return ep
             with whole_recurrent_ops():
-                return torch.export.export(model, tuple(inputs)).run_decompositions(decomposition_table())
+                return export_decomposed(model, tuple(inputs), decomposition_table())
     except NotDifferentiable:
         raise  # the file has no step to export (its own message, one line)
     except Exception as e:
