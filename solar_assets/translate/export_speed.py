@@ -153,10 +153,6 @@ def _force_dispatch_to_orig_cia_callable(fake_tensor_mode: Any, op: Any, *args: 
         return original(*args, **kwargs)
 
 
-CALL_META = "solar_call"
-"""An exported node's ``meta`` entry in a one-trace export: ``(name, op)`` of the user's call it was
-decomposed from (``torch_origin.user_call``), what the two traces' ``from_node`` provenance says."""
-
 _current = threading.local()  # the outermost decomposition running: (call id, op)
 _call_ids = itertools.count()
 
@@ -175,7 +171,7 @@ def export_decomposed(model: Any, args: tuple[Any, ...], table: dict[Any, Any]) 
     (``linear`` for the ``permute`` and ``addmm`` it became, ``relu_`` for a functionalised
     ``relu``), which the per-op report and the measured-op join name calls by. Here the nodes traced
     while an op the user's code called is being decomposed or functionalised are marked with it
-    (``CALL_META``; the outermost op: a decomposition that calls another op is still one call):
+    (``torch_origin.CALL_META``; the outermost op: a decomposition that calls another op is still one call):
     every composite-implicit op's decomposition (the table's, or the dispatcher's own) and
     functionalisation's dispatch are wrapped for the trace. The calls are then named in program
     order as the pre-dispatch graph names its nodes (``_name_calls``).
@@ -219,6 +215,8 @@ def export_decomposed(model: Any, args: tuple[Any, ...], table: dict[Any, Any]) 
     def with_table(*a: Any, **k: Any) -> Any:
         k["decomp_table"] = python_table
         return aten_ir(*a, **k)
+
+    from solar_assets.translate.torch_origin import CALL_META
 
     @functools.wraps(create_node)
     def marking(self: Any, *a: Any, **k: Any) -> Any:
@@ -343,7 +341,7 @@ def _name_calls(graph: Any) -> None:
     ``conv2d_1``, ...); a node no decomposition marked is its own call."""
     from torch.fx.graph import _Namespace
 
-    from solar_assets.translate.torch_origin import op_name
+    from solar_assets.translate.torch_origin import CALL_META, op_name
 
     names = _Namespace()
     for node in graph.nodes:

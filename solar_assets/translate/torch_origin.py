@@ -10,8 +10,13 @@ import re
 from typing import Any
 
 from ir_schemas import Origin
-from solar_assets.translate.export_speed import CALL_META
 from solar_assets.workloads.torch_training import PHASE_KEY
+
+
+CALL_META = "solar_call"
+"""An exported node's ``meta`` entry in a one-trace export (``export_speed.export_decomposed``):
+``(name, op)`` of the user's call it was decomposed from, what the two traces' ``from_node``
+provenance says (``user_call``)."""
 
 
 def op_name(target: Any) -> str:
