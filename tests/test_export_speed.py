@@ -317,3 +317,22 @@ def test_the_one_trace_puts_torch_back_and_falls_back_on_failure(monkeypatch):
     fallen_back = export_decomposed(model, args, decomposition_table())
     assert _described(fallen_back) == expected  # torch's two traces
     assert (_trace._export_to_aten_ir, PythonKeyTracer.create_node, FunctionalTensorMode.__torch_dispatch__) == pieces
+
+
+def test_a_tied_weight_is_read_through_one_placeholder(monkeypatch):
+    """An embedding and the output projection sharing one weight (as HF language models tie them):
+    both uses read one placeholder, as in the two traces, so the lowering sees one tensor."""
+    class TiedLM(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = torch.nn.Embedding(50, 16)
+            self.head = torch.nn.Linear(16, 50, bias=False)
+            self.head.weight = self.embed.weight
+
+        def forward(self, ids):
+            return self.head(torch.tanh(self.embed(ids)))
+
+    two, one = _both(monkeypatch, TiedLM(), (torch.randint(0, 50, (2, 7)),))
+    assert _described(one) == _described(two)
+    read = [n.name for n in one.graph.nodes if n.op == "placeholder" and n.users]
+    assert read == ["p_head_weight", "ids"]

@@ -179,8 +179,7 @@ def export_decomposed(model: Any, args: tuple[Any, ...], table: dict[Any, Any]) 
     On KernelBench's 270 files the lowered programs are the same, origins included, for 245, and
     the 270 translations take 186 s instead of 271 s. The other 25 differ where the one trace is
     closer to the user's code: a ``torch.tensor(...)`` made in forward is read as it is where the
-    two traces copy it (``clone``: 8 files); a weight tied to another is bound by another of its
-    names (the HF models of level 4); a call is named ``arange`` where
+    two traces copy it (``clone``: 8 files); a call is named ``arange`` where
     the pre-dispatch graph had numbered it after nodes it later dropped (``arange_2``); and a
     ``torch.no_grad`` region's ops are attributed to their own call and line (``layer_norm``,
     ``modeling_reformer.py:1384``) instead of the pre-dispatch graph's wrapper
@@ -240,6 +239,7 @@ def export_decomposed(model: Any, args: tuple[Any, ...], table: dict[Any, Any]) 
         with override(cia), _composite_calls(set(cia)), _buffer_assignments(assigned):
             ep = export(model, args, strict=False, pre_dispatch=False)
         if not assigned:
+            _tied_read_as_one(ep, model)
             _name_calls(ep.graph)
             return ep
         log.debug("forward assigns buffer(s) %s: two traces", ", ".join(assigned[:4]))
@@ -249,6 +249,28 @@ def export_decomposed(model: Any, args: tuple[Any, ...], table: dict[Any, Any]) 
         for owner, name, original, _ in patched:
             setattr(owner, name, original)
     return torch.export.export(model, args).run_decompositions(table)
+
+
+def _tied_read_as_one(ep: Any, model: Any) -> None:
+    """A weight tied to another (an HF model's embedding and its output projection) read through
+    one placeholder, as the two traces' graph reads it: the signature lists each name of the tensor,
+    and the one trace reads each use through its own name, which would make one tensor two to the
+    lowering and the bounds (each counted in DRAM traffic). The two traces read every use through
+    the last of the names; the others are left unread."""
+    tensors = {**dict(model.named_parameters(remove_duplicate=False)),
+               **dict(model.named_buffers(remove_duplicate=False))}
+    names: dict[int, list[str]] = {}
+    for spec in ep.graph_signature.input_specs:
+        tensor = tensors.get(spec.target) if spec.target else None
+        if tensor is not None:
+            names.setdefault(id(tensor), []).append(spec.arg.name)
+    placeholders = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
+    tied = [group for group in names.values() if len(group) > 1]
+    for group in tied:
+        for name in group[:-1]:
+            placeholders[name].replace_all_uses_with(placeholders[group[-1]])
+    if tied:
+        ep.graph_module.recompile()
 
 
 @contextmanager
