@@ -78,6 +78,10 @@ def warm_up_tracer() -> float:
         materialise_when_registrations_change()
         fast_cia_override()
         export_decomposed(_Tiny(), (torch.ones(2, 2),), decomposition_table())  # the path every file takes
+        # torch.fx's Interpreter opens a (disabled) tqdm bar, whose first one starts tqdm's monitor
+        # thread: started here, not in the first file that interprets a graph (node-wise capture),
+        # where it is a new thread the worker cannot restore and the worker is replaced
+        torch.fx.Interpreter(torch.fx.symbolic_trace(_Tiny())).run(torch.ones(2, 2))
     return time.perf_counter() - start
 
 
