@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from solar_assets.workloads.in_forward import pattern_array
+from solar_assets.workloads.jax_dispatch import sub_jaxprs
 
 _CALLS = ("jit", "pjit", "closed_call", "core_call")
 
@@ -22,21 +23,11 @@ def draws_random(closed: Any) -> bool:
         for eqn in jaxpr.eqns:
             if eqn.primitive.name in ("random_seed", "random_wrap"):
                 return True
-            for sub in _sub_jaxprs(eqn):
+            for sub in sub_jaxprs(eqn):
                 if walk(sub):
                     return True
         return False
     return walk(closed.jaxpr)
-
-
-def _sub_jaxprs(eqn: Any) -> list[Any]:
-    out = []
-    for value in eqn.params.values():
-        for v in value if isinstance(value, (list, tuple)) else (value,):
-            inner = getattr(v, "jaxpr", v)
-            if hasattr(inner, "eqns"):
-                out.append(inner)
-    return out
 
 
 def with_fixed_draws(f: Callable[..., Any]) -> Callable[..., Any]:

@@ -86,10 +86,11 @@ def equation_counts(jaxpr: Any) -> tuple[int, int]:
 
 
 def _total(jaxpr: Any) -> int:
-    return sum(1 + sum(_total(sub) for sub in _sub_jaxprs(e)) for e in jaxpr.eqns)
+    return sum(1 + sum(_total(sub) for sub in sub_jaxprs(e)) for e in jaxpr.eqns)
 
 
-def _sub_jaxprs(eqn: Any) -> list[Any]:
+def sub_jaxprs(eqn: Any) -> list[Any]:
+    """The jaxprs an equation holds in its parameters (a call's, a loop's body, a branch's)."""
     out = []
     for value in eqn.params.values():
         for v in value if isinstance(value, (list, tuple)) else (value,):
