@@ -176,8 +176,10 @@ def export_decomposed(model: Any, args: tuple[Any, ...], table: dict[Any, Any]) 
     functionalisation's dispatch are wrapped for the trace. The calls are then named in program
     order as the pre-dispatch graph names its nodes (``_name_calls``).
 
-    On KernelBench's 270 files the lowered programs are the same, origins included, for 245, and
-    the 270 translations take 186 s instead of 271 s. The other 25 differ where the one trace is
+    On KernelBench's 270 files the lowered programs are the same, origins included, for 245. (The
+    time it saves is not settled: in one process the one trace ran second on each file and took
+    186 s against 271 s, but first, on seven files, 11.2 s against 9.5 s: whichever runs first on a
+    model warms torch's caches for it; see docs/cold_path.md.) The other 25 differ where the one trace is
     closer to the user's code: a ``torch.tensor(...)`` made in forward is read as it is where the
     two traces copy it (``clone``: 8 files); a call is named ``arange`` where
     the pre-dispatch graph had numbered it after nodes it later dropped (``arange_2``); and a
