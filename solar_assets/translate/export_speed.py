@@ -229,7 +229,7 @@ def export_decomposed(model: Any, args: tuple[Any, ...], table: dict[Any, Any]) 
 
     @functools.wraps(functionalise)
     def functionalising(self: Any, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-        return _as_call(func, functools.partial(functionalise, self))(func, types, args, kwargs)
+        return _marking(func, functionalise, self, func, types, args, kwargs)
 
     patched = [(_trace, "_export_to_aten_ir", aten_ir, with_table),
                (PythonKeyTracer, "create_node", create_node, marking),
@@ -294,19 +294,26 @@ def _buffer_assignments(assigned: list[str]) -> Iterator[None]:
         handle.remove()
 
 
+@functools.lru_cache(maxsize=None)
 def _as_call(op: Any, decompose: Callable[..., Any]) -> Callable[..., Any]:
-    """``decompose``, marking what it traces as one call of ``op`` unless a call is running already
-    (a decomposition that calls another op is still the user's one call)."""
+    """``decompose``, marking what it traces as one call of ``op`` (``_marking``): one wrapper per
+    (op, decomposition) for the process, not ~1,500 new closures per export."""
     @functools.wraps(decompose)
     def call(*args: Any, **kwargs: Any) -> Any:
-        if getattr(_current, "call", None) is not None:
-            return decompose(*args, **kwargs)
-        _current.call = (next(_call_ids), op)
-        try:
-            return decompose(*args, **kwargs)
-        finally:
-            _current.call = None
+        return _marking(op, decompose, *args, **kwargs)
     return call
+
+
+def _marking(op: Any, run: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``run(*args, **kwargs)``, the nodes it traces marked as one call of ``op`` unless a call is
+    running already (a decomposition that calls another op is still the user's one call)."""
+    if getattr(_current, "call", None) is not None:
+        return run(*args, **kwargs)
+    _current.call = (next(_call_ids), op)
+    try:
+        return run(*args, **kwargs)
+    finally:
+        _current.call = None
 
 
 @contextmanager
@@ -324,7 +331,7 @@ def _composite_calls(handled: set[Any]) -> Iterator[None]:
                 continue
             kernels = op.py_kernels
             saved[op] = kernels.get(key)
-            kernels[key] = _as_call(op, saved[op] or functools.partial(op._op_dk, key))
+            kernels[key] = _as_call(op, saved[op] or _dispatcher_kernel(op))
             op._dispatch_cache.clear()
         yield
     finally:
@@ -334,6 +341,15 @@ def _composite_calls(handled: set[Any]) -> Iterator[None]:
             else:
                 op.py_kernels[key] = kernel
             op._dispatch_cache.clear()
+
+
+@functools.lru_cache(maxsize=None)
+def _dispatcher_kernel(op: Any) -> Callable[..., Any]:
+    """The dispatcher's own composite-implicit kernel of ``op`` (one object per op, so that its
+    ``_as_call`` wrapper is made once)."""
+    import torch
+
+    return functools.partial(op._op_dk, torch._C.DispatchKey.CompositeImplicitAutograd)
 
 
 def _composite_ops() -> list[Any]:
