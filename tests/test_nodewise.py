@@ -523,6 +523,78 @@ def test_the_checking_runs_in_the_checker_process_out_of_the_workloads_reach(con
         checker.stop()
 
 
+FAN_OUT = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+
+    rows = 512
+
+
+    class Model(nn.Module):
+        def forward(self, x):
+            y = torch.tanh(x)
+            return y * 2 + y.sin() + y.exp() - y.abs()
+
+
+    def get_inputs():
+        return [torch.randn(rows, 1024)]
+
+
+    def get_init_inputs():
+        return []
+''')
+
+
+def test_the_checker_asks_once_for_a_value_several_groups_read(tmp_path, monkeypatch):
+    """tanh's 4 MiB result is read by four later groups: the checker keeps what it received while
+    the worker holds it live (``workers.checker._ReceivedValues``), so it is sent once, and the
+    verdict is the in-process one."""
+    from solar_assets.workers import checker as checker_module
+    from solar_assets.workers.checker import Checker, NodewiseSession
+
+    path = tmp_path / "fan_out.py"
+    path.write_text(FAN_OUT)
+    src = read_source(path)
+    translation = translate_source(src, None)
+    asked: list[str] = []
+    sent = checker_module.send
+
+    def counting_send(conn, obj):
+        asked.append(obj)
+        return sent(conn, obj)
+
+    monkeypatch.setattr(checker_module, "send", counting_send)
+    checker = Checker()
+    try:
+        remote = validate_nodewise(src, translation, make_checker=lambda *setup: NodewiseSession(checker, *setup))
+    finally:
+        checker.stop()
+    local = validate_nodewise(src, translation)
+    assert remote.ok and [(c.name, c.message) for c in remote.checks] == [(c.name, c.message) for c in local.checks]
+    big = [a for a in asked if isinstance(a, np.ndarray) and a.nbytes >= (1 << 20)]
+    assert all(a.shape == (512, 1024) for a in big)
+    # each of the nine values (x, tanh, its four readers, the three sums) sent once; sent per
+    # reading group, tanh's alone went five times (its check and four readers), twenty in all
+    assert len(big) == 9, len(big)
+
+
+def test_received_values_are_kept_within_their_bytes_and_only_while_live():
+    from solar_assets.workers.checker import _ReceivedValues
+
+    kept = _ReceivedValues(limit=3 * 800)
+    for name in "abcd":
+        kept.keep(name, np.zeros(100))  # 800 bytes each
+    assert kept.get("a") is None and kept.get("b") is not None  # the least recently used went first
+    kept.keep("e", np.zeros(100))
+    assert kept.get("c") is None and kept.get("b") is not None and kept.get("e") is not None
+    with pytest.raises(ValueError):
+        kept.get("b")[0] = 1.0  # read-only: a later group reads the very array
+    kept.only(frozenset({"e"}))
+    assert kept.get("b") is None and kept.get("d") is None and kept.get("e") is not None
+    kept.keep("huge", np.zeros(1000))  # over the limit alone: not kept
+    assert kept.get("huge") is None and kept.get("e") is not None
+
+
 def test_node_wise_validation_in_a_worker_goes_through_its_checker(conv_stack, tmp_path):
     """As ``solar analyze`` runs it: the worker's checker answers the node-wise pass."""
     from solar_assets.chain.config import RunConfig

@@ -547,8 +547,13 @@ def trace_torch(src: WorkloadSource, constants: dict[str, int] | None = None, fa
     if has_data_dependent_sizes(ep):
         ep, data = export_at_sample_values(src, constants)
         fake = True  # traced for its sizes: the note says so, not the real-tensor one
-    program = lower_exported(ep, src.name, src.path, fallback, data_sizes=data.sizes if data else None)
+    values: dict[str, str] = {}
+    program = lower_exported(ep, src.name, src.path, fallback, values=values, data_sizes=data.sizes if data else None)
     check_program(program, src.path)
+    if fake and data is None and fallback is None:  # node-wise validation runs this graph on real values
+        from solar_assets.translate import export_memo
+
+        export_memo.remember(src.path, src.sha256, constants, ep, program, values)
     seconds = time.perf_counter() - start
     log.info("traced %s: %d steps in %.2fs (%s tensors)", src.name, len(program.steps), seconds,
              "fake" if fake else "real")

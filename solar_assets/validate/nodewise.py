@@ -90,16 +90,27 @@ def _with_op_inputs(ep: ExportedProgram, extra: Mapping[str, int], check_at: Map
 
 def relower_with_values(src: WorkloadSource, constants: Mapping[str, int] | None = None
                         ) -> tuple[ExportedProgram, list[torch.Tensor], Program, dict[str, str]]:
-    """The file exported on real tensors (at its own size, or with ``constants`` rebound), its
-    inputs, the tracer's program of that export and the value map (IR tensor -> fx node; program
-    outputs -> the output node's arguments)."""
+    """The file's exported graph with real values (at its own size, or with ``constants`` rebound),
+    its inputs, the tracer's program of that export and the value map (IR tensor -> fx node;
+    program outputs -> the output node's arguments). The translation's fake-tensor export when this
+    process made it (``translate.export_memo``: the model's real weights bound by name), else the
+    file exported again on real tensors."""
+    from solar_assets.translate import export_memo
     from solar_assets.translate.torch_tracer import export_graph, lower_exported
+    from solar_assets.workloads.in_forward import attributes_to_buffers
     from solar_assets.workloads import load_torch_workload
 
     w = load_torch_workload(src, dict(constants) if constants else None)
-    ep = export_graph(w.model, w.inputs, src.path)
-    values: dict[str, str] = {}
-    program = lower_exported(ep, src.name, src.path, values=values)
+    remembered = export_memo.recall(src.path, src.sha256, constants)
+    ep = export_memo.with_real_state(remembered.ep, w.model) if remembered is not None else None
+    if ep is not None:  # the translation's own export and lowering, on this model's real values
+        log.debug("%s: node-wise pass on the translation's export", src.name)
+        program, values = remembered.program, dict(remembered.values)
+    else:  # the model prepared as the translation's export prepared it (``torch_tracer.load_and_export``)
+        attributes_to_buffers(w.model)
+        ep = export_graph(w.model, w.inputs, src.path)
+        values = {}
+        program = lower_exported(ep, src.name, src.path, values=values)
     output = next(n for n in ep.graph.nodes if n.op == "output")
     for name, arg in zip(program.outputs, output.args[0]):
         values.setdefault(name, arg.name)

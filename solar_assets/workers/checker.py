@@ -20,6 +20,7 @@ import signal
 import socket
 import subprocess
 import sys
+from collections import OrderedDict
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -127,6 +128,9 @@ def _serve(conn: Any) -> None:
     """The checker: validate each request; never imports a workload."""
     with timed("checker start (imports)"):
         from solar_assets.validate.compare import validate_program
+        from solar_assets.workers.heap import freeze_start_up
+
+        freeze_start_up()  # its imports' objects: no request's collections walk them
 
     while True:
         try:
@@ -233,12 +237,55 @@ def nodewise_checker() -> Any | None:
     return None if checker is None else (lambda *setup: NodewiseSession(checker, *setup))
 
 
-class _RemoteLive:
-    """The worker's live framework values as the checker sees them: names known, values fetched."""
+RECEIVED_KEPT_BYTES = 1 << 30
+"""The framework values a node-wise pass keeps in the checker after the node that asked for them,
+for the later op groups that read them too (least recently used first out). Each was sent again
+for every group reading it: BigBird at sequence length 4095 sent 65.5 GB for 27.4 GB of distinct
+values, a quarter of its worker's time in copying them."""
 
-    def __init__(self, conn: Any, names: frozenset[str]) -> None:
+
+class _ReceivedValues:
+    """The values a pass received, while the worker still holds them live, within ``limit`` bytes;
+    read-only, as a later group reads the very array."""
+
+    def __init__(self, limit: int = RECEIVED_KEPT_BYTES) -> None:
+        self.limit = limit
+        self._values: OrderedDict[str, Any] = OrderedDict()
+        self._bytes = 0
+
+    def get(self, name: str) -> Any | None:
+        if name in self._values:
+            self._values.move_to_end(name)
+        return self._values.get(name)
+
+    def keep(self, name: str, value: Any) -> None:
+        nbytes = int(getattr(value, "nbytes", 0))
+        if nbytes > self.limit:
+            return
+        if hasattr(value, "flags"):
+            value.flags.writeable = False
+        self._values[name] = value
+        self._bytes += nbytes
+        while self._bytes > self.limit:
+            self._drop(next(iter(self._values)))
+
+    def only(self, live: frozenset[str]) -> None:
+        """Forget what the worker no longer holds (a name may be reused by no other value, but a
+        value dead there is read by no later group)."""
+        for name in [n for n in self._values if n not in live]:
+            self._drop(name)
+
+    def _drop(self, name: str) -> None:
+        self._bytes -= int(getattr(self._values.pop(name), "nbytes", 0))
+
+
+class _RemoteLive:
+    """The worker's live framework values as the checker sees them: names known, values fetched
+    (or kept from an earlier node's request: ``_ReceivedValues``)."""
+
+    def __init__(self, conn: Any, names: frozenset[str], kept: _ReceivedValues | None = None) -> None:
         self._conn, self._names = conn, names
-        self._got: dict[str, Any] = {}
+        self._kept = kept if kept is not None else _ReceivedValues(0)
 
     def __contains__(self, name: object) -> bool:
         return name in self._names
@@ -246,14 +293,16 @@ class _RemoteLive:
     def __getitem__(self, name: str) -> Any:
         if name not in self._names:
             raise KeyError(name)
-        if name not in self._got:
+        value = self._kept.get(name)
+        if value is None:
             self._conn.send(("get", name))
             with timed(WAITING + "the worker's framework values"):
                 kind, value = self._conn.recv()
             if kind != SHARED:
                 raise RuntimeError(f"the worker could not give the framework's value of {name}: {value}")
-            self._got[name] = received(kind, value, self._conn)
-        return self._got[name]
+            value = received(kind, value, self._conn)
+            self._kept.keep(name, value)
+        return value
 
     def float64(self, name: str) -> Any:
         """The worker's ``CapturedValues.float64(name)``, as NumPy; None where it has none."""
@@ -271,6 +320,7 @@ def _serve_nodewise(conn: Any, setup: tuple) -> None:
     from solar_assets.validate.nodewise_check import _Checker
 
     checker = _Checker(*setup)
+    kept = _ReceivedValues()
     conn.send(("ok", None))
     while True:
         try:
@@ -280,7 +330,8 @@ def _serve_nodewise(conn: Any, setup: tuple) -> None:
         kind = message[0]
         try:
             if kind == "node":
-                checker.on_node(message[1], _RemoteLive(conn, message[2]))
+                kept.only(message[2])
+                checker.on_node(message[1], _RemoteLive(conn, message[2], kept))
                 conn.send(("ok", None))
             elif kind == "counts":
                 conn.send(("ok", (checker.exact, checker.sampled, checker.evaluations)))

@@ -17,8 +17,6 @@ two processes with two BLAS threads each on two cores made small GEMMs 100–100
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import gc
 import logging
 import multiprocessing
 import multiprocessing.connection
@@ -37,6 +35,7 @@ from typing import Any
 
 from solar_assets.logconf import solar_level
 from solar_assets.workers.containment import stop_descendants
+from solar_assets.workers.heap import freeze_start_up, release_freed_memory
 from solar_assets.workers.limits import format_gib, process_tree_rss_bytes
 from solar_assets.workers.order import load_durations, longest_first, save_durations
 from solar_assets.workers.output import OutputCapture, read_tail
@@ -158,10 +157,12 @@ def _serve(conn: Any, task: Task, cache_dir: str | None, task_arg: Any, threads:
         TorchPatcher.patch()  # torch's once-per-process patches (``torch.fx.Tracer.trace`` wrapped), which a
         # file's first compiled region (a ``scan``'s autograd) applies otherwise and the tamper check would blame
         try:
-            send(("ready", warm_up_tracer()))
+            warmed = warm_up_tracer()
         except Exception:  # the warm-up is an optimisation: the first file pays it instead
             log.debug("tracer warm-up failed", exc_info=True)
-            send(("ready", 0.0))
+            warmed = 0.0
+        freeze_start_up()  # the imports' objects: no file's collections walk them (heap)
+        send(("ready", warmed))
     with progress_listener(lambda workload, stage: send(("stage", (workload, stage)))):
         while True:
             try:
@@ -210,17 +211,6 @@ def _serve(conn: Any, task: Task, cache_dir: str | None, task_arg: Any, threads:
                 _exit_now()
             release_freed_memory()  # what the file freed goes back to the system before its RSS is read
             send(("row", result, unrestorable))
-
-
-def release_freed_memory() -> None:
-    """Collect the file's garbage and hand the heap's free pages back to the system (glibc's
-    ``malloc_trim``): a worker that ran a full-size model keeps gigabytes of freed arena otherwise,
-    and the next file's peak stacks on them (8.9 GB for KernelBench's AlexNet after level 4's
-    models, 5.9 GB in a fresh worker)."""
-    gc.collect()
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def _exit_now() -> None:

@@ -1,0 +1,32 @@
+"""workers.heap: a worker's start-up objects frozen out of the collector's walks."""
+from __future__ import annotations
+
+import gc
+import weakref
+
+from solar_assets.workers.heap import freeze_start_up, release_freed_memory
+
+
+class _Node:
+    def __init__(self) -> None:
+        self.other = self
+
+
+def test_freeze_start_up_exempts_live_objects_and_still_collects_later_garbage():
+    kept = [_Node() for _ in range(1000)]
+    try:
+        frozen = freeze_start_up()
+        assert frozen == gc.get_freeze_count() >= 1000
+        tracked = {id(o) for o in gc.get_objects()}
+        assert not any(id(o) in tracked for o in kept)  # a full collection no longer walks them
+        garbage = _Node()  # made after the freeze: a cycle the collector still frees
+        alive = weakref.ref(garbage)
+        del garbage
+        assert alive() is not None  # a cycle: only the collector frees it
+        release_freed_memory()
+        assert alive() is None
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
+    assert gc.get_freeze_count() == 0
+    assert any(id(o) == id(kept[0]) for o in gc.get_objects())
