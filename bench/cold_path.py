@@ -10,7 +10,8 @@ over all of them on the six parts (``--hardware``), ``--jobs 2``, in a fresh hom
 clock on (``solar_assets.stage_clock``: every process the run starts writes its sections).
 
 Prints, per stage, the seconds summed over every process and file and their share of the timed
-total; then the wall time, user and system CPU, peak RSS (the largest process of the run, as
+total, and for the heaviest stages the files that took most of them (``--top-stages``,
+``--top-files``); then the wall time, user and system CPU, peak RSS (the largest process of the run, as
 ``/usr/bin/time`` reports it), the processes started (solar processes and glpsol runs), and the
 home's size. ``--warm`` runs the same command again on that home (nothing changed) and prints
 its wall time. KernelBench is not downloaded here: fetch it and pass the folder holding level1 …
@@ -107,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warm", action="store_true", help="then the same call again on that home")
     parser.add_argument("--keep-home", type=Path, default=None, help="use (and keep) this home, which must not exist")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
+    parser.add_argument("--top-stages", type=int, default=6, help="stages whose heaviest files are listed")
+    parser.add_argument("--top-files", type=int, default=5, help="files listed per stage")
     args = parser.parse_args(argv)
 
     files = sample(args.kb_dir, args.per_level)
@@ -140,6 +143,14 @@ def main(argv: list[str] | None = None) -> int:
     for stage, seconds in [kv for kv in ranked if WAITING not in kv[0]]:
         print(f"{stage:<{width}}  {seconds:9.1f}  {totals.entries.get(stage, 0):7d}  {seconds / timed:6.1%}")
     print(f"{'timed total':<{width}}  {timed:9.1f}")
+    by_file_printed = 0
+    for stage, seconds in [kv for kv in ranked if WAITING not in kv[0]]:
+        per_file = totals.by_file.get(stage)
+        if not per_file or by_file_printed == args.top_stages:
+            continue
+        by_file_printed += 1
+        heaviest = sorted(per_file.items(), key=lambda kv: -kv[1])[:args.top_files]
+        print(f"  {stage}: " + ", ".join(f"{Path(f).parent.name}/{Path(f).stem[:40]} {s:.1f}" for f, s in heaviest))
     for stage, seconds in [kv for kv in ranked if WAITING in kv[0]]:  # another process's seconds: no share
         print(f"{stage:<{width}}  {seconds:9.1f}  {totals.entries.get(stage, 0):7d}")
     user, system = after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
@@ -160,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
             "rows": rows, "failures": failures, "home_bytes": home_bytes, "warm_s": warm_s,
             "machine_busy_s": busy[0] if busy else None, "machine_available_s": busy[1] if busy else None,
             "stages": {s: {"seconds": v, "entries": totals.entries.get(s, 0)} for s, v in totals.seconds.items()},
+            "by_file": totals.by_file,
         }, indent=1))
     return 0
 

@@ -107,11 +107,32 @@ def clocked(stage: str, part: Callable[..., str] | None = None) -> Callable[[F],
     return decorate
 
 
+_subject: str | None = None  # the workload file this process works on (a worker, its checker): one at a time
+
+
+@contextlib.contextmanager
+def subject(path: str | None) -> Iterator[None]:
+    """The sections closed inside are charged to the workload file ``path`` as well as to their stage
+    (``ClockTotals.by_file``: which files a stage's seconds went to)."""
+    global _subject
+    if clock_dir() is None:
+        yield
+        return
+    saved, _subject = _subject, os.path.realpath(path) if path else None
+    try:
+        yield
+    finally:
+        _subject = saved
+
+
 def _flush() -> None:
     done = dict(_local.done)
     _local.done.clear()
     if done:
-        _append({"sections": {k: [round(v[0], 6), v[1]] for k, v in done.items()}})
+        record: dict[str, Any] = {"sections": {k: [round(v[0], 6), v[1]] for k, v in done.items()}}
+        if _subject is not None:
+            record["file"] = _subject
+        _append(record)
 
 
 def watch_numba() -> None:
@@ -152,6 +173,7 @@ class ClockTotals:
     seconds: dict[str, float] = field(default_factory=dict)
     entries: dict[str, int] = field(default_factory=dict)
     processes: int = 0
+    by_file: dict[str, dict[str, float]] = field(default_factory=dict)  # stage -> workload file -> seconds
 
     @property
     def timed_seconds(self) -> float:
@@ -175,5 +197,8 @@ def read_clock(directory: Path) -> ClockTotals:
             for name, (s, n) in record.get("sections", {}).items():
                 seconds[name] += s
                 entries[name] += n
+                if "file" in record:
+                    per_file = totals.by_file.setdefault(name, {})
+                    per_file[record["file"]] = per_file.get(record["file"], 0.0) + s
     totals.seconds, totals.entries = dict(seconds), dict(entries)
     return totals

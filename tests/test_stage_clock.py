@@ -88,3 +88,22 @@ def test_child_processes_write_their_own_lines(clock: Path) -> None:
     assert totals.entries["glpsol"] == 3
     lines = [json.loads(line) for f in clock.glob("*.jsonl") for line in f.read_text().splitlines()]
     assert sum("process" in line for line in lines) == 2
+
+
+def test_sections_are_charged_to_the_file_worked_on(clock: Path, tmp_path: Path) -> None:
+    a, b = tmp_path / "a.py", tmp_path / "b.py"
+    with stage_clock.subject(str(a)):
+        with timed("export"):
+            time.sleep(0.02)
+        with timed("export"):
+            pass
+    with stage_clock.subject(str(b)), timed("golden"):
+        time.sleep(0.01)
+    with timed("recording"):  # no file: counted in the stage only
+        pass
+    totals = read_clock(clock)
+    assert set(totals.by_file) == {"export", "golden"}
+    assert set(totals.by_file["export"]) == {str(a.resolve())}
+    assert totals.by_file["export"][str(a.resolve())] == pytest.approx(totals.seconds["export"])
+    assert totals.by_file["golden"] == {str(b.resolve()): pytest.approx(totals.seconds["golden"])}
+    assert totals.entries["recording"] == 1

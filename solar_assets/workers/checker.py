@@ -24,7 +24,7 @@ from collections import OrderedDict
 from multiprocessing.connection import Connection
 from typing import Any
 
-from solar_assets.stage_clock import WAITING, clocked, timed
+from solar_assets.stage_clock import WAITING, clocked, subject, timed
 from solar_assets.workers.shared_values import SHARED, received, send
 
 log = logging.getLogger(__name__)
@@ -142,11 +142,13 @@ def _serve(conn: Any) -> None:
         if request[0] == SHARED:  # a validation: the program and its golden arrays (``shared_values``)
             request = received(*request, conn)
         if request[0] == "nodewise":
-            _serve_nodewise(conn, request[1])
+            with subject(request[1][4]):
+                _serve_nodewise(conn, request[1])
             continue
         _, program, golden, source, traced = request
         try:
-            result = validate_program(program, golden, source=source, traced=traced)
+            with subject(source):
+                result = validate_program(program, golden, source=source, traced=traced)
         except Exception as e:  # the caller raises it, as an in-process validation would
             conn.send(("error", _picklable(e)))
             continue

@@ -132,7 +132,7 @@ def _serve(conn: Any, task: Task, cache_dir: str | None, task_arg: Any, threads:
         os.setsid()
     become_subreaper()  # what a workload starts stays this worker's descendant (containment)
     watch = Watch()
-    from solar_assets.stage_clock import timed
+    from solar_assets.stage_clock import subject, timed
     from solar_assets.workers.checker import checker_pids, start_checker
 
     with timed("worker start (imports, checker, warm-up)"):
@@ -180,7 +180,7 @@ def _serve(conn: Any, task: Task, cache_dir: str | None, task_arg: Any, threads:
                 watch.begin(path, os.environ.get("SOLAR_HOME"))
                 identities = tamper.snapshot()
             try:
-                with journal() as stored, timed("per file, outside the stages"):
+                with journal() as stored, subject(path), timed("per file, outside the stages"):
                     result = task(path, cache_dir, task_arg)
             except (KeyboardInterrupt, SystemExit) as e:  # raised in the workload's code: its row says so
                 raised = f"the workload raised {type(e).__name__}" + (f" ({e})" if str(e) else "")
