@@ -442,3 +442,23 @@ def test_missing_glpsol_infeasible_and_time_limit_are_clear_errors():
         Results.solver.termination_condition = tc
         with pytest.raises(CacheAwareError, match=text):
             check_termination(Results, "w", 1 << 20, 5)
+
+
+@pytest.mark.parametrize("make", [conv, attention, lambda: gemm_bias(6, 10, 12)])
+def test_the_frontier_kernel_keeps_a_tensors_terms_only_while_its_ranks_stand(make, monkeypatch):
+    """``kernels.frontier_points`` recomputes a tensor's terms only when a rank they depend on
+    moved: every tuple of a range is the same, to the bit, as that tuple enumerated alone (where
+    every term is computed afresh)."""
+    from solar_assets.bounds.cache_aware import frontier as frontier_module
+    from solar_assets.bounds.cache_aware.kernels import frontier_points
+
+    calls = []
+    monkeypatch.setattr(frontier_module, "frontier_points", lambda *a: calls.append(a) or frontier_points(*a))
+    cache_aware_traffic(make(), 64, solver=CacheAwareSolver(Options()))
+    assert calls
+    for lo, hi, *args in calls:
+        tau, fp, tr = frontier_points(lo, hi, *args)
+        alone = [frontier_points(u, u + 1, *args) for u in range(lo, hi)]
+        assert tau.tolist() == [int(a[0][0]) for a in alone]
+        assert fp.tolist() == [int(a[1][0]) for a in alone]
+        assert tr.tobytes() == np.concatenate([a[2] for a in alone]).tobytes()

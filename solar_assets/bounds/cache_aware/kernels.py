@@ -126,6 +126,11 @@ def frontier_points(lo: int, hi: int, shape: np.ndarray, cand: np.ndarray, exten
     its fetches is not charged (``-b``); ``t_phi[t, k]``: the
     shared loop ``tau_pos[k]`` re-fetches t. Loop-order DP: groups of inner ranks
     ``g_ranks[g_rank[g] .. g_rank[g+1]]`` and the steps of ``order_dp.dp_layout``.
+
+    A tensor's terms (footprint, bytes, weight) are computed again only when a rank they depend
+    on moved: in C order the innermost rank moves at every tuple, the outer ones rarely, so a
+    tensor that does not index the innermost ranks keeps its terms for a whole run of tuples
+    (the same values: they are functions of those ranks' indices alone).
     """
     n = hi - lo
     R = shape.size
@@ -138,6 +143,17 @@ def frontier_points(lo: int, hi: int, shape: np.ndarray, cand: np.ndarray, exten
     idx = np.empty(R, dtype=np.int64)
     trip = np.empty(R, dtype=np.int64)
     weight = np.empty(T, dtype=np.float64)
+    t_fp_bytes = np.zeros(T, dtype=np.int64)  # per tensor: its footprint term, kept while its ranks stay
+    t_b = np.zeros(T, dtype=np.float64)  # per tensor: its bytes b, kept likewise
+    t_last = np.full(T, -1, dtype=np.int64)  # per tensor: the last rank position its terms depend on
+    for t in range(T):
+        for a in range(t_acc[t], t_acc[t + 1]):
+            for c in range(a_comp[a], a_comp[a + 1]):
+                for j in range(c_rank[c], c_rank[c + 1]):
+                    t_last[t] = max(t_last[t], c_ranks[j])
+        for k in range(tau_pos.size):
+            if t_phi[t, k]:
+                t_last[t] = max(t_last[t], tau_pos[k])
     g_trip = np.empty(G, dtype=np.float64)
     prod = np.empty(full + 1, dtype=np.float64)
     f = np.empty(full + 1, dtype=np.float64)
@@ -149,6 +165,7 @@ def frontier_points(lo: int, hi: int, shape: np.ndarray, cand: np.ndarray, exten
     for r in range(R - 1, -1, -1):
         idx[r] = rest % shape[r]
         rest //= shape[r]
+    changed = 0  # the outermost rank position whose index moved since the last tuple
     for u in range(n):
         if u:  # the next tuple in C order: an odometer step
             r = R - 1
@@ -157,37 +174,40 @@ def frontier_points(lo: int, hi: int, shape: np.ndarray, cand: np.ndarray, exten
                 idx[r] = 0
                 r -= 1
                 idx[r] += 1
-        for r in range(R):
+            changed = r
+        for r in range(changed, R):
             trip[r] = trips[r, idx[r]]
         for k in range(tau_pos.size):
             tau[u] += idx[tau_pos[k]] * tau_stride[k]
         const = 0.0
         for t in range(T):
-            F = 0
-            S = 0
-            for a in range(t_acc[t], t_acc[t + 1]):
-                fa = a_live[a]
-                sa = a_live[a]
-                for c in range(a_comp[a], a_comp[a + 1]):
-                    flat = 0
-                    for j in range(c_rank[c], c_rank[c + 1]):
-                        p = c_ranks[j]
-                        flat = flat * shape[p] + idx[p]
-                    fa *= tab_F[c_table[c] + flat]
-                    sa *= tab_S[c_table[c] + flat]
-                F = max(F, fa)
-                S = max(S, sa)
-            S = max(S, t_compulsory[t])
-            if t_fp[t]:
-                fp[u] += t_bytes[t] * F
-            b = np.float64(t_bytes[t]) * np.float64(S)
-            phi = 1.0
-            for k in range(tau_pos.size):
-                if t_phi[t, k]:
-                    phi *= np.float64(trip[tau_pos[k]])
-            weight[t] = (t_weight[t] * b) * phi
+            if u == 0 or t_last[t] >= changed:  # else its ranks kept their indices: its terms stand
+                F = 0
+                S = 0
+                for a in range(t_acc[t], t_acc[t + 1]):
+                    fa = a_live[a]
+                    sa = a_live[a]
+                    for c in range(a_comp[a], a_comp[a + 1]):
+                        flat = 0
+                        for j in range(c_rank[c], c_rank[c + 1]):
+                            p = c_ranks[j]
+                            flat = flat * shape[p] + idx[p]
+                        fa *= tab_F[c_table[c] + flat]
+                        sa *= tab_S[c_table[c] + flat]
+                    F = max(F, fa)
+                    S = max(S, sa)
+                S = max(S, t_compulsory[t])
+                t_fp_bytes[t] = t_bytes[t] * F if t_fp[t] else 0
+                b = np.float64(t_bytes[t]) * np.float64(S)
+                phi = 1.0
+                for k in range(tau_pos.size):
+                    if t_phi[t, k]:
+                        phi *= np.float64(trip[tau_pos[k]])
+                weight[t] = (t_weight[t] * b) * phi
+                t_b[t] = b
+            fp[u] += t_fp_bytes[t]
             if t_unread[t]:
-                const -= b
+                const -= t_b[t]
         for g in range(G):
             m = 1
             for j in range(g_rank[g], g_rank[g + 1]):
