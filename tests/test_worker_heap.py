@@ -19,12 +19,16 @@ def test_freeze_start_up_exempts_live_objects_and_still_collects_later_garbage()
         assert frozen == gc.get_freeze_count() >= 1000
         tracked = {id(o) for o in gc.get_objects()}
         assert not any(id(o) in tracked for o in kept)  # a full collection no longer walks them
-        garbage = _Node()  # made after the freeze: a cycle the collector still frees
-        alive = weakref.ref(garbage)
-        del garbage
-        assert alive() is not None  # a cycle: only the collector frees it
-        release_freed_memory()
-        assert alive() is None
+        gc.disable()  # no automatic collection between the two looks
+        try:
+            garbage = _Node()  # made after the freeze: a cycle the collector still frees
+            alive = weakref.ref(garbage)
+            del garbage
+            assert alive() is not None  # a cycle: only the collector frees it
+            release_freed_memory()
+            assert alive() is None
+        finally:
+            gc.enable()
         assert gc.get_freeze_count() == frozen
     finally:
         gc.unfreeze()

@@ -137,9 +137,6 @@ def run_analysis(instance: dg.DagsterInstance, driver: CallDriver, home: str | P
     """The call's run (job ``solar_analyze``, in-process executor): ``driver.run`` in its one step.
     Returns the run id; raises ``ReportRunFailed`` when the step failed (a bug, not a workload's
     error: those are the workloads' results)."""
-    from solar_assets.workers.heap import freeze_start_up
-
-    freeze_start_up(collect=False)  # Dagster's and the stages' objects: the step's recording never walks them
     job = dg.GraphDefinition(name="solar_analyze", node_defs=[analyse_workloads]).to_job(
         resource_defs={"call": dg.ResourceDefinition.hardcoded_resource(driver)})
     run = job.execute_in_process(instance=instance, run_config=QUIET_LOGGERS, raise_on_error=False,

@@ -20,13 +20,12 @@ import time
 log = logging.getLogger(__name__)
 
 
-def freeze_start_up(collect: bool = True) -> int:
-    """Collect what start-up left (``collect``: a process that is about to work for minutes; a
-    short-lived one freezes what garbage it holds rather than pay a collection), then exempt
-    everything alive from later collections; the number of objects frozen (``gc.get_freeze_count``)."""
+def freeze_start_up() -> int:
+    """Collect what start-up left, then exempt everything alive from later collections; the
+    number of objects frozen (``gc.get_freeze_count``). Only for a process solar owns and ends
+    (a worker, a checker): a frozen object is never collected."""
     start = time.perf_counter()
-    if collect:
-        gc.collect()
+    gc.collect()
     gc.freeze()
     frozen = gc.get_freeze_count()
     log.debug("froze %d start-up objects in %.3f s", frozen, time.perf_counter() - start)
