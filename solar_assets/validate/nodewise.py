@@ -16,8 +16,10 @@ and a float32 value misses the IR by more than float32's tolerance (a sum of mil
 strays that far), the op is run again in float64 on the same inputs (``capture.CapturedValues.float64``)
 and the IR is held to float64's tolerance against that value instead.
 
-Only the tracer's IR is checked this way: the export is re-lowered with the value map and must
-give the very program being validated.
+Only the tracer's IR is checked this way: the pass runs the translation's own fake-tensor export
+with the model's real weights bound by name when this process made it (``translate.export_memo``),
+else the file exported again on real tensors and re-lowered with the value map, which must give
+the very program being validated.
 
 Where one pass at the file's own size does not fit the capture budget either (a training step of
 AlexNet at batch 1024: 6.5 GiB live), the pass runs at the cheapest scaled size the sizing search
