@@ -69,7 +69,7 @@ def test_node_wise_runs_the_translations_export_with_the_real_weights(stateful, 
 
     translate_source(src, None)  # remembered again; exporting now would be a second export
     monkeypatch.setattr(torch_tracer, "export_graph", lambda *a, **k: pytest.fail("exported a second time"))
-    ep, inputs, program, values = relower_with_values(src)
+    ep, inputs, program, values = relower_with_values(src, None, translation.program)
     assert isinstance(ep, export_memo.RealStateProgram) and program is export_memo.recall(src.path, src.sha256, {}).program
     # every piece of state is the real model's, by name, and none is fake
     from torch._subclasses.fake_tensor import is_fake
@@ -110,3 +110,18 @@ def test_the_full_size_export_outlives_the_sizing_searchs_traces(stateful):
     assert export_memo.recall(src.path, src.sha256, None) is full
     assert export_memo.recall(src.path, src.sha256, {"batch_size": 1}) is None  # only the last two scaled
     assert export_memo.recall(src.path, src.sha256, {"batch_size": 3}) is not None
+
+
+def test_an_export_remembered_with_another_program_is_not_the_one_under_test(stateful, monkeypatch):
+    """The memo is keyed by the file's path and digest, which miss a local module it imports: an
+    export remembered before that module changed lowers to another program, and node-wise then
+    exports again rather than pair the program under test with a stale graph."""
+    src, translation = stateful
+    calls = []
+    original = torch_tracer.export_graph
+    monkeypatch.setattr(torch_tracer, "export_graph", lambda *a, **k: calls.append(1) or original(*a, **k))
+    other = translation.program.model_copy(update={"steps": translation.program.steps[:-1]})
+    ep, _, program, _ = relower_with_values(src, None, other)
+    assert calls == [1] and not isinstance(ep, export_memo.RealStateProgram)
+    ep, _, program, _ = relower_with_values(src, None, translation.program.model_copy(deep=True))
+    assert calls == [1] and isinstance(ep, export_memo.RealStateProgram)  # an equal program: the same export

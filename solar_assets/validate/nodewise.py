@@ -90,13 +90,15 @@ def _with_op_inputs(ep: ExportedProgram, extra: Mapping[str, int], check_at: Map
     return kept
 
 
-def relower_with_values(src: WorkloadSource, constants: Mapping[str, int] | None = None
+def relower_with_values(src: WorkloadSource, constants: Mapping[str, int] | None = None,
+                        under_test: Program | None = None
                         ) -> tuple[ExportedProgram, list[torch.Tensor], Program, dict[str, str]]:
     """The file's exported graph with real values (at its own size, or with ``constants`` rebound),
     its inputs, the tracer's program of that export and the value map (IR tensor -> fx node;
-    program outputs -> the output node's arguments). The translation's fake-tensor export when this
-    process made it (``translate.export_memo``: the model's real weights bound by name), else the
-    file exported again on real tensors."""
+    program outputs -> the output node's arguments). The fake-tensor export this process lowered
+    to ``under_test`` (``translate.export_memo``: the model's real weights bound by name), else the file
+    exported again on real tensors: an export remembered with another program (a local module the
+    file imports, edited since) is not the one under test."""
     from solar_assets.translate import export_memo
     from solar_assets.translate.torch_tracer import export_graph, lower_exported
     from solar_assets.workloads.in_forward import attributes_to_buffers
@@ -104,7 +106,11 @@ def relower_with_values(src: WorkloadSource, constants: Mapping[str, int] | None
 
     w = load_torch_workload(src, dict(constants) if constants else None)
     remembered = export_memo.recall(src.path, src.sha256, constants)
-    ep = export_memo.with_real_state(remembered.ep, w.model) if remembered is not None else None
+    if remembered is not None and under_test is not None and (remembered.program is under_test
+                                                               or remembered.program == under_test):
+        ep = export_memo.with_real_state(remembered.ep, w.model)
+    else:
+        ep = None
     if ep is not None:  # the translation's own export and lowering, on this model's real values
         log.debug("%s: node-wise pass on the translation's export", src.name)
         program, values = remembered.program, dict(remembered.values)
@@ -148,7 +154,7 @@ def validate_nodewise(src: WorkloadSource, translation: Translation, *, points: 
         from solar_assets.validate.nodewise_jax import validate_nodewise_jax
 
         return validate_nodewise_jax(src, translation, points=points, make_checker=make_checker)
-    ep, inputs, lowered, value_of = relower_with_values(src, constants)
+    ep, inputs, lowered, value_of = relower_with_values(src, constants, translation.program)
     program = translation.program
     require_tracer_frame(src, translation, lowered, "its export")
     order = {n.name: i for i, n in enumerate(ep.graph.nodes)}
