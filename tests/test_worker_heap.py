@@ -16,7 +16,10 @@ def test_freeze_start_up_exempts_live_objects_and_still_collects_later_garbage()
     kept = [_Node() for _ in range(1000)]
     try:
         frozen = freeze_start_up()
-        assert frozen == gc.get_freeze_count() >= 1000
+        # a frozen object that dies leaves the permanent generation, so the count only falls after
+        # the freeze (a full suite run saw two temporaries go between the two looks)
+        assert frozen >= 1000
+        assert 0 < gc.get_freeze_count() <= frozen
         tracked = {id(o) for o in gc.get_objects()}
         assert not any(id(o) in tracked for o in kept)  # a full collection no longer walks them
         gc.disable()  # no automatic collection between the two looks
@@ -29,7 +32,7 @@ def test_freeze_start_up_exempts_live_objects_and_still_collects_later_garbage()
             assert alive() is None
         finally:
             gc.enable()
-        assert gc.get_freeze_count() == frozen
+        assert 0 < gc.get_freeze_count() <= frozen  # collecting froze nothing new
     finally:
         gc.unfreeze()
     assert gc.get_freeze_count() == 0
