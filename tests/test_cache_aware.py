@@ -26,6 +26,7 @@ from solar_assets.bounds.cache_aware import (
     tile_candidates,
 )
 from solar_assets.bounds.cache_aware.ilp import Candidate, check_termination, select_cover
+from solar_assets.bounds.cache_aware.kernels import SEEN_WIDTH
 from solar_assets.bounds.cache_aware.order_dp import best_order, brute_force_order, order_cost_of
 from solar_assets.bounds.cache_aware.segments import plan_segment, plan_variants
 from solar_assets.errors import SolarError
@@ -456,9 +457,57 @@ def test_the_frontier_kernel_keeps_a_tensors_terms_only_while_its_ranks_stand(ma
     monkeypatch.setattr(frontier_module, "frontier_points", lambda *a: calls.append(a) or frontier_points(*a))
     cache_aware_traffic(make(), 64, solver=CacheAwareSolver(Options()))
     assert calls
-    for lo, hi, *args in calls:
-        tau, fp, tr = frontier_points(lo, hi, *args)
-        alone = [frontier_points(u, u + 1, *args) for u in range(lo, hi)]
+    for lo, hi, _seen, *args in calls:
+        every = np.full((0, SEEN_WIDTH), np.inf)  # no tuple skipped: all of them, in order
+        tau, fp, tr, rows = frontier_points(lo, hi, every, *args)
+        assert rows.tolist() == list(range(hi - lo))
+        alone = [frontier_points(u, u + 1, every, *args) for u in range(lo, hi)]
         assert tau.tolist() == [int(a[0][0]) for a in alone]
         assert fp.tolist() == [int(a[1][0]) for a in alone]
         assert tr.tobytes() == np.concatenate([a[2] for a in alone]).tobytes()
+
+
+def _frontiers_of(make, monkeypatch, skip: bool) -> list:
+    from solar_assets.bounds.cache_aware import frontier as frontier_module
+    from solar_assets.bounds.cache_aware import segments as segments_module
+    from solar_assets.bounds.cache_aware.kernels import new_seen
+
+    made = []
+
+    def spy(*a, **kw):
+        made.append(frontier_module.einsum_frontier(*a, **kw))
+        return made[-1]
+
+    monkeypatch.setattr(segments_module, "einsum_frontier", spy)
+    monkeypatch.setattr(frontier_module, "new_seen", new_seen if skip else (lambda n_tau: new_seen(n_tau, 0)))
+    cache_aware_traffic(make(), 64, solver=CacheAwareSolver(Options()))
+    return made
+
+
+@pytest.mark.parametrize("make", [conv, attention, lambda: gemm_bias(6, 10, 12), lambda: gemm(24, 20, 36)])
+def test_skipping_the_order_dp_of_dominated_tuples_changes_no_frontier(make, monkeypatch):
+    """A tuple whose τ already has a tuple of smaller footprint moving no more than the tuple's
+    least possible traffic (every tensor fetched once) skips the loop-order DP: every frontier is
+    the same, point for point, tuple for tuple and to the bit, as with every tuple computed; and
+    some tuples are skipped (the enumeration computed fewer DPs)."""
+    from solar_assets.bounds.cache_aware import frontier as frontier_module
+    from solar_assets.bounds.cache_aware.kernels import frontier_points
+
+    computed = {True: 0, False: 0}
+    for skip in (True, False):
+        def counting(*a, skip=skip):
+            out = frontier_points(*a)
+            computed[skip] += out[3].size
+            return out
+
+        monkeypatch.setattr(frontier_module, "frontier_points", counting)
+        if skip:
+            skipped = _frontiers_of(make, monkeypatch, True)
+        else:
+            every = _frontiers_of(make, monkeypatch, False)
+    assert len(skipped) == len(every) > 0
+    for a, b in zip(skipped, every):
+        assert a.tuples == b.tuples
+        for field in ("tau", "fp", "tr", "tuple_id"):
+            assert getattr(a, field).tobytes() == getattr(b, field).tobytes(), field
+    assert computed[True] < computed[False]

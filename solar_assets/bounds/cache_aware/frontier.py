@@ -24,7 +24,7 @@ from solar_assets.bounds.cache_aware.mapping import (
     split_components,
     tile_candidates,
 )
-from solar_assets.bounds.cache_aware.kernels import frontier_points, pareto_rows, undominated_hint
+from solar_assets.bounds.cache_aware.kernels import frontier_points, new_seen, pareto_rows, undominated_hint
 from solar_assets.bounds.cache_aware.order_dp import dp_layout
 
 logger = logging.getLogger(__name__)
@@ -149,11 +149,12 @@ def einsum_frontier(e: Einsum, role: Role = Role(), mode: str = "union",
     args = _kernel_arrays(e, role, cands, fused_pos, tau_stride, uses, indexed, inner, pos)
 
     parts = []
+    seen = new_seen(n_tau)  # shared by the chunks: a tuple dominated by an earlier chunk's skips its DP
     for lo in range(0, total, CHUNK):
         hi = min(total, lo + CHUNK)
-        tau, fp, tr = frontier_points(lo, hi, *args)
+        tau, fp, tr, offsets = frontier_points(lo, hi, seen, *args)
         rows = undominated_hint(tau, fp, tr, n_tau)
-        parts.append(pareto_by_group(tau[rows], fp[rows], tr[rows], rows + lo))
+        parts.append(pareto_by_group(tau[rows], fp[rows], tr[rows], offsets[rows] + lo))
     tau, fp, tr, tid = (np.concatenate(a) for a in zip(*parts))
     tau, fp, tr, tid = pareto_by_group(tau, fp, tr, tid)
     return EinsumFrontier(e, role, cands, tau, fp, tr, tid, exact, reduced, total, time.perf_counter() - start)
