@@ -237,3 +237,39 @@ def test_a_call_that_changes_nothing_makes_no_new_directory(home, tmp_path, caps
     second = latest_run(home / "reports")
     assert second != first and files(first) == before
     assert read_report(second / "report.json").rows != read_report(first / "report.json").rows
+
+
+def test_the_eta_weighs_files_by_their_expected_seconds_when_the_costly_ones_go_first(monkeypatch):
+    """Workers take the costliest files first (``workers.order``): one file expected to take ten
+    times the others finishes first, after 100 s; ten files expected at a tenth of it are left, so
+    100 s remain, where counting files says 1,000 s (a cold KernelBench run read ``ETA 2:42:00``
+    after five minutes of a 28-minute run)."""
+    import io
+
+    from solar_assets import cli
+    from solar_assets.progress import FINISHED
+
+    clock = _Clock()
+    monkeypatch.setattr(cli.time, "perf_counter", clock)
+    names = ["big", *(f"small{i}" for i in range(10))]
+    for expected, truth in (([100.0] + [10.0] * 10, 100.0), (None, 1000.0)):
+        stream = io.StringIO()
+        progress = cli.Progress(names, stream=stream, expected=expected)
+        progress("big", "trace")
+        clock.now += 100
+        progress("big", FINISHED)
+        progress("small0", "trace")
+        assert _eta_seconds(stream.getvalue().splitlines()[-1]) == truth
+
+
+def test_the_expected_seconds_of_a_call_come_from_the_homes_record_else_the_source(tmp_path):
+    from solar_assets import cli
+    from solar_assets.workers.order import save_durations
+
+    timed, new = tmp_path / "timed.py", tmp_path / "new.py"
+    for path in (timed, new):
+        path.write_text("import torch\n")
+    save_durations(tmp_path / "home" / "cache", {str(timed): 42.0})
+    expected = cli._expected_seconds([timed, new], tmp_path / "home")
+    assert expected[0] == 42.0
+    assert 0 < expected[1] < 42.0

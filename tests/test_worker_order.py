@@ -45,7 +45,7 @@ def test_a_file_importing_a_model_library_goes_before_framework_only_files(tmp_p
 def test_recorded_seconds_override_the_guess_and_equal_guesses_keep_the_call_order(tmp_path):
     a, b, c = (_write(tmp_path, f"{n}.py", SMALL) for n in "abc")
     library = _write(tmp_path, "lib.py", LIBRARY)
-    recorded = {os.path.realpath(c): 500.0, os.path.realpath(library): 1.0}
+    recorded = {os.path.realpath(c): 500.0, os.path.realpath(library): 3.0}  # its guess: over 40 s
     assert longest_first([a, b, c, library], recorded) == [2, 3, 0, 1]
     assert estimate_seconds(c, recorded) == 500.0
     assert estimate_seconds(tmp_path / "missing.py", {}) == 0.0

@@ -9,6 +9,7 @@ The estimate of a file's cost is what the last call that computed it took (a sma
 home's cache dir, keyed by resolved path), else a guess from its source: a file importing a library beyond
 the frameworks (``transformers``: a whole pretrained architecture) before the rest, larger
 sources before smaller ones. A wrong guess costs only balance: results keep the call's order.
+The same estimates weigh the files in the command's ETA (``cli.Progress``).
 """
 from __future__ import annotations
 
@@ -27,9 +28,15 @@ DURATIONS_FILE = "file_seconds.json"
 
 # modules whose import says nothing about a workload's size: the frameworks and their numerics
 _FRAMEWORKS = frozenset({"torch", "jax", "jaxlib", "flax", "optax", "numpy", "scipy", "einops", "solar_assets"})
-# a guess for a file importing a model library, against 1 s per 10 kB of source for the rest
-_LIBRARY_GUESS_S = 60.0
-_SOURCE_BYTES_PER_S = 10_000.0
+# The guess for a file no call has timed: a fixed cost, ~4 s per kB of source up to 32 kB, and
+# 40 s more for one importing a model library. Fitted to a cold KernelBench run on the 2-core
+# machine (2026-12-07, two workers; the seconds each file took): level 1 and 2 (~1 kB) took a
+# median 2.9 and 5.1 s, level 3 (up to 23 kB of source: SwinV2 93 s, SwinMLP 71 s) 11.5 s, level 4
+# (a Hugging Face model in 0.7 kB) 33 s. Only the files' ratios matter (the order, the ETA).
+_FIXED_GUESS_S = 1.0
+_LIBRARY_GUESS_S = 40.0
+_SOURCE_BYTES_PER_S = 250.0
+_SOURCE_BYTES_COUNTED = 32_000  # a file holding a large literal (a table, a test vector) is not a large model
 
 
 def _resolved(path: str | Path) -> str:
@@ -85,7 +92,7 @@ def estimate_seconds(path: str | Path, durations: Mapping[str, float]) -> float:
         source = Path(path).read_text(errors="replace")
     except OSError:
         return 0.0  # it fails fast in its worker
-    guess = len(source.encode()) / _SOURCE_BYTES_PER_S
+    guess = _FIXED_GUESS_S + min(len(source.encode()), _SOURCE_BYTES_COUNTED) / _SOURCE_BYTES_PER_S
     return guess + (_LIBRARY_GUESS_S if _imports_library(source) else 0.0)
 
 
