@@ -55,7 +55,8 @@ class Progress:
     left at the rate files finished so far; until one has, the line says so. With ``expected``
     (a file's estimated seconds, ``workers.order``) the files are weighed by it: workers take
     the costliest files first, so counting files made a cold KernelBench run's ETA 2 h 42 min
-    after 5 minutes of a 28-minute run. A stage announced again for the same file (a cached
+    after 5 minutes of a 28-minute run. A file answered by its record (``progress.UNCHANGED``)
+    did no work and is left out of the ETA. A stage announced again for the same file (a cached
     step that re-enters it) is not printed again."""
 
     def __init__(self, names: Sequence[str], stream=None, enabled: bool = True,
@@ -70,6 +71,7 @@ class Progress:
         self.began: dict[str, float] = {}  # each file's first stage
         self.seen: dict[str, set[str]] = {}
         self.done_files: set[str] = set()
+        self.unchanged: set[str] = set()
         self.bar = None
         if self.tty:
             from tqdm import tqdm
@@ -85,12 +87,14 @@ class Progress:
     def __call__(self, workload: str, stage: str) -> None:
         if not self.enabled:
             return
-        from solar_assets.progress import FINISHED
+        from solar_assets.progress import FINISHED, UNCHANGED
 
         now = time.perf_counter()
         if stage == FINISHED:
             self._finish(workload, now)
             return
+        if stage == UNCHANGED:  # no work: neither a rate nor a file left
+            self.unchanged.add(workload)
         began = self.began.setdefault(workload, now)
         stage = describe_stage(stage)
         if stage in self.seen.setdefault(workload, set()):
@@ -105,14 +109,15 @@ class Progress:
 
     def eta(self, now: float) -> str:
         """``, ETA 03:27`` from the rate files finished at so far, or why there is none yet."""
-        if not self.finished:
+        worked = self.done_files - self.unchanged
+        if not worked:
             return ", ETA after the first file"
-        done = sum(self.weight.get(name, 0.0) for name in self.done_files)
+        done = sum(self.weight.get(name, 0.0) for name in worked)
         if done > 0:
-            left = sum(w for name, w in self.weight.items() if name not in self.done_files)
+            left = sum(w for name, w in self.weight.items() if name not in self.done_files and name not in self.unchanged)
             return f", ETA {_interval((now - self.start) / done * left)}"
-        left = max(0, self.total - self.finished)
-        return f", ETA {_interval((now - self.start) / self.finished * left)}"
+        left = max(0, self.total - len(self.done_files | self.unchanged))
+        return f", ETA {_interval((now - self.start) / len(worked) * left)}"
 
     def _finish(self, workload: str, now: float) -> None:
         if workload in self.done_files:

@@ -14,6 +14,7 @@ logger = logging.getLogger(__name__)
 
 Listener = Callable[[str, str], None]
 FINISHED = "finished"  # the stage a caller announces when a file's result landed (the progress count)
+UNCHANGED = "unchanged since the last call"  # answered by its record: no work, out of the ETA
 _listeners: list[Listener] = []
 
 

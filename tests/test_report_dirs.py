@@ -273,3 +273,29 @@ def test_the_expected_seconds_of_a_call_come_from_the_homes_record_else_the_sour
     expected = cli._expected_seconds([timed, new], tmp_path / "home")
     assert expected[0] == 42.0
     assert 0 < expected[1] < 42.0
+
+
+def test_files_answered_by_their_records_are_left_out_of_the_eta(monkeypatch):
+    """A warm call: 269 files unchanged (answered at once after the call's 9 s of set-up) and one
+    file timed at 3 s before. The ETA after the unchanged ones is still 'after the first file',
+    not 9 s over 3 s of work times the 2,870 s they once took (a warm KernelBench call read
+    ``ETA 13:10:10``)."""
+    import io
+
+    from solar_assets import cli
+    from solar_assets.progress import FINISHED, UNCHANGED
+
+    clock = _Clock()
+    monkeypatch.setattr(cli.time, "perf_counter", clock)
+    names = [f"w{i}" for i in range(270)]
+    stream = io.StringIO()
+    progress = cli.Progress(names, stream=stream, expected=[10.0] * 269 + [3.0])
+    clock.now += 9
+    for name in names[:269]:
+        progress(name, UNCHANGED)
+        progress(name, FINISHED)
+    progress(names[-1], "trace")
+    assert "ETA after the first file" in stream.getvalue().splitlines()[-1]
+    clock.now += 3
+    progress(names[-1], FINISHED)
+    assert progress.finished == 270

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from solar_assets import pipeline
-from solar_assets.progress import FINISHED
+from solar_assets.progress import FINISHED, UNCHANGED
 from solar_assets.stage_clock import WAITING, timed
 from solar_assets.dagster_defs.instance import (  # noqa: F401 - the runner's storage, as callers import it
     DAGSTER_YAML,
@@ -296,7 +296,7 @@ class _CallDriver:
         """Progress for each file answered by its record (no step ran for it)."""
         for path in self.keys:
             if path not in self.computed and self.on_stage:
-                self.on_stage(self.hits[path].record.workload, "unchanged since the last call")
+                self.on_stage(self.hits[path].record.workload, UNCHANGED)
                 self.on_stage(self.hits[path].record.workload, FINISHED)
 
     def run(self, context: Any, events: Any) -> None:
