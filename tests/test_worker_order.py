@@ -40,6 +40,9 @@ def test_a_file_importing_a_model_library_goes_before_framework_only_files(tmp_p
     bigger = _write(tmp_path, "2_bigger.py", SMALL + "\n# padding\n" * 400)
     library = _write(tmp_path, "3_library.py", LIBRARY)
     assert longest_first([small, bigger, library], {}) == [2, 1, 0]
+    largest = _write(tmp_path, "4_largest.py", SMALL + "\n# padding\n" * 2000)  # 20 kB: guessed above the library's
+    assert estimate_seconds(largest, {}) > estimate_seconds(library, {})
+    assert longest_first([small, largest, library], {}) == [2, 1, 0]  # an untimed model library first all the same
 
 
 def test_recorded_seconds_override_the_guess_and_equal_guesses_keep_the_call_order(tmp_path):
