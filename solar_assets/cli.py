@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import logging
 import os
 import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -60,9 +61,10 @@ class Progress:
     step that re-enters it) is not printed again."""
 
     def __init__(self, names: Sequence[str], stream=None, enabled: bool = True,
-                 expected: Sequence[float] | None = None):
+                 expected: Sequence[float] | Callable[[], Sequence[float]] | None = None):
         self.index = {name: i + 1 for i, name in enumerate(names)}
-        self.weight = dict(zip(names, expected)) if expected is not None and len(expected) == len(names) else {}
+        self.names = list(names)
+        self._expected = expected  # a callable: asked at the first ETA after a file did work (a warm call never asks)
         self.total = len(names)
         self.stream = stream or sys.stderr
         self.enabled = enabled
@@ -83,6 +85,14 @@ class Progress:
     @property
     def finished(self) -> int:
         return len(self.done_files)
+
+    @functools.cached_property
+    def weight(self) -> dict[str, float]:
+        """Each file's expected seconds (empty without ``expected``)."""
+        expected = self._expected() if callable(self._expected) else self._expected
+        if expected is None or len(expected) != len(self.names):
+            return {}
+        return dict(zip(self.names, expected))
 
     def __call__(self, workload: str, stage: str) -> None:
         if not self.enabled:
@@ -533,7 +543,8 @@ def analyze(args: argparse.Namespace) -> int:
     os.environ["SOLAR_FP32_MATH"] = args.fp32_math  # every path reads it (chain.config.RunConfig.from_env: FP32_MATH_ENV)
     paths, input_errors = _workload_paths(args.paths)
     report_dir = _report_dir(args, home)  # before the run: the ski-slopes (--ski-slope) are written into it
-    progress = Progress(_run_names(paths), enabled=not args.no_progress, expected=_expected_seconds(paths, home))
+    progress = Progress(_run_names(paths), enabled=not args.no_progress,
+                        expected=functools.partial(_expected_seconds, paths, home))
     notes: list[str] = []
     scale_out = _scale_out(args)
     if args.no_dagster:

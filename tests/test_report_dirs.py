@@ -299,3 +299,23 @@ def test_files_answered_by_their_records_are_left_out_of_the_eta(monkeypatch):
     clock.now += 3
     progress(names[-1], FINISHED)
     assert progress.finished == 270
+
+
+def test_the_expected_seconds_are_asked_for_only_once_a_file_did_work(monkeypatch):
+    """A warm call whose files are all unchanged never reads their sources for the ETA."""
+    import io
+
+    from solar_assets import cli
+    from solar_assets.progress import FINISHED, UNCHANGED
+
+    asked = []
+    progress = cli.Progress(["a", "b"], stream=io.StringIO(), expected=lambda: asked.append(1) or [1.0, 1.0])
+    for name in ("a", "b"):
+        progress(name, UNCHANGED)
+        progress(name, FINISHED)
+    assert asked == []
+    progress = cli.Progress(["a", "b"], stream=io.StringIO(), expected=lambda: asked.append(1) or [1.0, 3.0])
+    progress("a", "trace")
+    progress("a", FINISHED)
+    progress("b", "trace")
+    assert asked == [1] and progress.weight == {"a": 1.0, "b": 3.0}

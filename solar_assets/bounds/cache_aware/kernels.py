@@ -222,8 +222,9 @@ def frontier_points(lo: int, hi: int, seen: np.ndarray, shape: np.ndarray, cand:
             fp[u] += t_fp_bytes[t]
             if t_unread[t]:
                 const -= t_b[t]
-        bucket = _bucket(fp[u]) + 1  # the Fenwick index of fp's bucket
+        bucket = 0
         if pruning:
+            bucket = _bucket(fp[u]) + 1  # the Fenwick index of fp's bucket
             least = 0.0  # below every order's cost: each tensor fetched once
             for t in range(T):
                 least += weight[t]
